@@ -1,0 +1,1 @@
+//! krm-merge: a KRM function that merges and patches the resources of a package.
