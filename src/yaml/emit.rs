@@ -1,0 +1,713 @@
+//! Writes [`Document`]s and [`Node`]s as YAML text.
+//!
+//! Nodes that carry source layout are written as they were (relative indentation, blank
+//! lines, comment columns, spacing, verbatim text); new nodes get the canonical layout. See the
+//! module doc of [`super`] for the exact guarantee.
+
+use std::borrow::Cow;
+
+use super::scalar::{self, Resolved};
+use super::{flags, Comment, Document, Entry, Node, Repr, ScalarStyle, SeqIndent};
+
+/// Choices for nodes without source layout.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmitOptions {
+    /// Indentation of new block sequences under a key.
+    pub seq_indent: SeqIndent,
+}
+
+/// Writes documents from their trees, with `---` between them where YAML needs one.
+pub fn emit_stream(docs: &[Document<'_>], out: &mut String) {
+    let mut prev_ended = true;
+    for (i, d) in docs.iter().enumerate() {
+        if i > 0 && d.start.is_none() && !prev_ended {
+            out.push_str("---\n");
+        }
+        emit_document(d, out);
+        prev_ended = d.end;
+    }
+}
+
+/// Writes one document from its tree.
+pub fn emit_document(doc: &Document<'_>, out: &mut String) {
+    let mut e = Emitter {
+        out,
+        opts: EmitOptions {
+            seq_indent: doc.seq_indent,
+        },
+    };
+    e.comments(&doc.pre, 0);
+    for d in &doc.directives {
+        e.out.push_str(d);
+        e.out.push('\n');
+    }
+    if let Some(start_comment) = &doc.start {
+        e.out.push_str("---");
+        let inline_root = doc.root.as_ref().filter(|r| {
+            !is_block_collection(r)
+                && r.layout().flags & flags::NEXT_LINE == 0
+                && r.comments().head.is_empty()
+                && r.layout().flags & flags::SOURCE != 0
+                && !(r.as_str() == Some("")
+                    && r.style() == Some(ScalarStyle::Plain)
+                    && r.tag().is_none())
+        });
+        match (inline_root, &doc.root) {
+            (Some(r), _) => e.value(r, 0, None, Ctx::DocStart),
+            (None, Some(r))
+                if is_block_collection(r) && r.layout().flags & flags::NEXT_LINE == 0 =>
+            {
+                // `--- !tag` / `--- &anchor`: the collection's properties share the marker's line.
+                let mut props = String::new();
+                push_props(r, &mut props);
+                if !props.is_empty() {
+                    e.out.push(' ');
+                    e.out.push_str(props.trim_end());
+                }
+                e.line_comment(start_comment.as_ref().or(r.comments().line.as_ref()));
+                e.out.push('\n');
+                e.root_body(r);
+            }
+            (None, root) => {
+                e.line_comment(start_comment.as_ref());
+                e.out.push('\n');
+                if let Some(r) = root {
+                    e.root(r);
+                }
+            }
+        }
+    } else if let Some(r) = &doc.root {
+        e.root(r);
+    }
+    e.comments(&doc.foot, 0);
+    if doc.end {
+        e.blank(doc.end_blank);
+        e.out.push_str("...\n");
+    }
+    e.comments(&doc.trailer, 0);
+    e.blank(doc.tail_blank);
+}
+
+/// A node alone, as a block YAML document (for messages and tests).
+pub fn emit_node(node: &Node<'_>, opts: EmitOptions) -> String {
+    let mut out = String::new();
+    Emitter {
+        out: &mut out,
+        opts,
+    }
+    .root(node);
+    out
+}
+
+/// The one-line canonical rendering of a scalar, alias or flow collection, ignoring verbatim
+/// source text except for single-line children. The parser compares it with the source to
+/// decide whether a node needs its source text kept.
+pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
+    let mut s = String::new();
+    push_props(node, &mut s);
+    match &node.repr {
+        Repr::Scalar { text, style, .. } => s.push_str(&scalar_text(node, text, *style, in_flow)),
+        Repr::Alias { name, .. } => {
+            s.push('*');
+            s.push_str(name);
+        }
+        Repr::Seq { items, .. } => {
+            s.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&flow_child(item));
+            }
+            s.push(']');
+        }
+        Repr::Map { entries, .. } => {
+            s.push('{');
+            for (i, e) in entries.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&flow_child(&e.key));
+                s.push(':');
+                let v = flow_child(&e.value);
+                if !v.is_empty() {
+                    s.push(' ');
+                    s.push_str(&v);
+                }
+            }
+            s.push('}');
+        }
+    }
+    s
+}
+
+/// A child inside a flow collection: its single-line source text if it has one, else canonical.
+fn flow_child(node: &Node<'_>) -> String {
+    match node.ext.as_ref().and_then(|e| e.raw.as_ref()) {
+        Some(raw) if !raw.text.contains('\n') && !is_block_scalar(node) => {
+            let mut s = String::new();
+            push_props(node, &mut s);
+            s.push_str(&raw.text);
+            s
+        }
+        _ => canonical_inline(node, true),
+    }
+}
+
+fn push_props(node: &Node<'_>, s: &mut String) {
+    if let Some(a) = node.anchor() {
+        s.push('&');
+        s.push_str(a);
+        s.push(' ');
+    }
+    if let Some(t) = node.tag() {
+        s.push_str(t);
+        s.push(' ');
+    }
+    // A property with nothing after it (`&a` on an empty value) keeps no trailing space.
+    if matches!(&node.repr, Repr::Scalar { text, .. } if text.is_empty())
+        && s.ends_with(' ')
+        && is_plain_empty(node)
+    {
+        s.pop();
+    }
+}
+
+fn is_plain_empty(node: &Node<'_>) -> bool {
+    node.as_str() == Some("") && node.style() == Some(ScalarStyle::Plain)
+}
+
+/// A scalar's text as written on one line (no verbatim source).
+fn scalar_text<'t>(
+    node: &Node<'_>,
+    text: &'t str,
+    style: ScalarStyle,
+    in_flow: bool,
+) -> Cow<'t, str> {
+    let is_string = matches!(node.resolved(), Some(Resolved::Str(_)));
+    let from_source = node.layout().flags & flags::SOURCE != 0;
+    match style {
+        // The parser read it as a plain scalar in this context: it is valid as written.
+        ScalarStyle::Plain if from_source && !text.contains('\n') => Cow::Borrowed(text),
+        ScalarStyle::Plain
+            if !text.contains('\n') && (!is_string || scalar::plain_ok(text, in_flow)) =>
+        {
+            Cow::Borrowed(text)
+        }
+        ScalarStyle::Plain if is_string && !scalar::needs_quotes(text, in_flow) => {
+            Cow::Borrowed(text)
+        }
+        ScalarStyle::SingleQuoted if !text.contains('\n') => scalar::single_quoted(text)
+            .map_or_else(|| Cow::Owned(scalar::double_quoted(text)), Cow::Owned),
+        ScalarStyle::Any if !scalar::needs_quotes(text, in_flow) => Cow::Borrowed(text),
+        _ => Cow::Owned(scalar::double_quoted(text)),
+    }
+}
+
+fn is_block_collection(n: &Node<'_>) -> bool {
+    match &n.repr {
+        Repr::Map {
+            entries,
+            flow: false,
+            ..
+        } => !entries.is_empty(),
+        Repr::Seq {
+            items, flow: false, ..
+        } => !items.is_empty(),
+        _ => false,
+    }
+}
+
+fn is_block_scalar(n: &Node<'_>) -> bool {
+    matches!(n.style(), Some(ScalarStyle::Literal | ScalarStyle::Folded))
+}
+
+/// Where a value is being written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    /// After `key:`.
+    Value,
+    /// After `-`.
+    Item,
+    /// After `---`.
+    DocStart,
+}
+
+struct Emitter<'o> {
+    out: &'o mut String,
+    opts: EmitOptions,
+}
+
+fn pad(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// Shifts every line after the first by `shift` columns (removing at most the leading spaces
+/// there are when `shift` is negative).
+fn shift_lines(text: &str, shift: isize) -> Cow<'_, str> {
+    if shift == 0 || !text.contains('\n') {
+        return Cow::Borrowed(text);
+    }
+    let mut s = String::with_capacity(text.len() + 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            s.push('\n');
+            s.push_str(&shift_line(line, shift));
+        } else {
+            s.push_str(line);
+        }
+    }
+    Cow::Owned(s)
+}
+
+fn shift_line(line: &str, shift: isize) -> Cow<'_, str> {
+    if line.is_empty() || shift == 0 {
+        return Cow::Borrowed(line);
+    }
+    if shift > 0 {
+        let mut s = String::with_capacity(line.len() + shift.unsigned_abs());
+        pad(&mut s, shift.unsigned_abs());
+        s.push_str(line);
+        Cow::Owned(s)
+    } else {
+        let leading = line.len() - line.trim_start_matches(' ').len();
+        Cow::Borrowed(&line[leading.min(shift.unsigned_abs())..])
+    }
+}
+
+impl Emitter<'_> {
+    fn comments(&mut self, cs: &[Comment<'_>], col: usize) {
+        for c in cs {
+            for _ in 0..c.blank {
+                self.out.push('\n');
+            }
+            pad(
+                self.out,
+                (col as isize + isize::from(c.col)).max(0).unsigned_abs(),
+            );
+            self.out.push('#');
+            self.out.push_str(&c.text);
+            self.out.push('\n');
+        }
+    }
+
+    fn line_comment(&mut self, c: Option<&Comment<'_>>) {
+        if let Some(c) = c {
+            pad(self.out, usize::try_from(c.col).unwrap_or(0).max(1));
+            self.out.push('#');
+            self.out.push_str(&c.text);
+        }
+    }
+
+    fn blank(&mut self, n: u8) {
+        for _ in 0..n {
+            self.out.push('\n');
+        }
+    }
+
+    fn root(&mut self, r: &Node<'_>) {
+        if is_block_collection(r) {
+            self.root_props(r);
+        }
+        self.root_body(r);
+    }
+
+    /// The root without the properties of a block collection (written by the caller).
+    fn root_body(&mut self, r: &Node<'_>) {
+        self.comments(&r.comments().head, 0);
+        let lay = r.layout();
+        let col = if lay.flags & flags::SOURCE != 0 {
+            usize::from(lay.indent)
+        } else {
+            0
+        };
+        match &r.repr {
+            Repr::Map {
+                flow: false,
+                entries,
+                ..
+            } if !entries.is_empty() => self.block_map(r, col, false),
+            Repr::Seq {
+                flow: false, items, ..
+            } if !items.is_empty() => self.block_seq(r, col, false),
+            _ => {
+                if is_plain_empty(r) && r.tag().is_none() && r.anchor().is_none() {
+                    return;
+                }
+                pad(self.out, col);
+                let mut props = String::new();
+                push_props(r, &mut props);
+                self.out.push_str(&props);
+                self.scalar_or_flow(r, col, None, true);
+            }
+        }
+    }
+
+    fn root_props(&mut self, r: &Node<'_>) {
+        let mut props = String::new();
+        push_props(r, &mut props);
+        if !props.is_empty() || r.comments().line.is_some() {
+            self.out.push_str(props.trim_end());
+            self.line_comment(r.comments().line.as_ref());
+            self.out.push('\n');
+        }
+    }
+
+    fn block_map(&mut self, node: &Node<'_>, col: usize, inline_first: bool) {
+        for (i, e) in node.entries().iter().enumerate() {
+            if !(inline_first && i == 0) {
+                self.blank(e.key.layout().blank);
+                self.comments(&e.key.comments().head, col);
+                pad(self.out, col);
+            }
+            self.entry(e, col);
+        }
+        self.comments(&node.comments().foot, col);
+    }
+
+    fn entry(&mut self, e: &Entry<'_>, col: usize) {
+        let k = &e.key;
+        let explicit = k.layout().flags & flags::EXPLICIT_KEY != 0 || is_block_collection(k);
+        let key_text = match &k.repr {
+            Repr::Scalar { text, style, .. } => {
+                let mut s = String::new();
+                push_props(k, &mut s);
+                let t = match k.ext.as_ref().and_then(|x| x.raw.as_ref()) {
+                    Some(raw) if !raw.text.contains('\n') && !is_block_scalar(k) => {
+                        raw.text.to_string()
+                    }
+                    _ => {
+                        let st = if is_block_scalar(k) {
+                            ScalarStyle::DoubleQuoted
+                        } else {
+                            *style
+                        };
+                        scalar_text(k, text, st, false).into_owned()
+                    }
+                };
+                s.push_str(&t);
+                s
+            }
+            Repr::Alias { name, .. } => format!("*{name}"),
+            _ => match k.ext.as_ref().and_then(|x| x.raw.as_ref()) {
+                Some(raw) if !raw.text.contains('\n') => {
+                    let mut s = String::new();
+                    push_props(k, &mut s);
+                    s.push_str(&raw.text);
+                    s
+                }
+                _ => canonical_inline(k, true),
+            },
+        };
+        if explicit {
+            self.out.push_str("? ");
+            self.out.push_str(&key_text);
+            self.line_comment(k.comments().line.as_ref());
+            self.out.push('\n');
+            let v = &e.value;
+            if v.layout().flags & flags::OMITTED != 0 && is_plain_empty(v) && v.ext.is_none() {
+                return;
+            }
+            pad(self.out, col);
+            self.out.push(':');
+            self.value(&e.value, col, None, Ctx::Value);
+        } else {
+            self.out.push_str(&key_text);
+            let before_colon = usize::from(k.layout().gap);
+            let before_colon = if k.kind() == super::Kind::Alias {
+                before_colon.max(1)
+            } else {
+                before_colon
+            };
+            pad(self.out, before_colon);
+            self.out.push(':');
+            self.value(&e.value, col, k.comments().line.as_ref(), Ctx::Value);
+        }
+    }
+
+    fn block_seq(&mut self, node: &Node<'_>, col: usize, inline_first: bool) {
+        for (i, item) in node.items().iter().enumerate() {
+            if !(inline_first && i == 0) {
+                self.blank(item.layout().blank);
+                self.comments(&item.comments().head, col);
+                pad(self.out, col);
+            }
+            self.out.push('-');
+            self.value(item, col, None, Ctx::Item);
+        }
+        self.comments(&node.comments().foot, col);
+    }
+
+    /// Writes a node after its indicator (`key:`, `-` or `---`), which sits at column `ctx`.
+    fn value(&mut self, v: &Node<'_>, ctx: usize, key_comment: Option<&Comment<'_>>, at: Ctx) {
+        let lay = v.layout();
+        let from_source = lay.flags & flags::SOURCE != 0;
+        let next_line = from_source && lay.flags & flags::NEXT_LINE != 0;
+        let mut props = String::new();
+        push_props(v, &mut props);
+        let props = props.trim_end();
+        if is_block_collection(v) {
+            let canonical = match (&v.repr, at) {
+                (Repr::Seq { .. }, Ctx::Value) => match self.opts.seq_indent {
+                    SeqIndent::Compact => 0,
+                    SeqIndent::Wide => 2,
+                },
+                _ => 2,
+            };
+            let indent = if from_source {
+                usize::from(lay.indent)
+            } else {
+                canonical
+            };
+            let own_comment = v.comments().line.as_ref();
+            let first_clean = match &v.repr {
+                Repr::Map { entries, .. } => entries
+                    .first()
+                    .is_some_and(|e| e.key.comments().head.is_empty() && e.key.layout().blank == 0),
+                Repr::Seq { items, .. } => items
+                    .first()
+                    .is_some_and(|i| i.comments().head.is_empty() && i.layout().blank == 0),
+                _ => false,
+            };
+            if at == Ctx::Item
+                && !next_line
+                && props.is_empty()
+                && own_comment.is_none()
+                && first_clean
+            {
+                let indent = indent.max(2);
+                pad(self.out, indent - 1);
+                match &v.repr {
+                    Repr::Map { .. } => self.block_map(v, ctx + indent, true),
+                    _ => self.block_seq(v, ctx + indent, true),
+                }
+                return;
+            }
+            if !props.is_empty() {
+                self.out.push(' ');
+                self.out.push_str(props);
+            }
+            self.line_comment(own_comment.or(key_comment));
+            self.out.push('\n');
+            let child = if at == Ctx::Value || at == Ctx::DocStart {
+                ctx + indent
+            } else {
+                ctx + indent.max(1)
+            };
+            match &v.repr {
+                Repr::Map { .. } => self.block_map(v, child, false),
+                _ => self.block_seq(v, child, false),
+            }
+            return;
+        }
+        if next_line {
+            // `key:` / `-` alone, the value on the following line(s).
+            self.line_comment(key_comment.filter(|_| at == Ctx::Value));
+            if at == Ctx::Item {
+                self.line_comment(
+                    v.comments()
+                        .line
+                        .as_ref()
+                        .filter(|_| !v.is_scalar() && v.kind() != super::Kind::Alias),
+                );
+            }
+            self.out.push('\n');
+            let col = ctx + usize::from(lay.indent);
+            self.comments(&v.comments().head, col);
+            pad(self.out, col);
+            self.out.push_str(props);
+            if !props.is_empty() && !(is_plain_empty(v)) {
+                self.out.push(' ');
+            }
+            let own = if v.is_scalar() || v.kind() == super::Kind::Alias {
+                v.comments().line.as_ref()
+            } else {
+                None
+            };
+            self.scalar_or_flow_body(v, ctx, own);
+            return;
+        }
+        let empty = is_plain_empty(v) && props.is_empty();
+        if !empty {
+            pad(
+                self.out,
+                if lay.gap == 0 {
+                    1
+                } else {
+                    usize::from(lay.gap)
+                },
+            );
+            self.out.push_str(props);
+            if from_source && lay.flags & flags::PROPS_LINE != 0 && !props.is_empty() {
+                // `key: &anchor` then the content on the next line.
+                self.out.push('\n');
+                pad(self.out, ctx + usize::from(lay.indent));
+            } else if !props.is_empty() && !is_plain_empty(v) {
+                self.out.push(' ');
+            }
+        }
+        self.scalar_or_flow_body(v, ctx, v.comments().line.as_ref().or(key_comment));
+    }
+
+    /// Writes a scalar, alias or flow collection whose properties are already out, then its
+    /// line comment and the line end.
+    fn scalar_or_flow_body(&mut self, v: &Node<'_>, ctx: usize, comment: Option<&Comment<'_>>) {
+        let raw = v.ext.as_ref().and_then(|e| e.raw.as_ref());
+        match &v.repr {
+            Repr::Scalar { text, style, .. } => {
+                if let Some(raw) = raw.filter(|_| is_block_scalar(v)) {
+                    let shift = ctx as isize - raw.base as isize;
+                    let (header, body) = raw.text.split_once('\n').unwrap_or((&raw.text, ""));
+                    self.out.push_str(header);
+                    self.line_comment(comment);
+                    self.out.push('\n');
+                    if !body.is_empty() {
+                        for line in body.split('\n') {
+                            self.out.push_str(&shift_line(line, shift));
+                            self.out.push('\n');
+                        }
+                    }
+                    return;
+                }
+                if let Some(raw) = raw {
+                    let shift = ctx as isize - raw.base as isize;
+                    self.out.push_str(&shift_lines(&raw.text, shift));
+                    self.line_comment(comment);
+                    self.out.push('\n');
+                    return;
+                }
+                let block = match style {
+                    ScalarStyle::Literal | ScalarStyle::Folded => true,
+                    ScalarStyle::Any | ScalarStyle::Plain => {
+                        text.contains('\n') && scalar::literal_ok(text)
+                    }
+                    _ => false,
+                } && scalar::literal_ok(text);
+                if block {
+                    self.literal(text, ctx, comment);
+                    return;
+                }
+                let t = scalar_text(v, text, *style, false);
+                self.out.push_str(&t);
+                self.line_comment(comment);
+                self.out.push('\n');
+            }
+            Repr::Alias { name, .. } => {
+                self.out.push('*');
+                self.out.push_str(name);
+                self.line_comment(comment);
+                self.out.push('\n');
+            }
+            Repr::Seq { .. } | Repr::Map { .. } => {
+                match raw {
+                    Some(raw) => {
+                        let shift = ctx as isize - raw.base as isize;
+                        self.out.push_str(&shift_lines(&raw.text, shift));
+                    }
+                    None => {
+                        let mut s = canonical_inline(v, true);
+                        // Properties are already written.
+                        let mut p = String::new();
+                        push_props(v, &mut p);
+                        if s.starts_with(&p) {
+                            s.drain(..p.len());
+                        }
+                        self.out.push_str(&s);
+                    }
+                }
+                self.line_comment(comment);
+                self.out.push('\n');
+            }
+        }
+    }
+
+    fn scalar_or_flow(
+        &mut self,
+        v: &Node<'_>,
+        ctx: usize,
+        comment: Option<&Comment<'_>>,
+        own: bool,
+    ) {
+        let c = if own {
+            v.comments().line.as_ref()
+        } else {
+            comment
+        };
+        self.scalar_or_flow_body(v, ctx, c);
+    }
+
+    /// A new multi-line string as a literal block.
+    fn literal(&mut self, text: &str, ctx: usize, comment: Option<&Comment<'_>>) {
+        let trimmed = text.trim_end_matches('\n');
+        let trailing = text.len() - trimmed.len();
+        self.out.push_str(match trailing {
+            0 => "|-",
+            1 => "|",
+            _ => "|+",
+        });
+        self.line_comment(comment);
+        self.out.push('\n');
+        for line in trimmed.split('\n') {
+            if !line.is_empty() {
+                pad(self.out, ctx + 2);
+                self.out.push_str(line);
+            }
+            self.out.push('\n');
+        }
+        for _ in 1..trailing {
+            self.out.push('\n');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn emit(n: &Node<'_>) -> String {
+        emit_node(n, EmitOptions::default())
+    }
+
+    #[test]
+    fn new_nodes_are_canonical() {
+        let mut m = Node::map();
+        m.set("name", Node::string("web"));
+        m.set("on", Node::string("on"));
+        m.set("replicas", Node::plain("3"));
+        m.set(
+            "labels",
+            Node::map_of(vec![Entry::new("app", Node::string("web"))]),
+        );
+        m.set(
+            "args",
+            Node::seq_of(vec![Node::string("--port"), Node::string("0777")]),
+        );
+        m.set("script", Node::string("echo a\necho b\n"));
+        m.set("empty", Node::map());
+        m.set(
+            "list",
+            Node::seq_of(vec![Node::map_of(vec![
+                Entry::new("a", Node::plain("1")),
+                Entry::new("b", Node::plain("2")),
+            ])]),
+        );
+        assert_eq!(
+            emit(&m),
+            "name: web\n\"on\": \"on\"\nreplicas: 3\nlabels:\n  app: web\nargs:\n- --port\n- \"0777\"\nscript: |\n  echo a\n  echo b\nempty: {}\nlist:\n- a: 1\n  b: 2\n"
+        );
+    }
+
+    #[test]
+    fn wide_sequences_follow_the_document() {
+        let m = Node::map_of(vec![Entry::new("a", Node::seq_of(vec![Node::plain("1")]))]);
+        assert_eq!(
+            emit_node(
+                &m,
+                EmitOptions {
+                    seq_indent: SeqIndent::Wide
+                }
+            ),
+            "a:\n  - 1\n"
+        );
+    }
+}

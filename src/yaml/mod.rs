@@ -1,0 +1,300 @@
+//! A lossless YAML document model: our own node tree over `granit-parser` events, and its emitter.
+//!
+//! What it is: [`parse_stream`] turns YAML text into [`Document`]s whose [`Node`] trees keep
+//! everything a person wrote that is not data — comments (head, line and foot, with their
+//! spacing), blank lines, key order, scalar styles and the source text of scalars whose
+//! rendering is not canonical, flow and block collections, tags, anchors and aliases,
+//! explicit `---` / `...`, directives. [`emit_stream`] writes them back.
+//!
+//! What it must not do: know about Kubernetes (no `apiVersion`, no `kind`), merge, or select.
+//! Only `parse.rs` talks to the parser crate, so the parser can be swapped.
+//!
+//! # Round-trip guarantees and their limits
+//!
+//! * A document nobody touched is written back byte-identical: [`Document::text`] is its exact
+//!   source slice, and the callers that know a document is untouched write that.
+//! * A document written from its tree ([`emit_document`]) reproduces, byte for byte, anything in
+//!   the usual YAML shapes: block maps and sequences at any indentation (compact or wide
+//!   sequences, `- key:` items, `-` alone with the item on the next line), comments at any column
+//!   with any number of blank lines before them, spaces before a line comment, spaces after `:`
+//!   and `-`, plain, quoted and block scalars (with their header, indentation indicator and
+//!   chomping, and any whitespace inside them), multi-line scalars, flow collections (kept
+//!   verbatim while unchanged, comments inside included), anchors, aliases, tags, directives and
+//!   document markers. The known differences, all of them outside of what Kubernetes tooling
+//!   writes, are:
+//!   - whitespace at the end of a line, and on lines holding only whitespace outside block
+//!     scalars, is dropped;
+//!   - tabs used as separation (after `:`, before `#`) become spaces; CRLF line ends become LF;
+//!   - a stream that does not end with a line break gets one;
+//!   - `!tag &anchor` is written `&anchor !tag`;
+//!   - an explicit key (`? key`) holding a collection, a block scalar or several lines is
+//!     written in flow style;
+//!   - an anchor or tag alone on its line before a block collection moves to the key's line;
+//!   - a comment after `...` on the same line, and document markers with no document between
+//!     them, are dropped.
+//!
+//!   `tests/yaml_roundtrip.rs` checks the guarantee on the yaml-test-suite, lists the cases that
+//!   hit these limits, and checks that those still read back as the same data.
+//! * Nodes that are changed or created are written canonically: two spaces of indentation, the
+//!   document's own sequence-indent style (compact `- ` under the key, or indented), plain
+//!   scalars unless the text would read back as something else, in which case it is quoted (see
+//!   [`scalar`]). A flow collection that is changed is rewritten on one line; comments that were
+//!   inside it are lost (they are kept while it is unchanged).
+//! * Indentation is stored relative to the parent, so a subtree keeps its shape when it moves
+//!   to another place or another document.
+//!
+//! # Bounds
+//!
+//! Nesting is limited to [`MAX_DEPTH`] collections (the parser stops with a located error), so
+//! no recursive walk over a tree can overflow the stack. Aliases are kept as aliases; they are
+//! expanded only on request ([`Node::expand_aliases`]) and within a node budget.
+
+mod emit;
+mod json;
+mod node;
+mod parse;
+pub mod scalar;
+
+pub use emit::{emit_document, emit_node, emit_stream, EmitOptions};
+pub use json::{from_json, to_json, ToJsonError};
+pub use node::{AliasError, Entry, Kind};
+pub use parse::{parse_stream, ParseError};
+
+use std::borrow::Cow;
+
+/// Deepest nesting of collections the parser accepts. Real Kubernetes objects stay below 40;
+/// CRD schemas below 200.
+pub const MAX_DEPTH: usize = 512;
+
+/// A YAML node: a scalar, a sequence, a mapping or an alias, with its presentation.
+///
+/// Text borrows from the source where it can (`'a`), so a parsed tree costs little more than
+/// the source it came from. A node is 40 bytes; everything that only some nodes have (comments,
+/// tag, anchor, verbatim source text) lives in a boxed [`Ext`] that is absent for most nodes.
+#[derive(Clone, Debug)]
+pub struct Node<'a> {
+    pub(crate) repr: Repr<'a>,
+    pub(crate) ext: Option<Box<Ext<'a>>>,
+}
+
+/// The node's content. Layout sits inside each variant so that it shares space with the
+/// variant's tag (see the size test in `node.rs`).
+#[derive(Clone, Debug)]
+pub(crate) enum Repr<'a> {
+    Scalar {
+        /// The value after YAML escape processing; for block scalars the folded/chomped content.
+        text: Cow<'a, str>,
+        style: ScalarStyle,
+        lay: Layout,
+    },
+    Seq {
+        items: Vec<Node<'a>>,
+        flow: bool,
+        lay: Layout,
+    },
+    Map {
+        entries: Vec<Entry<'a>>,
+        flow: bool,
+        lay: Layout,
+    },
+    /// `*name`. The anchored node is found by name, in document order, when needed.
+    Alias { name: Cow<'a, str>, lay: Layout },
+}
+
+/// How a scalar is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarStyle {
+    /// Unquoted: the text is resolved by the YAML 1.2 core schema (null, bool, int, float, string).
+    Plain,
+    /// `'text'`; always a string.
+    SingleQuoted,
+    /// `"text"`; always a string.
+    DoubleQuoted,
+    /// `|` block; always a string.
+    Literal,
+    /// `>` block; always a string.
+    Folded,
+    /// A string whose style the emitter picks: plain when the text would read back as the same
+    /// string under YAML 1.1 and 1.2, a literal block when it spans lines, double-quoted
+    /// otherwise. Nodes made from JSON strings and other new text use this.
+    Any,
+}
+
+/// Where a node sits in its parent, as written: enough to reproduce the source around it.
+///
+/// Columns are stored relative to the node's context — the column of the key or `-` that
+/// introduces it, or 0 for a document root — never absolute, so subtrees can move.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Layout {
+    /// Empty lines before this node's entry (before its head comments, if any).
+    pub(crate) blank: u8,
+    /// Spaces between the indicator (`:` or `-`) and the node when both share a line;
+    /// 0 means the canonical single space.
+    pub(crate) gap: u8,
+    /// For block collections: the column of the children (keys, or dashes) minus the context
+    /// column. For values on the line after their key (see [`flags::NEXT_LINE`]) the column of
+    /// the value. Meaningful only with [`flags::SOURCE`].
+    pub(crate) indent: u8,
+    /// Bit set of [`flags`].
+    pub(crate) flags: u8,
+}
+
+/// Bits of [`Layout::flags`].
+pub(crate) mod flags {
+    /// The layout was read from source; without it the emitter uses canonical layout.
+    pub const SOURCE: u8 = 1;
+    /// The node starts on the line after its key or `-` (e.g. `-` alone, then the item).
+    pub const NEXT_LINE: u8 = 2;
+    /// The node is a key written in explicit form (`? key`).
+    pub const EXPLICIT_KEY: u8 = 4;
+    /// The value of an explicit key was not written at all (`? key` alone means null).
+    pub const OMITTED: u8 = 8;
+    /// The node's anchor or tag stands on the line before its content.
+    pub const PROPS_LINE: u8 = 16;
+}
+
+/// What only some nodes have.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ext<'a> {
+    pub(crate) tag: Option<Cow<'a, str>>,
+    pub(crate) anchor: Option<Cow<'a, str>>,
+    pub(crate) comments: Comments<'a>,
+    pub(crate) raw: Option<Raw<'a>>,
+}
+
+/// Source text reused verbatim while the node is unchanged: scalars whose canonical rendering
+/// would differ (block scalars, multi-line and escaped scalars) and flow collections whose
+/// canonical rendering would differ (spacing, line breaks, comments inside).
+#[derive(Clone, Debug)]
+pub(crate) struct Raw<'a> {
+    /// For block scalars: the header (`|2-` and anything after it on its line except a
+    /// comment) then `\n` then the body lines as written; otherwise the exact source slice.
+    pub(crate) text: Cow<'a, str>,
+    /// Absolute column of the node's context in its source; continuation lines are shifted by
+    /// the difference when the node is written at another column.
+    pub(crate) base: u32,
+}
+
+/// The comments attached to a node.
+///
+/// * `head`: own-line comments before the node's entry (before a map key, a sequence item, or a
+///   document root).
+/// * `line`: the comment at the end of the node's line. For a key whose value is a block
+///   collection, the comment after `key:`; for a block scalar, the comment after its header; for
+///   a block collection that is a sequence item written on the line after `-`, the comment after
+///   the `-`.
+/// * `foot`: own-line comments after the last entry of a block collection, indented at least as
+///   deep as its entries.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Comments<'a> {
+    pub head: Vec<Comment<'a>>,
+    pub line: Option<Comment<'a>>,
+    pub foot: Vec<Comment<'a>>,
+}
+
+impl Comments<'_> {
+    /// True when there is no comment at all.
+    pub fn is_empty(&self) -> bool {
+        self.head.is_empty() && self.line.is_none() && self.foot.is_empty()
+    }
+}
+
+/// One comment line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comment<'a> {
+    /// The text after `#`, as written (usually starting with a space).
+    pub text: Cow<'a, str>,
+    /// Own-line comments: empty lines before it. Line comments: unused.
+    pub blank: u8,
+    /// Own-line comments: column relative to the entry it belongs to. Line comments: the
+    /// number of spaces before `#` (0 means one).
+    pub col: i16,
+}
+
+impl<'a> Comment<'a> {
+    /// A comment with the canonical layout: `# text`.
+    pub fn new(text: impl Into<Cow<'a, str>>) -> Self {
+        Comment {
+            text: text.into(),
+            blank: 0,
+            col: 0,
+        }
+    }
+
+    /// A copy that borrows nothing.
+    pub fn into_owned(self) -> Comment<'static> {
+        Comment {
+            text: Cow::Owned(self.text.into_owned()),
+            blank: self.blank,
+            col: self.col,
+        }
+    }
+}
+
+/// One YAML document of a stream.
+#[derive(Clone, Debug)]
+pub struct Document<'a> {
+    /// The document's content; `None` for an empty document (`---` followed by nothing).
+    pub root: Option<Node<'a>>,
+    /// The exact source text of the document, from the end of the previous one: writing it
+    /// instead of the tree is how untouched documents come back byte-identical. Empty for
+    /// documents that were not parsed.
+    pub text: &'a str,
+    pub(crate) directives: Vec<Cow<'a, str>>,
+    /// Comments before the `---` of this document (e.g. a licence header).
+    pub(crate) pre: Vec<Comment<'a>>,
+    /// `---` was written; with the comment on its line, if any.
+    pub(crate) start: Option<Option<Comment<'a>>>,
+    /// Comments after the root that no collection claimed.
+    pub(crate) foot: Vec<Comment<'a>>,
+    /// `...` was written.
+    pub(crate) end: bool,
+    /// Empty lines before `...`, and after everything else at the end of the document's text.
+    pub(crate) end_blank: u8,
+    pub(crate) tail_blank: u8,
+    /// Comments after `...` at the end of the stream.
+    pub(crate) trailer: Vec<Comment<'a>>,
+    /// How this document indents block sequences under a key; new sequences follow it.
+    pub seq_indent: SeqIndent,
+}
+
+impl<'a> Document<'a> {
+    /// A new document holding `root`, with canonical layout.
+    pub fn new(root: Node<'a>) -> Self {
+        Document {
+            root: Some(root),
+            text: "",
+            directives: Vec::new(),
+            pre: Vec::new(),
+            start: None,
+            foot: Vec::new(),
+            end: false,
+            end_blank: 0,
+            tail_blank: 0,
+            trailer: Vec::new(),
+            seq_indent: SeqIndent::Compact,
+        }
+    }
+
+    /// Whether `---` starts this document in the source.
+    pub fn explicit_start(&self) -> bool {
+        self.start.is_some()
+    }
+
+    /// Asks for `---` before this document when it is written.
+    pub fn set_explicit_start(&mut self) {
+        if self.start.is_none() {
+            self.start = Some(None);
+        }
+    }
+}
+
+/// How block sequences that are values of a key are indented.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeqIndent {
+    /// `key:\n- item` (kubectl, kustomize and kyaml write this).
+    #[default]
+    Compact,
+    /// `key:\n  - item`.
+    Wide,
+}

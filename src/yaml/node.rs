@@ -1,0 +1,668 @@
+//! The [`Node`] API: constructors, reading, editing, and the rules that keep presentation honest.
+//!
+//! Editing rule: any access that can change a collection's children (`entries_mut`,
+//! `items_mut`, `get_mut`, ...) forgets the collection's verbatim source text, so a flow
+//! collection that was edited is rewritten from its tree. Read first, and take `&mut` only to
+//! change something; that keeps untouched flow collections byte-identical.
+
+use std::borrow::Cow;
+
+use super::scalar::{self, Resolved};
+use super::{flags, Comment, Comments, Ext, Layout, Node, Repr, ScalarStyle};
+
+/// A key and its value in a mapping.
+#[derive(Clone, Debug)]
+pub struct Entry<'a> {
+    pub key: Node<'a>,
+    pub value: Node<'a>,
+}
+
+impl<'a> Entry<'a> {
+    /// An entry with a plain string key.
+    pub fn new(key: impl Into<Cow<'a, str>>, value: Node<'a>) -> Self {
+        Entry {
+            key: Node::string(key),
+            value,
+        }
+    }
+
+    /// The key's text when the key is a scalar.
+    pub fn key_str(&self) -> Option<&str> {
+        self.key.as_str()
+    }
+
+    /// A copy that borrows nothing.
+    pub fn into_owned(self) -> Entry<'static> {
+        Entry {
+            key: self.key.into_owned(),
+            value: self.value.into_owned(),
+        }
+    }
+}
+
+/// The four kinds of node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Scalar,
+    Seq,
+    Map,
+    Alias,
+}
+
+/// Expanding aliases would exceed the node budget, or an alias names no anchor before it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AliasError {
+    #[error("alias *{0} refers to no anchor defined before it")]
+    Unknown(String),
+    #[error("expanding aliases would make more than {0} nodes (an alias bomb?)")]
+    TooLarge(usize),
+}
+
+impl<'a> Node<'a> {
+    // ----- construction -------------------------------------------------------------------
+
+    fn with(repr: Repr<'a>) -> Self {
+        Node { repr, ext: None }
+    }
+
+    /// A scalar with this text and style.
+    pub fn scalar(text: impl Into<Cow<'a, str>>, style: ScalarStyle) -> Self {
+        Node::with(Repr::Scalar {
+            text: text.into(),
+            style,
+            lay: Layout::default(),
+        })
+    }
+
+    /// A string; the emitter quotes it if it would otherwise read back as another type.
+    pub fn string(text: impl Into<Cow<'a, str>>) -> Self {
+        Node::scalar(text, ScalarStyle::Any)
+    }
+
+    /// A plain scalar whose type comes from its text (`3`, `true`, `null`, `web`).
+    pub fn plain(text: impl Into<Cow<'a, str>>) -> Self {
+        Node::scalar(text, ScalarStyle::Plain)
+    }
+
+    /// `null`.
+    pub fn null() -> Self {
+        Node::plain("null")
+    }
+
+    /// An empty block mapping.
+    pub fn map() -> Self {
+        Node::with(Repr::Map {
+            entries: Vec::new(),
+            flow: false,
+            lay: Layout::default(),
+        })
+    }
+
+    /// A block mapping of these entries.
+    pub fn map_of(entries: Vec<Entry<'a>>) -> Self {
+        Node::with(Repr::Map {
+            entries,
+            flow: false,
+            lay: Layout::default(),
+        })
+    }
+
+    /// An empty block sequence.
+    pub fn seq() -> Self {
+        Node::with(Repr::Seq {
+            items: Vec::new(),
+            flow: false,
+            lay: Layout::default(),
+        })
+    }
+
+    /// A block sequence of these items.
+    pub fn seq_of(items: Vec<Node<'a>>) -> Self {
+        Node::with(Repr::Seq {
+            items,
+            flow: false,
+            lay: Layout::default(),
+        })
+    }
+
+    /// `*name`.
+    pub fn alias(name: impl Into<Cow<'a, str>>) -> Self {
+        Node::with(Repr::Alias {
+            name: name.into(),
+            lay: Layout::default(),
+        })
+    }
+
+    // ----- reading ------------------------------------------------------------------------
+
+    /// Which kind of node this is.
+    pub fn kind(&self) -> Kind {
+        match self.repr {
+            Repr::Scalar { .. } => Kind::Scalar,
+            Repr::Seq { .. } => Kind::Seq,
+            Repr::Map { .. } => Kind::Map,
+            Repr::Alias { .. } => Kind::Alias,
+        }
+    }
+
+    pub fn is_map(&self) -> bool {
+        matches!(self.repr, Repr::Map { .. })
+    }
+
+    pub fn is_seq(&self) -> bool {
+        matches!(self.repr, Repr::Seq { .. })
+    }
+
+    pub fn is_scalar(&self) -> bool {
+        matches!(self.repr, Repr::Scalar { .. })
+    }
+
+    /// The text of a scalar (after escape processing), or `None` for other kinds.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.repr {
+            Repr::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The name an alias refers to.
+    pub fn alias_name(&self) -> Option<&str> {
+        match &self.repr {
+            Repr::Alias { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The style of a scalar.
+    pub fn style(&self) -> Option<ScalarStyle> {
+        match &self.repr {
+            Repr::Scalar { style, .. } => Some(*style),
+            _ => None,
+        }
+    }
+
+    /// Whether a collection is written in flow style (`{}` / `[]`).
+    pub fn is_flow(&self) -> bool {
+        matches!(
+            self.repr,
+            Repr::Seq { flow: true, .. } | Repr::Map { flow: true, .. }
+        )
+    }
+
+    /// The node's tag as written (`!!str`, `!custom`), if any.
+    pub fn tag(&self) -> Option<&str> {
+        self.ext.as_ref().and_then(|e| e.tag.as_deref())
+    }
+
+    /// The node's anchor name, if any.
+    pub fn anchor(&self) -> Option<&str> {
+        self.ext.as_ref().and_then(|e| e.anchor.as_deref())
+    }
+
+    /// The scalar's value as YAML resolves it (tag first, then style, then the core schema).
+    /// `None` for collections and aliases.
+    pub fn resolved(&self) -> Option<Resolved<'_>> {
+        match &self.repr {
+            Repr::Scalar { text, style, .. } => Some(scalar::resolve(text, *style, self.tag())),
+            _ => None,
+        }
+    }
+
+    /// `null`, `~`, an empty plain value, or `!!null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self.resolved(), Some(Resolved::Null))
+    }
+
+    /// The scalar's text when YAML reads it as a string (so `"3"` but not `3`).
+    pub fn as_string(&self) -> Option<&str> {
+        match self.resolved() {
+            Some(Resolved::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The entries of a mapping; empty for other kinds.
+    pub fn entries(&self) -> &[Entry<'a>] {
+        match &self.repr {
+            Repr::Map { entries, .. } => entries,
+            _ => &[],
+        }
+    }
+
+    /// The items of a sequence; empty for other kinds.
+    pub fn items(&self) -> &[Node<'a>] {
+        match &self.repr {
+            Repr::Seq { items, .. } => items,
+            _ => &[],
+        }
+    }
+
+    /// The value under `key` in a mapping (compared with the keys' text).
+    pub fn get(&self, key: &str) -> Option<&Node<'a>> {
+        self.entries()
+            .iter()
+            .find(|e| e.key.as_str() == Some(key))
+            .map(|e| &e.value)
+    }
+
+    /// The node at a path of mapping keys.
+    pub fn get_path(&self, path: &[&str]) -> Option<&Node<'a>> {
+        path.iter().try_fold(self, |n, k| n.get(k))
+    }
+
+    /// The string at a path of mapping keys, when it is a scalar.
+    pub fn str_at(&self, path: &[&str]) -> Option<&str> {
+        self.get_path(path).and_then(Node::as_str)
+    }
+
+    /// Position of `key` among the entries of a mapping.
+    pub fn position(&self, key: &str) -> Option<usize> {
+        self.entries()
+            .iter()
+            .position(|e| e.key.as_str() == Some(key))
+    }
+
+    /// The comments attached to this node.
+    pub fn comments(&self) -> &Comments<'a> {
+        static EMPTY: Comments<'static> = Comments {
+            head: Vec::new(),
+            line: None,
+            foot: Vec::new(),
+        };
+        match &self.ext {
+            Some(e) => &e.comments,
+            None => &EMPTY,
+        }
+    }
+
+    // ----- editing ------------------------------------------------------------------------
+
+    fn ext_mut(&mut self) -> &mut Ext<'a> {
+        self.ext.get_or_insert_with(Box::default)
+    }
+
+    /// Forget verbatim source text: the node's content is about to change.
+    fn touch(&mut self) {
+        if let Some(e) = &mut self.ext {
+            e.raw = None;
+        }
+    }
+
+    /// The entries of a mapping, for editing.
+    pub fn entries_mut(&mut self) -> Option<&mut Vec<Entry<'a>>> {
+        self.touch();
+        match &mut self.repr {
+            Repr::Map { entries, .. } => Some(entries),
+            _ => None,
+        }
+    }
+
+    /// The items of a sequence, for editing.
+    pub fn items_mut(&mut self) -> Option<&mut Vec<Node<'a>>> {
+        self.touch();
+        match &mut self.repr {
+            Repr::Seq { items, .. } => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The value under `key`, for editing.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node<'a>> {
+        let i = self.position(key)?;
+        self.entries_mut()
+            .and_then(|es| es.get_mut(i))
+            .map(|e| &mut e.value)
+    }
+
+    /// Sets `key` to `value`: replaces the value in place (keeping the entry's position and the
+    /// key's comments) or appends a new entry. Returns false when this is not a mapping.
+    pub fn set(&mut self, key: &str, value: Node<'a>) -> bool {
+        match self.position(key) {
+            Some(i) => match self.entries_mut().and_then(|es| es.get_mut(i)) {
+                Some(e) => {
+                    e.value = value;
+                    true
+                }
+                None => false,
+            },
+            None => match self.entries_mut() {
+                Some(es) => {
+                    es.push(Entry {
+                        key: Node::string(key.to_owned()),
+                        value,
+                    });
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// Removes `key` from a mapping, returning its entry.
+    pub fn remove(&mut self, key: &str) -> Option<Entry<'a>> {
+        let i = self.position(key)?;
+        self.entries_mut().map(|es| es.remove(i))
+    }
+
+    /// The mapping under `key`, created (empty, block style) when absent. `None` when this is
+    /// not a mapping or the existing value is not one.
+    pub fn map_at(&mut self, key: &str) -> Option<&mut Node<'a>> {
+        if self.get(key).is_none() {
+            if !self.is_map() {
+                return None;
+            }
+            self.set(key, Node::map());
+        }
+        self.get_mut(key).filter(|n| n.is_map())
+    }
+
+    /// Replaces a scalar's text, keeping its comments and layout. The style stays unless it
+    /// can no longer represent the text faithfully, in which case the emitter picks one.
+    pub fn set_text(&mut self, new: impl Into<Cow<'a, str>>, style: ScalarStyle) {
+        self.touch();
+        match &mut self.repr {
+            Repr::Scalar { text, style: s, .. } => {
+                *text = new.into();
+                *s = style;
+            }
+            _ => {
+                let lay = self.layout();
+                self.repr = Repr::Scalar {
+                    text: new.into(),
+                    style,
+                    lay,
+                };
+            }
+        }
+    }
+
+    /// The comments attached to this node, for editing.
+    pub fn comments_mut(&mut self) -> &mut Comments<'a> {
+        &mut self.ext_mut().comments
+    }
+
+    /// Sets or removes the tag.
+    pub fn set_tag(&mut self, tag: Option<Cow<'a, str>>) {
+        if tag.is_some() || self.ext.is_some() {
+            self.ext_mut().tag = tag;
+        }
+    }
+
+    /// Sets or removes the anchor.
+    pub fn set_anchor(&mut self, anchor: Option<Cow<'a, str>>) {
+        if anchor.is_some() || self.ext.is_some() {
+            self.ext_mut().anchor = anchor;
+        }
+    }
+
+    pub(crate) fn layout(&self) -> Layout {
+        match &self.repr {
+            Repr::Scalar { lay, .. }
+            | Repr::Seq { lay, .. }
+            | Repr::Map { lay, .. }
+            | Repr::Alias { lay, .. } => *lay,
+        }
+    }
+
+    pub(crate) fn layout_mut(&mut self) -> &mut Layout {
+        match &mut self.repr {
+            Repr::Scalar { lay, .. }
+            | Repr::Seq { lay, .. }
+            | Repr::Map { lay, .. }
+            | Repr::Alias { lay, .. } => lay,
+        }
+    }
+
+    /// Number of empty lines written before this node's entry.
+    pub fn blank_lines(&self) -> u8 {
+        self.layout().blank
+    }
+
+    /// Sets the number of empty lines written before this node's entry.
+    pub fn set_blank_lines(&mut self, n: u8) {
+        self.layout_mut().blank = n;
+    }
+
+    /// Makes this node and everything below it block style (flow collections become block
+    /// collections); used for output that must be block YAML whatever the input was.
+    pub fn make_block(&mut self) {
+        self.touch();
+        match &mut self.repr {
+            Repr::Seq { items, flow, .. } => {
+                *flow = false;
+                items.iter_mut().for_each(Node::make_block);
+            }
+            Repr::Map { entries, flow, .. } => {
+                *flow = false;
+                entries.iter_mut().for_each(|e| e.value.make_block());
+            }
+            Repr::Scalar { .. } | Repr::Alias { .. } => {}
+        }
+    }
+
+    /// A copy that borrows nothing, so it can be put into a tree of any lifetime.
+    pub fn into_owned(self) -> Node<'static> {
+        let repr = match self.repr {
+            Repr::Scalar { text, style, lay } => Repr::Scalar {
+                text: own(text),
+                style,
+                lay,
+            },
+            Repr::Seq { items, flow, lay } => Repr::Seq {
+                items: items.into_iter().map(Node::into_owned).collect(),
+                flow,
+                lay,
+            },
+            Repr::Map { entries, flow, lay } => Repr::Map {
+                entries: entries.into_iter().map(Entry::into_owned).collect(),
+                flow,
+                lay,
+            },
+            Repr::Alias { name, lay } => Repr::Alias {
+                name: own(name),
+                lay,
+            },
+        };
+        let ext = self.ext.map(|e| {
+            Box::new(Ext {
+                tag: e.tag.map(own),
+                anchor: e.anchor.map(own),
+                comments: Comments {
+                    head: e
+                        .comments
+                        .head
+                        .into_iter()
+                        .map(Comment::into_owned)
+                        .collect(),
+                    line: e.comments.line.map(Comment::into_owned),
+                    foot: e
+                        .comments
+                        .foot
+                        .into_iter()
+                        .map(Comment::into_owned)
+                        .collect(),
+                },
+                raw: e.raw.map(|r| super::Raw {
+                    text: own(r.text),
+                    base: r.base,
+                }),
+            })
+        });
+        Node { repr, ext }
+    }
+
+    /// True when both nodes hold the same data: same kinds, scalars that resolve to the same
+    /// value (`3` and `3`, `"a"` and `a`, but not `3` and `"3"`), entries with the same keys and
+    /// equal values in the same order, equal items. Comments and styles do not count.
+    pub fn same_data(&self, other: &Node<'_>) -> bool {
+        match (&self.repr, &other.repr) {
+            (Repr::Scalar { .. }, Repr::Scalar { .. }) => self.resolved() == other.resolved(),
+            (Repr::Seq { items: a, .. }, Repr::Seq { items: b, .. }) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_data(y))
+            }
+            (Repr::Map { entries: a, .. }, Repr::Map { entries: b, .. }) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| x.key.same_data(&y.key) && x.value.same_data(&y.value))
+            }
+            (Repr::Alias { name: a, .. }, Repr::Alias { name: b, .. }) => a == b,
+            _ => false,
+        }
+    }
+
+    /// Counts the nodes of this tree (aliases count as one).
+    pub fn node_count(&self) -> usize {
+        1 + match &self.repr {
+            Repr::Seq { items, .. } => items.iter().map(Node::node_count).sum(),
+            Repr::Map { entries, .. } => entries
+                .iter()
+                .map(|e| e.key.node_count() + e.value.node_count())
+                .sum(),
+            _ => 0,
+        }
+    }
+
+    /// Replaces every alias with a copy of the node its anchor names (the closest anchor of that
+    /// name before it, in document order). Fails, changing nothing, when an alias names no
+    /// anchor or when the result would exceed `budget` nodes.
+    pub fn expand_aliases(&mut self, budget: usize) -> Result<(), AliasError> {
+        if !self.has_alias() {
+            return Ok(());
+        }
+        let mut copy = self.clone();
+        let mut anchors: Vec<(String, Node<'a>)> = Vec::new();
+        let mut count = 0usize;
+        copy.expand_in(&mut anchors, &mut count, budget)?;
+        *self = copy;
+        Ok(())
+    }
+
+    fn has_alias(&self) -> bool {
+        match &self.repr {
+            Repr::Alias { .. } => true,
+            Repr::Seq { items, .. } => items.iter().any(Node::has_alias),
+            Repr::Map { entries, .. } => entries
+                .iter()
+                .any(|e| e.key.has_alias() || e.value.has_alias()),
+            Repr::Scalar { .. } => false,
+        }
+    }
+
+    fn expand_in(
+        &mut self,
+        anchors: &mut Vec<(String, Node<'a>)>,
+        count: &mut usize,
+        budget: usize,
+    ) -> Result<(), AliasError> {
+        if let Repr::Alias { name, .. } = &self.repr {
+            let target = anchors
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name.as_ref())
+                .map(|(_, node)| node.clone())
+                .ok_or_else(|| AliasError::Unknown(name.to_string()))?;
+            *count += target.node_count();
+            if *count > budget {
+                return Err(AliasError::TooLarge(budget));
+            }
+            let lay = self.layout();
+            let comments = self.ext.take().map(|e| e.comments);
+            *self = target;
+            self.set_anchor(None);
+            *self.layout_mut() = Layout {
+                flags: lay.flags & !flags::SOURCE,
+                ..lay
+            };
+            if let Some(c) = comments {
+                *self.comments_mut() = c;
+            }
+            return Ok(());
+        }
+        *count += 1;
+        if *count > budget {
+            return Err(AliasError::TooLarge(budget));
+        }
+        self.touch();
+        match &mut self.repr {
+            Repr::Seq { items, .. } => {
+                for i in items {
+                    i.expand_in(anchors, count, budget)?;
+                }
+            }
+            Repr::Map { entries, .. } => {
+                for e in entries {
+                    e.key.expand_in(anchors, count, budget)?;
+                    e.value.expand_in(anchors, count, budget)?;
+                }
+            }
+            Repr::Scalar { .. } | Repr::Alias { .. } => {}
+        }
+        if let Some(a) = self.anchor() {
+            anchors.push((a.to_owned(), self.clone()));
+        }
+        Ok(())
+    }
+}
+
+fn own(c: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(c.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_stays_small() {
+        // Memory use of a parsed tree is dominated by node size; see the module doc of `yaml`.
+        assert!(
+            std::mem::size_of::<Node<'_>>() <= 40,
+            "{}",
+            std::mem::size_of::<Node<'_>>()
+        );
+    }
+
+    #[test]
+    fn same_data_compares_resolved_scalars() {
+        assert!(Node::plain("3").same_data(&Node::plain("3")));
+        assert!(Node::plain("a").same_data(&Node::scalar("a", ScalarStyle::DoubleQuoted)));
+        assert!(!Node::plain("3").same_data(&Node::scalar("3", ScalarStyle::SingleQuoted)));
+        assert!(Node::plain("~").same_data(&Node::plain("null")));
+    }
+
+    #[test]
+    fn set_appends_or_replaces_in_place() {
+        let mut m = Node::map();
+        m.set("a", Node::plain("1"));
+        m.set("b", Node::plain("2"));
+        m.set("a", Node::plain("3"));
+        let keys: Vec<_> = m.entries().iter().filter_map(Entry::key_str).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(m.str_at(&["a"]), Some("3"));
+    }
+
+    #[test]
+    fn expand_aliases_has_a_budget() {
+        let mut m = Node::map();
+        let mut v = Node::seq_of(vec![Node::plain("x"); 10]);
+        v.set_anchor(Some("a".into()));
+        m.set("a", v);
+        for i in 0..5 {
+            m.set(&format!("b{i}"), Node::alias("a"));
+        }
+        let mut small = m.clone();
+        assert_eq!(small.expand_aliases(20), Err(AliasError::TooLarge(20)));
+        assert!(
+            small.get("b0").is_some_and(|n| n.kind() == Kind::Alias),
+            "unchanged on error"
+        );
+        m.expand_aliases(1000).unwrap();
+        assert_eq!(m.get("b4").map(|n| n.items().len()), Some(10));
+        let mut bad = Node::seq_of(vec![Node::alias("nope")]);
+        assert_eq!(
+            bad.expand_aliases(10),
+            Err(AliasError::Unknown("nope".into()))
+        );
+    }
+}

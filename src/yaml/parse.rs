@@ -1,0 +1,1092 @@
+//! The adapter over `granit-parser`: events in, [`Document`] trees out. The only file that
+//! knows the parser crate.
+//!
+//! The parser reports nodes, comments (with a placement hint) and byte spans. What it leaves
+//! implicit — where the `-`, `:` and `?` indicators are, how many blank lines separate things,
+//! block scalar headers — is read from the source text between events (the "gap"), which holds
+//! nothing but whitespace, indicators, anchors and tags.
+//!
+//! Comment attachment rules (see [`super::Comments`]):
+//! * an own-line comment belongs to the next map key, sequence item or document root (its
+//!   head), unless it is indented at least as deep as the entries of a block collection that
+//!   ends right after it (its foot);
+//! * a comment on the same line as a node's end (or a block scalar's header) is that node's line
+//!   comment; a comment after an indicator alone on its line (`- # c`, `--- # c`) is the line
+//!   comment of the node that follows.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use granit_parser::{
+    Event, Options, Parser, Placement, ScalarStyle as GStyle, Span, StructureStyle,
+};
+
+use super::emit::canonical_inline;
+use super::{
+    flags, Comment, Document, Entry, Layout, Node, Raw, Repr, ScalarStyle, SeqIndent, MAX_DEPTH,
+};
+
+/// Malformed YAML, with its place in the source (1-based line and column).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, column {column}: {message}")]
+pub struct ParseError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Parses a YAML stream into its documents.
+///
+/// Malformed input — including duplicate keys, invalid indentation and tabs used as
+/// indentation — is an error with its line and column. Nesting deeper than
+/// [`MAX_DEPTH`] is an error too.
+pub fn parse_stream(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
+    let mut opts = Options::default();
+    opts.emit_anchor_events = true;
+    opts.block_nesting_limit = MAX_DEPTH;
+    opts.flow_nesting_limit = MAX_DEPTH;
+    // Long runs of commented-out YAML are common in real files.
+    opts.max_buffered_comment_events = 1 << 20;
+    let mut b = Builder::new(src);
+    for item in Parser::new_from_str_with_options(src, opts) {
+        let (event, span) = item.map_err(|e| ParseError {
+            line: e.marker().line(),
+            column: e.marker().col() + 1,
+            message: e.info().replace('\n', " "),
+        })?;
+        b.event(event, span)?;
+    }
+    Ok(b.finish())
+}
+
+/// An indicator found between events.
+#[derive(Clone, Copy, Debug)]
+struct Ind {
+    byte: usize,
+    col: usize,
+    line: usize,
+    /// The last line holding content before the indicator (for counting blank lines).
+    prev_line: usize,
+}
+
+/// An own-line comment waiting for the node it belongs to.
+struct Pending<'a> {
+    text: Cow<'a, str>,
+    line: usize,
+    col: usize,
+    blank: u8,
+}
+
+/// Where the last completed node went, for attaching a line comment or an anchor to it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Root,
+    /// The key waiting in the top frame.
+    Key,
+    /// The value of the last entry of the top frame.
+    Value,
+    /// The last item of the top frame.
+    Item,
+}
+
+#[derive(Clone, Copy)]
+struct Done {
+    slot: Slot,
+    depth: usize,
+    first_line: usize,
+    last_line: usize,
+}
+
+struct Frame<'a> {
+    node: Node<'a>,
+    map: bool,
+    flow: bool,
+    /// Absolute column of the entries: keys of a map, dashes of a sequence.
+    col: Option<usize>,
+    /// Absolute column of the context: the key or dash that introduces this collection.
+    ctx_col: usize,
+    /// First byte (flow: the bracket) and first line.
+    start: usize,
+    start_line: usize,
+    /// Where this frame's children start in the builder's scratch vectors.
+    first_child: usize,
+    key: Option<Node<'a>>,
+    /// Line and column of the key waiting for its value.
+    key_line: usize,
+    /// Byte after the key waiting for its value.
+    key_end: usize,
+    keys_seen: Option<HashSet<String>>,
+}
+
+struct Builder<'a> {
+    src: &'a str,
+    docs: Vec<Document<'a>>,
+    doc: Option<Document<'a>>,
+    doc_start_line: usize,
+    seq_indent: Option<SeqIndent>,
+    stack: Vec<Frame<'a>>,
+    items: Vec<Node<'a>>,
+    entries: Vec<Entry<'a>>,
+    pending: Vec<Pending<'a>>,
+    pending_line: Option<(Comment<'a>, usize)>,
+    done: Option<Done>,
+    /// Whether the last node event started a collection (anchors attach to it) or completed a
+    /// scalar/alias (anchors attach to that).
+    started_collection: bool,
+    prev_end: usize,
+    prev_end_line: usize,
+    last_line: usize,
+    dash: Option<Ind>,
+    colon: Option<Ind>,
+    question: Option<Ind>,
+    header: Option<usize>,
+    /// Where the anchor or tag of the next node starts, when it has one.
+    props_start: Option<(usize, usize)>,
+    anchors: Vec<(usize, Cow<'a, str>)>,
+    /// Where the next document's text starts, and where the last finished one started.
+    text_start: usize,
+    last_doc_start: usize,
+    /// `%` directive lines seen since the last document.
+    directives: Vec<Cow<'a, str>>,
+}
+
+fn line_start(src: &str, byte: usize) -> usize {
+    src.get(..byte)
+        .and_then(|s| s.rfind('\n'))
+        .map_or(0, |i| i + 1)
+}
+
+fn col_of(src: &str, byte: usize) -> usize {
+    byte - line_start(src, byte)
+}
+
+fn clamp_u8(n: usize) -> u8 {
+    u8::try_from(n).unwrap_or(u8::MAX)
+}
+
+fn clamp_i16(n: isize) -> i16 {
+    i16::try_from(n).unwrap_or(if n < 0 { i16::MIN } else { i16::MAX })
+}
+
+fn blank_between(prev_line: usize, line: usize) -> u8 {
+    clamp_u8(line.saturating_sub(prev_line).saturating_sub(1))
+}
+
+impl<'a> Builder<'a> {
+    fn new(src: &'a str) -> Self {
+        Builder {
+            src,
+            docs: Vec::new(),
+            doc: None,
+            doc_start_line: 0,
+            seq_indent: None,
+            stack: Vec::new(),
+            items: Vec::new(),
+            entries: Vec::new(),
+            pending: Vec::new(),
+            pending_line: None,
+            done: None,
+            started_collection: false,
+            prev_end: 0,
+            prev_end_line: 1,
+            last_line: 0,
+            dash: None,
+            colon: None,
+            question: None,
+            header: None,
+            props_start: None,
+            anchors: Vec::new(),
+            text_start: 0,
+            last_doc_start: 0,
+            directives: Vec::new(),
+        }
+    }
+
+    fn err(&self, byte: usize, line: usize, message: impl Into<String>) -> ParseError {
+        let col = self
+            .src
+            .get(line_start(self.src, byte)..byte)
+            .map_or(0, |s| s.chars().count());
+        ParseError {
+            line,
+            column: col + 1,
+            message: message.into(),
+        }
+    }
+
+    fn in_flow(&self) -> bool {
+        self.stack.last().is_some_and(|f| f.flow)
+    }
+
+    /// Reads the source between the previous event and `upto`: indicators, block scalar
+    /// headers, line counts.
+    fn scan_gap(&mut self, upto: usize) {
+        if upto <= self.prev_end {
+            return;
+        }
+        let src = self.src;
+        let bytes = src.as_bytes();
+        let mut i = self.prev_end;
+        let mut line = self.prev_end_line;
+        let in_flow = self.in_flow();
+        while i < upto {
+            let c = bytes[i];
+            match c {
+                b'\n' => {
+                    line += 1;
+                    i += 1;
+                }
+                b' ' | b'\t' | b'\r' => i += 1,
+                b'%' if self.doc.is_none() && (i == 0 || bytes[i - 1] == b'\n') => {
+                    // The whole line, with its comment (whose event is then skipped).
+                    let end = src[i..].find('\n').map_or(src.len(), |n| i + n);
+                    self.directives.push(Cow::Borrowed(src[i..end].trim_end()));
+                    self.last_line = line;
+                    i = end;
+                }
+                b'#' => {
+                    // A comment whose event comes later (after a block scalar header).
+                    while i < upto && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b'&' | b'!' => {
+                    if self.props_start.is_none() {
+                        self.props_start = Some((i, line));
+                    }
+                    self.last_line = line;
+                    while i < upto && !bytes[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                }
+                b'|' | b'>' if !in_flow => {
+                    self.header = Some(i);
+                    self.last_line = line;
+                    while i < upto && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b'-' | b'?' | b':' if !in_flow => {
+                    let next_blank = bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+                    let prev_ok = c == b':' || i == 0 || bytes[i - 1].is_ascii_whitespace();
+                    if next_blank && prev_ok {
+                        let ind = Ind {
+                            byte: i,
+                            col: col_of(src, i),
+                            line,
+                            prev_line: self.last_line,
+                        };
+                        self.last_line = line;
+                        match c {
+                            b'-' => self.dash = Some(ind),
+                            b'?' => self.question = Some(ind),
+                            _ => self.colon = Some(ind),
+                        }
+                    }
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+        }
+        if i > upto {
+            // A directive line ran past `upto`.
+            self.prev_end = i;
+            self.prev_end_line = line;
+        } else {
+            self.prev_end = upto;
+            self.prev_end_line = line;
+        }
+    }
+
+    fn advance(&mut self, end: usize, end_line: usize) {
+        if end > self.prev_end {
+            self.prev_end = end;
+            self.prev_end_line = end_line;
+        }
+    }
+
+    fn event(&mut self, event: Event<'a>, span: Span) -> Result<(), ParseError> {
+        let (sb, eb) = span
+            .byte_range()
+            .map_or((self.prev_end, self.prev_end), |r| (r.start, r.end));
+        let line = span.start.line();
+        match event {
+            Event::StreamStart => {}
+            Event::StreamEnd => self.stream_end(),
+            Event::DocumentStart(explicit, _) => self.doc_start(explicit, sb, eb, line),
+            Event::DocumentEnd => self.doc_end(sb, eb, line),
+            Event::Comment(text, placement) => self.comment(text, placement, sb, eb, line),
+            Event::Anchor(id, name) => self.anchor(id, name),
+            Event::Alias(id) => {
+                self.scan_gap(sb);
+                let name = self
+                    .anchors
+                    .iter()
+                    .rev()
+                    .find(|(i, _)| *i == id)
+                    .map(|(_, n)| n.clone())
+                    .unwrap_or_default();
+                let mut node = Node {
+                    repr: Repr::Alias {
+                        name,
+                        lay: Layout::default(),
+                    },
+                    ext: None,
+                };
+                self.begin(&mut node, sb, line, false)?;
+                self.last_line = self.last_line.max(span.end.line());
+                self.advance(eb, span.end.line());
+                self.place(node, line, span.end.line(), sb, eb)?;
+            }
+            Event::Scalar(value, style, _, _) => {
+                self.scan_gap(sb);
+                self.scalar(value, style, &span, sb, eb, line)?;
+            }
+            Event::MappingStart(style, _, _) | Event::SequenceStart(style, _, _) => {
+                let map = matches!(event, Event::MappingStart(..));
+                let flow = style == StructureStyle::Flow;
+                self.scan_gap(sb);
+                self.start_collection(map, flow, &span, sb, eb, line)?;
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                self.end_collection(sb, eb, span.end.line())?
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn tag_text(&self, span: &Span) -> Option<Cow<'a, str>> {
+        let src: &'a str = self.src;
+        span.tag_span()
+            .and_then(|t| t.slice(src))
+            .map(Cow::Borrowed)
+    }
+
+    fn doc_start(&mut self, explicit: bool, sb: usize, eb: usize, line: usize) {
+        self.scan_gap(sb);
+        let mut doc = Document::new(Node::null());
+        doc.root = None;
+        doc.directives = std::mem::take(&mut self.directives);
+        if explicit {
+            doc.pre = self.take_pending(0);
+            doc.start = Some(None);
+            self.last_line = line;
+            self.advance(eb, line);
+        }
+        self.doc_start_line = line;
+        self.doc = Some(doc);
+        self.done = None;
+        self.anchors.clear();
+        self.seq_indent = None;
+        self.dash = None;
+        self.colon = None;
+        self.question = None;
+    }
+
+    fn doc_end(&mut self, sb: usize, eb: usize, line: usize) {
+        let explicit = eb > sb;
+        if explicit {
+            self.scan_gap(sb);
+        }
+        let pending = self.take_pending(0);
+        if let Some(mut doc) = self.doc.take() {
+            doc.foot = pending;
+            doc.end = explicit;
+            if explicit {
+                doc.end_blank = blank_between(self.last_line, line);
+            }
+            doc.seq_indent = self.seq_indent.unwrap_or_default();
+            if explicit {
+                self.last_line = line;
+                self.advance(eb, line);
+            }
+            // The document's text runs to the end of its last line.
+            let end = self.end_of_line(self.prev_end.max(self.text_start));
+            doc.text = self.src.get(self.text_start..end).unwrap_or("");
+            self.last_doc_start = self.text_start;
+            self.text_start = end;
+            self.docs.push(doc);
+        }
+        self.done = None;
+    }
+
+    fn end_of_line(&self, byte: usize) -> usize {
+        match self.src.get(byte..).and_then(|s| s.find('\n')) {
+            Some(i) => byte + i + 1,
+            None => self.src.len(),
+        }
+    }
+
+    fn stream_end(&mut self) {
+        let pending = self.take_pending(0);
+        let src = self.src;
+        if self.docs.is_empty() && !src.is_empty() {
+            // Only comments (or nothing but markers): a document without content keeps them.
+            let mut doc = Document::new(Node::null());
+            doc.root = None;
+            doc.directives = std::mem::take(&mut self.directives);
+            doc.foot = pending;
+            doc.text = src;
+            self.docs.push(doc);
+            return;
+        }
+        let tail_blank = blank_between(
+            self.last_line,
+            self.prev_end_line.max(src.matches('\n').count() + 1),
+        );
+        if let Some(last) = self.docs.last_mut() {
+            last.tail_blank = tail_blank;
+            if last.end {
+                last.trailer = pending;
+            } else {
+                last.foot.extend(pending);
+            }
+            // Whatever follows the last document (blank lines, comments) belongs to it.
+            last.text = src.get(self.last_doc_start..).unwrap_or("");
+        }
+    }
+
+    fn take_pending(&mut self, ctx_col: usize) -> Vec<Comment<'a>> {
+        self.pending
+            .drain(..)
+            .map(|p| Comment {
+                text: p.text,
+                blank: p.blank,
+                col: clamp_i16(p.col as isize - ctx_col as isize),
+            })
+            .collect()
+    }
+
+    fn comment(
+        &mut self,
+        text: Cow<'a, str>,
+        placement: Placement,
+        sb: usize,
+        eb: usize,
+        line: usize,
+    ) {
+        if sb >= self.prev_end {
+            self.scan_gap(sb);
+        }
+        let on_directive = self.doc.is_none()
+            && self
+                .src
+                .get(line_start(self.src, sb)..)
+                .is_some_and(|l| l.starts_with('%'));
+        if self.stack.iter().any(|f| f.flow) || on_directive {
+            // Inside a flow collection, or after a directive: part of that verbatim text.
+            self.advance(eb, line);
+            return;
+        }
+        if placement == Placement::Right {
+            let gap = self.src.get(line_start(self.src, sb)..sb).unwrap_or("");
+            let spaces = gap.len() - gap.trim_end_matches([' ', '\t']).len();
+            let comment = Comment {
+                text,
+                blank: 0,
+                col: i16::from(clamp_u8(spaces)),
+            };
+            let attach = self.done.filter(|d| {
+                d.depth == self.stack.len() && (d.first_line == line || d.last_line == line)
+            });
+            match attach {
+                Some(d) => {
+                    if let Some(node) = self.slot_mut(d.slot) {
+                        node.ext.get_or_insert_with(Box::default).comments.line = Some(comment);
+                    }
+                }
+                None => {
+                    let after_start = self
+                        .doc
+                        .as_ref()
+                        .is_some_and(|d| d.start.is_some() && d.root.is_none())
+                        && line == self.doc_start_line
+                        && self.stack.is_empty();
+                    if after_start {
+                        if let Some(doc) = &mut self.doc {
+                            doc.start = Some(Some(comment));
+                        }
+                    } else {
+                        self.pending_line = Some((comment, line));
+                    }
+                }
+            }
+        } else if self.doc.is_none() && !self.directives.is_empty() {
+            // Between directives and `---`: kept in place as a directive line.
+            let text = self.src.get(line_start(self.src, sb)..eb).unwrap_or("");
+            self.directives.push(Cow::Borrowed(text));
+        } else {
+            let col = col_of(self.src, sb);
+            let blank = blank_between(self.last_line, line);
+            self.pending.push(Pending {
+                text,
+                line,
+                col,
+                blank,
+            });
+        }
+        self.last_line = self.last_line.max(line);
+        self.advance(eb, line);
+    }
+
+    fn anchor(&mut self, id: usize, name: Cow<'a, str>) {
+        self.anchors.push((id, name.clone()));
+        let node = if self.started_collection {
+            self.stack.last_mut().map(|f| &mut f.node)
+        } else {
+            match self.done {
+                Some(d) if d.depth == self.stack.len() => self.slot_mut(d.slot),
+                _ => None,
+            }
+        };
+        if let Some(n) = node {
+            n.ext.get_or_insert_with(Box::default).anchor = Some(name);
+        }
+    }
+
+    fn slot_mut(&mut self, slot: Slot) -> Option<&mut Node<'a>> {
+        match slot {
+            Slot::Root => self.doc.as_mut().and_then(|d| d.root.as_mut()),
+            Slot::Key => self.stack.last_mut().and_then(|f| f.key.as_mut()),
+            Slot::Value => self.entries.last_mut().map(|e| &mut e.value),
+            Slot::Item => self.items.last_mut(),
+        }
+    }
+
+    /// Fills in a node's layout and comments from where it starts. `block_coll`: the node is
+    /// a block collection (its head comments may belong to its first entry instead).
+    fn begin(
+        &mut self,
+        node: &mut Node<'a>,
+        start: usize,
+        line: usize,
+        block_coll: bool,
+    ) -> Result<(), ParseError> {
+        let src = self.src;
+        // A node's entry starts at its anchor or tag, when it has one.
+        let (content_line, content_col) = (line, col_of(src, start));
+        let (start, line) = self
+            .props_start
+            .take()
+            .filter(|&(b, _)| b < start)
+            .unwrap_or((start, line));
+        let col = col_of(src, start);
+        let empty = node.as_str() == Some("") && node.style() == Some(ScalarStyle::Plain);
+        let mut lay = Layout {
+            flags: flags::SOURCE,
+            ..Layout::default()
+        };
+        let mut head: Vec<Comment<'a>> = Vec::new();
+        let line_comment = self.pending_line.take().map(|(c, _)| c);
+        enum Role {
+            Root,
+            Key,
+            Value,
+            Item,
+            Flow,
+        }
+        let role = match self.stack.last() {
+            None => Role::Root,
+            Some(f) if f.flow => Role::Flow,
+            Some(f) if f.map && f.key.is_none() => Role::Key,
+            Some(f) if f.map => Role::Value,
+            Some(_) => Role::Item,
+        };
+        match role {
+            Role::Flow => {}
+            Role::Root => {
+                let start_line = self
+                    .doc
+                    .as_ref()
+                    .and_then(|d| d.start.as_ref())
+                    .map(|_| self.doc_start_line);
+                if let Some(sl) = start_line {
+                    if line > sl {
+                        lay.flags |= flags::NEXT_LINE;
+                    }
+                }
+                lay.indent = clamp_u8(col);
+                head = self.take_pending(0);
+                lay.blank = blank_between(self.last_line, line);
+            }
+            Role::Key => {
+                let q = self.question.take().filter(|q| q.line <= line);
+                let entry_col = q.map_or(col, |q| q.col);
+                let entry_line = q.map_or(line, |q| q.line);
+                let prev = q.map_or(self.last_line, |q| q.prev_line);
+                if q.is_some() {
+                    lay.flags |= flags::EXPLICIT_KEY;
+                }
+                let frame = self.stack.last_mut().expect("role Key has a frame");
+                let frame_col = *frame.col.get_or_insert(entry_col);
+                head = self.take_pending(frame_col);
+                lay.blank = blank_between(prev, entry_line);
+                self.last_line = self.last_line.max(line);
+            }
+            Role::Value => {
+                let colon = self.colon.take();
+                let frame = self.stack.last().expect("role Value has a frame");
+                let (key_line, key_end) = (frame.key_line, frame.key_end);
+                let ind_line = colon.map_or(key_line, |c| c.line);
+                if let Some(c) = colon.filter(|c| c.line == key_line && c.byte >= key_end) {
+                    let before = clamp_u8(c.byte - key_end);
+                    if let Some(k) = self.stack.last_mut().and_then(|f| f.key.as_mut()) {
+                        k.layout_mut().gap = before;
+                    }
+                }
+                let ctx = self.stack.last().and_then(|f| f.col).unwrap_or(col);
+                if block_coll {
+                    // Always on the lines after its key; the indentation is settled at its end.
+                    lay.indent = clamp_u8(col.saturating_sub(ctx));
+                } else if line > ind_line && !empty {
+                    lay.flags |= flags::NEXT_LINE;
+                    lay.indent = clamp_u8(col.saturating_sub(ctx));
+                    head = self.take_pending(col);
+                    lay.blank = blank_between(self.last_line, line);
+                } else if let Some(c) = colon {
+                    lay.gap = self.gap_after(c, start);
+                } else if empty
+                    && self
+                        .stack
+                        .last()
+                        .and_then(|f| f.key.as_ref())
+                        .is_some_and(|k| k.layout().flags & flags::EXPLICIT_KEY != 0)
+                {
+                    lay.flags |= flags::OMITTED;
+                }
+            }
+            Role::Item => {
+                let dash = self.dash.take();
+                let frame = self.stack.last_mut().expect("role Item has a frame");
+                let dash_col = dash.map_or(col, |d| d.col);
+                let frame_col = *frame.col.get_or_insert(dash_col);
+                let dash_line = dash.map_or(line, |d| d.line);
+                let prev = dash.map_or(self.last_line, |d| d.prev_line);
+                // Comments after the dash line belong to what follows the dash.
+                let before_dash = self
+                    .pending
+                    .iter()
+                    .take_while(|p| p.line < dash_line)
+                    .count();
+                let after: Vec<Pending<'a>> = self.pending.drain(before_dash..).collect();
+                head = self.take_pending(frame_col);
+                self.pending = after;
+                lay.blank = blank_between(prev, dash_line);
+                if line > dash_line {
+                    lay.flags |= flags::NEXT_LINE;
+                    if !block_coll {
+                        let extra = self.take_pending(col);
+                        head.extend(extra);
+                    }
+                }
+                lay.indent = clamp_u8(col.saturating_sub(frame_col));
+                if line == dash_line && !block_coll {
+                    if let Some(d) = dash {
+                        lay.gap = self.gap_after(d, start);
+                    }
+                }
+            }
+        }
+        if !head.is_empty() || line_comment.is_some() {
+            let ext = node.ext.get_or_insert_with(Box::default);
+            ext.comments.head = head;
+            if line_comment.is_some() {
+                ext.comments.line = line_comment;
+                if !matches!(role, Role::Flow | Role::Key) && !empty {
+                    lay.flags |= flags::NEXT_LINE;
+                }
+            }
+        }
+        if content_line > line && !block_coll {
+            lay.flags |= flags::PROPS_LINE;
+            if !matches!(role, Role::Key | Role::Flow) {
+                // Where the content goes, relative to the context.
+                let ctx = self.ctx_col();
+                lay.indent = clamp_u8(content_col.saturating_sub(ctx));
+            }
+        }
+        *node.layout_mut() = lay;
+        if self.stack.len() >= MAX_DEPTH {
+            return Err(self.err(
+                start,
+                line,
+                format!("nesting deeper than {MAX_DEPTH} levels"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Spaces between an indicator and the node after it on the same line (0 = one space).
+    fn gap_after(&self, ind: Ind, node_start: usize) -> u8 {
+        let ls = line_start(self.src, node_start);
+        let ind_byte = ls + ind.col;
+        let between = self.src.get(ind_byte + 1..node_start).unwrap_or("");
+        let spaces = between.len() - between.trim_start_matches(' ').len();
+        if spaces == 1 {
+            0
+        } else {
+            clamp_u8(spaces)
+        }
+    }
+
+    fn scalar(
+        &mut self,
+        value: Cow<'a, str>,
+        style: GStyle,
+        span: &Span,
+        sb: usize,
+        eb: usize,
+        line: usize,
+    ) -> Result<(), ParseError> {
+        let src: &'a str = self.src;
+        let raw_src = src.get(sb..eb).unwrap_or("");
+        let (text, style) = match style {
+            GStyle::Plain if sb == eb => (Cow::Borrowed(""), ScalarStyle::Plain),
+            GStyle::Plain => (value, ScalarStyle::Plain),
+            GStyle::SingleQuoted => (value, ScalarStyle::SingleQuoted),
+            GStyle::DoubleQuoted => (value, ScalarStyle::DoubleQuoted),
+            GStyle::Literal => (value, ScalarStyle::Literal),
+            GStyle::Folded => (value, ScalarStyle::Folded),
+        };
+        let mut node = Node {
+            repr: Repr::Scalar {
+                text,
+                style,
+                lay: Layout::default(),
+            },
+            ext: None,
+        };
+        if let Some(tag) = self.tag_text(span) {
+            node.ext.get_or_insert_with(Box::default).tag = Some(tag);
+        }
+        let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
+        let header = if block {
+            // With an empty body the parser's span starts at the header itself.
+            self.header
+                .take()
+                .or_else(|| matches!(src.as_bytes().get(sb), Some(b'|' | b'>')).then_some(sb))
+        } else {
+            None
+        };
+        // A block scalar's entry starts at its header's line, not at its body.
+        let (first_line, begin_at, begin_line) = match header {
+            Some(h) => {
+                let hl = line - src.get(h..sb).map_or(0, |s| s.matches('\n').count());
+                (hl, h, hl)
+            }
+            None => (line, sb, line),
+        };
+        self.begin(&mut node, begin_at, begin_line, false)?;
+        let ctx = self.ctx_col();
+        let in_flow = self.in_flow();
+        let mut last_line = span.end.line();
+        let mut end_byte = eb;
+        if block {
+            if let Some(h) = header {
+                let header_end = src
+                    .get(h..)
+                    .and_then(|s| s.find('\n'))
+                    .map_or(src.len(), |i| h + i);
+                let header_line = src.get(h..header_end).unwrap_or("");
+                let header_text = strip_comment(header_line);
+                // The body runs to the end of its last line holding anything but whitespace;
+                // blank lines after it are layout (they count as blank lines before what follows).
+                let tail = src.get(header_end..eb.max(header_end)).unwrap_or("");
+                // The body runs to the last line break before what follows it: trailing lines
+                // with only spaces are kept as written (with `|+` they are content, and a line
+                // with more spaces than the indentation always is).
+                let body_end = if eb >= src.len() {
+                    if src.ends_with('\n') {
+                        src.len() - 1
+                    } else {
+                        src.len()
+                    }
+                } else {
+                    tail.rfind('\n')
+                        .filter(|&i| i > 0)
+                        .map_or(header_end, |i| header_end + i)
+                };
+                let body_end = body_end.max(header_end);
+                let body = src
+                    .get((header_end + 1).min(body_end)..body_end)
+                    .unwrap_or("");
+                last_line = first_line
+                    + if body.is_empty() {
+                        0
+                    } else {
+                        body.matches('\n').count() + 1
+                    };
+                let raw = if header_text.len() == header_line.len() {
+                    Cow::Borrowed(src.get(h..body_end).unwrap_or(""))
+                } else {
+                    Cow::Owned(format!("{header_text}\n{body}"))
+                };
+                node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
+                    text: raw,
+                    base: u32::try_from(ctx).unwrap_or(u32::MAX),
+                });
+                end_byte = body_end;
+            }
+        } else if style != ScalarStyle::Plain || raw_src.contains('\n') {
+            let canonical = canonical_inline(&node, in_flow);
+            if canonical != raw_src {
+                node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
+                    text: Cow::Borrowed(raw_src),
+                    base: u32::try_from(ctx).unwrap_or(u32::MAX),
+                });
+            }
+        }
+        if sb == eb {
+            // An empty value ends where it starts (the parser's end may point past the line).
+            last_line = first_line;
+        } else {
+            self.last_line = self.last_line.max(last_line);
+        }
+        let end_line = if end_byte == eb {
+            span.end.line()
+        } else {
+            last_line
+        };
+        self.advance(end_byte, end_line);
+        self.place(node, first_line, last_line, sb, end_byte)
+    }
+
+    /// Column of the context the node being built sits in: the key column of a map, the dash
+    /// column of a sequence, 0 at the root.
+    fn ctx_col(&self) -> usize {
+        match self.stack.last() {
+            None => 0,
+            Some(f) if f.flow => f.ctx_col,
+            Some(f) => f.col.unwrap_or(0),
+        }
+    }
+
+    fn start_collection(
+        &mut self,
+        map: bool,
+        flow: bool,
+        span: &Span,
+        sb: usize,
+        eb: usize,
+        line: usize,
+    ) -> Result<(), ParseError> {
+        let mut node = if map { Node::map() } else { Node::seq() };
+        if let Repr::Map { flow: f, .. } | Repr::Seq { flow: f, .. } = &mut node.repr {
+            *f = flow;
+        }
+        if let Some(tag) = self.tag_text(span) {
+            node.ext.get_or_insert_with(Box::default).tag = Some(tag);
+        }
+        // For block sequences the parser's start may be the first item; the dash comes from
+        // the gap, so the column is settled at the first item.
+        self.begin(&mut node, sb, line, !flow)?;
+        let ctx_col = self.ctx_col();
+        let first_child = if map {
+            self.entries.len()
+        } else {
+            self.items.len()
+        };
+        self.advance(if flow { eb } else { sb }, line);
+        if flow {
+            self.last_line = self.last_line.max(line);
+        }
+        self.stack.push(Frame {
+            node,
+            map,
+            flow,
+            col: None,
+            ctx_col,
+            start: sb,
+            start_line: line,
+            first_child,
+            key: None,
+            key_line: line,
+            key_end: sb,
+            keys_seen: None,
+        });
+        self.started_collection = true;
+        Ok(())
+    }
+
+    fn end_collection(&mut self, sb: usize, eb: usize, end_line: usize) -> Result<(), ParseError> {
+        let Some(mut frame) = self.stack.pop() else {
+            return Ok(());
+        };
+        if frame.flow {
+            self.scan_gap(sb);
+            self.advance(eb, end_line);
+        }
+        // Children out of the scratch vectors, in one exact-size allocation.
+        match &mut frame.node.repr {
+            Repr::Map { entries, .. } => {
+                *entries = self.entries.drain(frame.first_child..).collect()
+            }
+            Repr::Seq { items, .. } => *items = self.items.drain(frame.first_child..).collect(),
+            _ => {}
+        }
+        let first_line = frame.start_line;
+        let mut last_line = end_line;
+        if frame.flow {
+            let raw_src = self.src.get(frame.start..eb).unwrap_or("");
+            // In block context, a flow collection's lines must be indented past its context.
+            let block_ctx = self.stack.last().is_none_or(|f| !f.flow);
+            if block_ctx && !self.stack.is_empty() {
+                let mut at = frame.start;
+                for l in raw_src.split('\n').skip(1) {
+                    at += raw_src[at - frame.start..].find('\n').map_or(0, |i| i + 1);
+                    let indent = l.len() - l.trim_start_matches(' ').len();
+                    if !l.trim().is_empty() && indent <= frame.ctx_col {
+                        let line = self.src[..at].matches('\n').count() + 1;
+                        return Err(self.err(
+                            at,
+                            line,
+                            "a flow collection's continuation line is not indented enough",
+                        ));
+                    }
+                }
+            }
+            let canonical = canonical_inline(&frame.node, self.in_flow());
+            if canonical != raw_src {
+                frame.node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
+                    text: Cow::Borrowed(raw_src),
+                    base: u32::try_from(frame.ctx_col).unwrap_or(u32::MAX),
+                });
+            }
+            self.last_line = self.last_line.max(end_line);
+        } else {
+            // Foot comments: pending comments indented at least as deep as the entries.
+            let col = frame.col.unwrap_or(frame.ctx_col);
+            let n = self.pending.iter().take_while(|p| p.col >= col).count();
+            if n > 0 {
+                let foot: Vec<Comment<'a>> = self
+                    .pending
+                    .drain(..n)
+                    .map(|p| Comment {
+                        text: p.text,
+                        blank: p.blank,
+                        col: clamp_i16(p.col as isize - col as isize),
+                    })
+                    .collect();
+                frame
+                    .node
+                    .ext
+                    .get_or_insert_with(Box::default)
+                    .comments
+                    .foot = foot;
+            }
+            last_line = self.last_line;
+            // The block collection's column relative to its context.
+            if let Some(c) = frame.col {
+                let lay = frame.node.layout_mut();
+                lay.indent = clamp_u8(c.saturating_sub(frame.ctx_col));
+            }
+        }
+        self.started_collection = false;
+        let node = frame.node;
+        self.place(
+            node,
+            first_line,
+            last_line,
+            frame.start,
+            eb.max(frame.start),
+        )
+    }
+
+    /// Puts a completed node into its parent.
+    fn place(
+        &mut self,
+        node: Node<'a>,
+        first_line: usize,
+        last_line: usize,
+        at: usize,
+        end: usize,
+    ) -> Result<(), ParseError> {
+        let depth = self.stack.len();
+        let slot = match self.stack.last_mut() {
+            None => {
+                if let Some(doc) = &mut self.doc {
+                    doc.root = Some(node);
+                }
+                Slot::Root
+            }
+            Some(f) if f.map => match f.key.take() {
+                None => {
+                    // A key: refuse duplicates (compared by text, as Kubernetes does).
+                    let dup = match node.as_str() {
+                        None | Some("") => false,
+                        Some(k) => {
+                            let siblings = &self.entries[f.first_child..];
+                            match &mut f.keys_seen {
+                                Some(seen) => !seen.insert(k.to_owned()),
+                                None if siblings.len() < 16 => {
+                                    siblings.iter().any(|e| e.key.as_str() == Some(k))
+                                }
+                                None => {
+                                    let mut seen: HashSet<String> = siblings
+                                        .iter()
+                                        .filter_map(|e| e.key.as_str().map(str::to_owned))
+                                        .collect();
+                                    let dup = !seen.insert(k.to_owned());
+                                    f.keys_seen = Some(seen);
+                                    dup
+                                }
+                            }
+                        }
+                    };
+                    if dup {
+                        let msg = format!("duplicate key {:?}", node.as_str().unwrap_or_default());
+                        return Err(self.err(at, first_line, msg));
+                    }
+                    f.key = Some(node);
+                    f.key_line = last_line;
+                    f.key_end = end;
+                    Slot::Key
+                }
+                Some(key) => {
+                    if !f.flow && !node.is_flow() {
+                        if let Repr::Seq { .. } = node.repr {
+                            if self.seq_indent.is_none() && !node.items().is_empty() {
+                                let ind = node.layout().indent;
+                                self.seq_indent = Some(if ind == 0 {
+                                    SeqIndent::Compact
+                                } else {
+                                    SeqIndent::Wide
+                                });
+                            }
+                        }
+                    }
+                    self.entries.push(Entry { key, value: node });
+                    Slot::Value
+                }
+            },
+            Some(_) => {
+                self.items.push(node);
+                Slot::Item
+            }
+        };
+        self.started_collection = false;
+        self.done = Some(Done {
+            slot,
+            depth,
+            first_line,
+            last_line,
+        });
+        Ok(())
+    }
+
+    fn finish(mut self) -> Vec<Document<'a>> {
+        if let Some(doc) = self.doc.take() {
+            self.docs.push(doc);
+        }
+        self.docs
+    }
+}
+
+/// A block scalar header line without its trailing comment.
+fn strip_comment(header: &str) -> &str {
+    match header.find(" #").or_else(|| header.find("\t#")) {
+        Some(i) => header[..i].trim_end(),
+        None => header.trim_end(),
+    }
+}
