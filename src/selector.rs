@@ -306,20 +306,21 @@ fn is_special(b: u8) -> bool {
 /// Splits the input into tokens (the parser adds [`Tok::End`]). Lexing cannot fail: every byte
 /// is a blank, starts an operator, or belongs to an identifier.
 fn lex(s: &str) -> Vec<Token<'_>> {
-    let bytes = s.as_bytes();
+    let at = |i: usize| s.as_bytes().get(i).copied();
+    // Blanks and operators are ASCII, so every token boundary is a char boundary.
+    let text = |start: usize, end: usize| s.get(start..end).unwrap_or_default();
     let mut tokens = Vec::new();
     let mut i = 0;
     loop {
-        while i < bytes.len() && is_blank(bytes[i]) {
+        while at(i).is_some_and(is_blank) {
             i += 1;
         }
         let start = i;
-        let Some(&b) = bytes.get(i) else {
+        let Some(b) = at(i) else {
             return tokens;
         };
-        let next = bytes.get(i + 1).copied();
         // Go takes the longest operator: only `!=` and `==` have two characters.
-        let (tok, len) = match (b, next) {
+        let (tok, len) = match (b, at(i + 1)) {
             (b'!', Some(b'=')) => (Tok::NotEq, 2),
             (b'=', Some(b'=')) => (Tok::DoubleEq, 2),
             (b'!', _) => (Tok::Not, 1),
@@ -331,18 +332,17 @@ fn lex(s: &str) -> Vec<Token<'_>> {
             (b',', _) => (Tok::Comma, 1),
             _ => {
                 let mut end = i;
-                while end < bytes.len() && !is_blank(bytes[end]) && !is_special(bytes[end]) {
+                while at(end).is_some_and(|c| !is_blank(c) && !is_special(c)) {
                     end += 1;
                 }
-                // Blanks and operators are ASCII, so `start..end` lies on char boundaries.
-                (Tok::Ident(&s[start..end]), end - start)
+                (Tok::Ident(text(start, end)), end - start)
             }
         };
         i += len;
         tokens.push(Token {
             tok,
             offset: start,
-            text: &s[start..i],
+            text: text(start, i),
         });
     }
 }
