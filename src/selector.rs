@@ -1178,6 +1178,42 @@ mod tests {
     }
 
     #[test]
+    fn random_token_soups_round_trip() {
+        // A fixed xorshift generator: deterministic, and no test dependency needed.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let pieces = [
+            "a", "b", "x.y/z", "in", "notin", "=", "==", "!=", "!", "(", ")", ",", ",", ">", "<",
+            " ", "\t", "1", "-", "_", "é", "A", "0",
+        ];
+        let mut parsed = 0;
+        for _ in 0..20_000 {
+            let input: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
+            match parse(&input) {
+                Ok(sel) => {
+                    parsed += 1;
+                    let printed = sel.to_string();
+                    assert_eq!(
+                        parse(&printed).as_ref(),
+                        Ok(&sel),
+                        "{input:?} -> {printed:?}"
+                    );
+                    let keys: Vec<&str> = sel.requirements().iter().map(Requirement::key).collect();
+                    assert!(keys.is_sorted(), "{input:?}");
+                }
+                Err(e) => assert!(e.offset <= input.len(), "{input:?}: {e}"),
+            }
+        }
+        // The soup must exercise both outcomes.
+        assert!(parsed > 1_000, "only {parsed} inputs parsed");
+    }
+
+    #[test]
     fn default_is_everything() {
         let sel = Selector::default();
         assert!(sel.is_empty());
