@@ -24,7 +24,7 @@
 //!   `>` and `<` never hold for a value that is not a decimal 64-bit integer;
 //! - requirements are sorted by key (stably) after parsing.
 //!
-//! Deliberate differences from Go, none of which changes what a valid selector selects:
+//! Deliberate differences from Go (none changes what a selector that both accept selects):
 //! - a NUL character anywhere is an error; Go's lexer takes it for the end of the input and
 //!   silently ignores what follows, so `a=b \0 anything` selects like `a=b` there;
 //! - `==` is printed back as `=` (they mean the same, and the model has one variant for both);

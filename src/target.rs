@@ -27,9 +27,10 @@
 //! they agree on the ASCII text Kubernetes names are made of. Where they differ:
 //! - `\d`, `\w`, `\s` and `\b` are Unicode-aware here and ASCII-only in Go (on ASCII input they
 //!   agree, except that `\s` also matches a vertical tab here);
-//! - only this crate accepts class set operations (`[a-z&&[^x]]`; in Go `&&` is two literal
-//!   `&`), `(?x)`, `\<` and `\>`, nested repetitions (`a**`) and repetition counts over 1000;
-//! - only Go accepts `\Q...\E`, octal escapes (`\101`) and nesting deeper than 250 groups;
+//! - some syntax means something else: `[a-z&&b]` is an intersection here (only `b`) and in Go
+//!   a class of `a`-`z` and `&`; `\<` and `\>` are word boundaries here, literal `<`, `>` in Go;
+//! - only Rust's `regex` accepts `(?x)`, nested repetitions (`a**`) and repetition counts over
+//!   1000; only Go accepts `\Q...\E`, octal escapes (`\101`) and nesting deeper than 250 groups;
 //! - a pattern whose compiled form exceeds [`REGEX_SIZE_LIMIT`] bytes is an error here, so a
 //!   hostile pattern cannot take unbounded memory. Unicode classes are large (`\w` alone is
 //!   about 50 KB), so `[\w-]{1,63}` fits but `\w{100}` does not.
