@@ -1,3 +1,5 @@
 //! krm-merge: a KRM function that merges and patches the resources of a package.
 
+pub mod selector;
+pub mod target;
 pub mod yaml;

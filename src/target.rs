@@ -1,0 +1,1231 @@
+//! Patch targets: which resources a patch applies to, chosen exactly as kustomize's `patches:`
+//! chooses them (`types.SelectorRegex` and `resWrangler.Select`).
+//!
+//! A [`TargetSpec`] is what the user writes (`group`, `version`, `kind`, `name`, `namespace`,
+//! `labelSelector`, `annotationSelector`, all optional). [`Target::compile`] checks it once and
+//! turns it into a [`Target`], which tests resources seen through a [`ResourceView`]:
+//!
+//! - **Patterns are anchored regular expressions.** Each of group, version, kind, name and
+//!   namespace is compiled as `^(?:PATTERN)$`, so `name: eb` does not select `web` and
+//!   `kind: Deploy.*` selects `Deployment`. An absent or empty pattern selects everything.
+//!   Globs are not supported: `foo*` is `fo` followed by any number of `o`, and `*foo` is an
+//!   error. Because the pattern is pasted between `^(?:` and `)$` as in kustomize, a pattern
+//!   that closes the group early (`a)|(b`) is accepted and means what the pasted text says.
+//! - **Group, version and kind** are compared with the resource's current values only.
+//! - **Name and namespace** are compared with the current values and with the *original* ones:
+//!   the first entries of kustomize's build annotations
+//!   `internal.config.kubernetes.io/previousNames` and `.../previousNamespaces`, which kustomize
+//!   fills as it renames resources. Names in between are not compared, as in kustomize.
+//! - **The namespace compared is the effective namespace**: `_non_namespaceable_` for the
+//!   cluster-scoped kinds kustomize knows (see [`is_cluster_scoped`]), else `default` when the
+//!   namespace is empty, else the namespace. So `namespace: default` selects namespaced
+//!   resources without a namespace (and unknown kinds, which count as namespaced), but no
+//!   ClusterRole; `namespace: .*` selects ClusterRoles too.
+//! - **Selectors** (see [`crate::selector`]) are matched against labels and annotations.
+//!
+//! Rust's `regex` and Go's `regexp` both implement RE2 syntax with matching in linear time, and
+//! they agree on the ASCII text Kubernetes names are made of. Where they differ:
+//! - `\d`, `\w`, `\s` and `\b` are Unicode-aware here and ASCII-only in Go (on ASCII input they
+//!   agree, except that `\s` also matches a vertical tab here);
+//! - some syntax means something else: `[a-z&&b]` is an intersection here (only `b`) and in Go
+//!   a class of `a`-`z` and `&`; `\<` and `\>` are word boundaries here, literal `<`, `>` in Go;
+//! - only Rust's `regex` accepts `(?x)`, nested repetitions (`a**`) and repetition counts over
+//!   1000; only Go accepts `\Q...\E`, octal escapes (`\101`) and nesting deeper than 250 groups;
+//! - a pattern whose compiled form exceeds [`REGEX_SIZE_LIMIT`] bytes is an error here, so a
+//!   hostile pattern cannot take unbounded memory. Unicode classes are large (`\w` alone is
+//!   about 50 KB), so `[\w-]{1,63}` fits but `\w{100}` does not.
+//!
+//! This module knows nothing of YAML and does no I/O: the caller describes each resource with
+//! plain strings.
+
+use std::fmt;
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+use crate::selector::{self, Selector};
+
+/// The largest compiled size, in bytes, of one target pattern (`RegexBuilder::size_limit`).
+pub const REGEX_SIZE_LIMIT: usize = 4 << 20;
+
+/// The effective namespace of a namespaced resource that has no namespace.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// The effective namespace of a cluster-scoped resource: kustomize's placeholder, which a
+/// namespace pattern can match like any other string (`.*` does, `default` does not).
+pub const CLUSTER_SCOPED_NAMESPACE: &str = "_non_namespaceable_";
+
+/// kustomize's build annotation listing a resource's earlier names, oldest first, joined by `,`.
+pub const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
+
+/// kustomize's build annotation listing a resource's earlier namespaces (effective ones), in the
+/// same order as [`PREVIOUS_NAMES`].
+pub const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
+
+/// kustomize's build annotation listing a resource's earlier kinds, in the same order as
+/// [`PREVIOUS_NAMES`].
+pub const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
+
+/// A patch target as written in the functionConfig (and in kustomize's `patches[].target`).
+///
+/// Every field is optional; an absent or empty field places no condition. The five first are
+/// regular expressions (anchored when compiled), the two last are label selector strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TargetSpec {
+    /// API group (the part of `apiVersion` before `/`; empty for the core group).
+    pub group: Option<String>,
+    /// API version (the part of `apiVersion` after `/`, or all of it).
+    pub version: Option<String>,
+    /// Kind.
+    pub kind: Option<String>,
+    /// `metadata.name`, current or original.
+    pub name: Option<String>,
+    /// Effective namespace, current or original.
+    pub namespace: Option<String>,
+    /// A label selector over `metadata.labels`.
+    pub label_selector: Option<String>,
+    /// A label selector over `metadata.annotations`.
+    pub annotation_selector: Option<String>,
+}
+
+/// A compiled [`TargetSpec`]: anchored regular expressions and parsed selectors.
+///
+/// [`Target::default`] selects every resource, like `target: {}`.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    spec: TargetSpec,
+    group: Option<Regex>,
+    version: Option<Regex>,
+    kind: Option<Regex>,
+    name: Option<Regex>,
+    namespace: Option<Regex>,
+    label_selector: Selector,
+    annotation_selector: Selector,
+}
+
+/// A field of a [`TargetSpec`], named as the user writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetField {
+    /// `group`
+    Group,
+    /// `version`
+    Version,
+    /// `kind`
+    Kind,
+    /// `name`
+    Name,
+    /// `namespace`
+    Namespace,
+    /// `labelSelector`
+    LabelSelector,
+    /// `annotationSelector`
+    AnnotationSelector,
+}
+
+/// Why a [`TargetSpec`] does not compile: the field, and what is wrong with it.
+///
+/// Displays as `name: invalid regex "*foo": repetition operator missing expression`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {kind}")]
+pub struct TargetError {
+    /// The field at fault.
+    pub field: TargetField,
+    /// What is wrong with it.
+    pub kind: TargetErrorKind,
+}
+
+/// What is wrong with a field of a [`TargetSpec`]. Long patterns are shortened in messages.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetErrorKind {
+    /// The pattern is not a valid regular expression.
+    #[error("invalid regex {}: {message}", Abbrev(.pattern))]
+    InvalidRegex {
+        /// The pattern as written.
+        pattern: String,
+        /// The regex parser's explanation.
+        message: String,
+    },
+    /// The compiled pattern would exceed [`REGEX_SIZE_LIMIT`].
+    #[error("regex {} is too large: compiled, it exceeds {limit} bytes", Abbrev(.pattern))]
+    RegexTooLarge {
+        /// The pattern as written.
+        pattern: String,
+        /// The limit it exceeds, in bytes.
+        limit: usize,
+    },
+    /// The selector string does not parse.
+    #[error("invalid selector {}: {source}", Abbrev(.selector))]
+    InvalidSelector {
+        /// The selector as written.
+        selector: String,
+        /// The parse error.
+        source: selector::ParseError,
+    },
+}
+
+/// A resource as a [`Target`] sees it: plain strings, no YAML.
+///
+/// `group` and `version` are `apiVersion` split at its first `/` (see [`split_api_version`]);
+/// `namespace` is `metadata.namespace`, empty when absent. Labels and annotations are
+/// `(key, value)` pairs; when a key repeats, the first pair counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceView<'a> {
+    /// API group, empty for the core group.
+    pub group: &'a str,
+    /// API version.
+    pub version: &'a str,
+    /// Kind.
+    pub kind: &'a str,
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// `metadata.namespace`, empty when absent.
+    pub namespace: &'a str,
+    /// `metadata.labels`.
+    pub labels: &'a [(&'a str, &'a str)],
+    /// `metadata.annotations`, including kustomize's build annotations if any.
+    pub annotations: &'a [(&'a str, &'a str)],
+}
+
+/// The identity a resource had before kustomize first renamed it, read from the build
+/// annotations [`PREVIOUS_NAMES`], [`PREVIOUS_NAMESPACES`] and [`PREVIOUS_KINDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OriginalId<'a> {
+    /// The original kind.
+    pub kind: &'a str,
+    /// The original name.
+    pub name: &'a str,
+    /// The original namespace as recorded (kustomize records effective namespaces).
+    pub namespace: &'a str,
+}
+
+/// kustomize's build annotations disagree on how many earlier identities there were. kustomize
+/// itself panics on such a resource; here it is an error the caller can report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "annotations {PREVIOUS_NAMES}, {PREVIOUS_NAMESPACES} and {PREVIOUS_KINDS} list {names}, \
+     {namespaces} and {kinds} entries; they must list as many"
+)]
+pub struct PreviousIdsError {
+    /// Entries in [`PREVIOUS_NAMES`].
+    pub names: usize,
+    /// Entries in [`PREVIOUS_NAMESPACES`] (1 when absent, as in kustomize).
+    pub namespaces: usize,
+    /// Entries in [`PREVIOUS_KINDS`] (1 when absent, as in kustomize).
+    pub kinds: usize,
+}
+
+/// Kinds that kustomize treats as cluster-scoped, by `(group, version, kind)`: the entries marked
+/// not namespaced in kyaml's `openapi.precomputedIsNamespaceScoped`, which follows its built-in
+/// Kubernetes v1.21.2 schema. kustomize looks kinds up by full apiVersion, so a version missing
+/// here (`rbac.authorization.k8s.io/v1alpha1` ClusterRole) counts as namespaced.
+const CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1beta1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1beta1",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicy",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+    (
+        "apiextensions.k8s.io",
+        "v1beta1",
+        "CustomResourceDefinition",
+    ),
+    ("apiregistration.k8s.io", "v1", "APIService"),
+    ("apiregistration.k8s.io", "v1beta1", "APIService"),
+    ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
+    (
+        "certificates.k8s.io",
+        "v1beta1",
+        "CertificateSigningRequest",
+    ),
+    ("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema"),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta1",
+        "PriorityLevelConfiguration",
+    ),
+    ("networking.k8s.io", "v1", "IngressClass"),
+    ("networking.k8s.io", "v1beta1", "IngressClass"),
+    ("node.k8s.io", "v1", "RuntimeClass"),
+    ("node.k8s.io", "v1beta1", "RuntimeClass"),
+    ("policy", "v1beta1", "PodSecurityPolicy"),
+    ("rbac.authorization.k8s.io", "v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io", "v1beta1", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding"),
+    ("scheduling.k8s.io", "v1", "PriorityClass"),
+    ("scheduling.k8s.io", "v1beta1", "PriorityClass"),
+    ("storage.k8s.io", "v1", "CSIDriver"),
+    ("storage.k8s.io", "v1", "CSINode"),
+    ("storage.k8s.io", "v1", "StorageClass"),
+    ("storage.k8s.io", "v1", "VolumeAttachment"),
+    ("storage.k8s.io", "v1beta1", "CSIDriver"),
+    ("storage.k8s.io", "v1beta1", "CSINode"),
+    ("storage.k8s.io", "v1beta1", "StorageClass"),
+    ("storage.k8s.io", "v1beta1", "VolumeAttachment"),
+    ("", "v1", "ComponentStatus"),
+    ("", "v1", "Namespace"),
+    ("", "v1", "Node"),
+    ("", "v1", "NodeProxyOptions"),
+    ("", "v1", "PersistentVolume"),
+];
+
+/// Whether kustomize treats this kind as cluster-scoped (its effective namespace is then
+/// [`CLUSTER_SCOPED_NAMESPACE`]). The version matters, as in kustomize; kinds it does not know,
+/// custom resources included, are namespaced.
+pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
+    CLUSTER_SCOPED
+        .iter()
+        .any(|&(g, v, k)| (g, v, k) == (group, version, kind))
+}
+
+/// Splits an `apiVersion` into group and version at its first `/`, as kustomize does: `v1` is
+/// `("", "v1")`, `apps/v1` is `("apps", "v1")`.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+impl Target {
+    /// Compiles a spec: anchors and compiles the patterns, parses the selectors. The first
+    /// field that fails, in the order of [`TargetSpec`]'s fields, is reported.
+    pub fn compile(spec: &TargetSpec) -> Result<Target, TargetError> {
+        Ok(Target {
+            spec: spec.clone(),
+            group: pattern(TargetField::Group, spec.group.as_deref())?,
+            version: pattern(TargetField::Version, spec.version.as_deref())?,
+            kind: pattern(TargetField::Kind, spec.kind.as_deref())?,
+            name: pattern(TargetField::Name, spec.name.as_deref())?,
+            namespace: pattern(TargetField::Namespace, spec.namespace.as_deref())?,
+            label_selector: selector(TargetField::LabelSelector, spec.label_selector.as_deref())?,
+            annotation_selector: selector(
+                TargetField::AnnotationSelector,
+                spec.annotation_selector.as_deref(),
+            )?,
+        })
+    }
+
+    /// The spec this target was compiled from.
+    pub fn spec(&self) -> &TargetSpec {
+        &self.spec
+    }
+
+    /// Whether this target selects the resource, by kustomize's rules (see the module doc).
+    ///
+    /// Fails only when the resource's build annotations are inconsistent
+    /// ([`ResourceView::original_id`]); they are read for every resource, whatever the target,
+    /// as kustomize does.
+    pub fn matches(&self, resource: &ResourceView<'_>) -> Result<bool, PreviousIdsError> {
+        let original = resource.original_id()?;
+        let current_namespace = resource.effective_namespace();
+        let (original_name, original_namespace) = match original {
+            Some(id) => (id.name, id.effective_namespace()),
+            None => (resource.name, current_namespace),
+        };
+        Ok((is_match(&self.namespace, original_namespace)
+            || is_match(&self.namespace, current_namespace))
+            && (is_match(&self.name, original_name) || is_match(&self.name, resource.name))
+            && is_match(&self.group, resource.group)
+            && is_match(&self.version, resource.version)
+            && is_match(&self.kind, resource.kind)
+            && self.label_selector.matches(|k| resource.label(k))
+            && self.annotation_selector.matches(|k| resource.annotation(k)))
+    }
+}
+
+impl<'a> ResourceView<'a> {
+    /// The value of a label.
+    pub fn label(&self, key: &str) -> Option<&'a str> {
+        lookup(self.labels, key)
+    }
+
+    /// The value of an annotation.
+    pub fn annotation(&self, key: &str) -> Option<&'a str> {
+        lookup(self.annotations, key)
+    }
+
+    /// Whether kustomize treats this resource's kind as cluster-scoped.
+    pub fn is_cluster_scoped(&self) -> bool {
+        is_cluster_scoped(self.group, self.version, self.kind)
+    }
+
+    /// The namespace targets compare: [`CLUSTER_SCOPED_NAMESPACE`] for a cluster-scoped kind
+    /// (whatever its `metadata.namespace`), [`DEFAULT_NAMESPACE`] for an empty namespace,
+    /// otherwise the namespace (kustomize's `ResId.EffectiveNamespace`).
+    pub fn effective_namespace(&self) -> &'a str {
+        if self.is_cluster_scoped() {
+            CLUSTER_SCOPED_NAMESPACE
+        } else if self.namespace.is_empty() {
+            DEFAULT_NAMESPACE
+        } else {
+            self.namespace
+        }
+    }
+
+    /// The resource's original identity: the first entry of each build annotation, or `None`
+    /// when [`PREVIOUS_NAMES`] is absent. An absent [`PREVIOUS_NAMESPACES`] or [`PREVIOUS_KINDS`]
+    /// counts as one empty entry, as in kustomize; differing entry counts are an error.
+    pub fn original_id(&self) -> Result<Option<OriginalId<'a>>, PreviousIdsError> {
+        let Some(names) = self.annotation(PREVIOUS_NAMES) else {
+            return Ok(None);
+        };
+        let namespaces = self.annotation(PREVIOUS_NAMESPACES).unwrap_or("");
+        let kinds = self.annotation(PREVIOUS_KINDS).unwrap_or("");
+        let count = |s: &str| s.split(',').count();
+        let (n, ns, k) = (count(names), count(namespaces), count(kinds));
+        if n != ns || n != k {
+            return Err(PreviousIdsError {
+                names: n,
+                namespaces: ns,
+                kinds: k,
+            });
+        }
+        let first = |s: &'a str| s.split(',').next().unwrap_or("");
+        Ok(Some(OriginalId {
+            kind: first(kinds),
+            name: first(names),
+            namespace: first(namespaces),
+        }))
+    }
+}
+
+impl<'a> OriginalId<'a> {
+    /// The namespace targets compare: [`DEFAULT_NAMESPACE`] for an empty namespace, otherwise
+    /// the namespace as recorded. kustomize builds this identity without scope information, so
+    /// a cluster-scoped resource keeps the [`CLUSTER_SCOPED_NAMESPACE`] that was recorded for it.
+    pub fn effective_namespace(&self) -> &'a str {
+        if self.namespace.is_empty() {
+            DEFAULT_NAMESPACE
+        } else {
+            self.namespace
+        }
+    }
+}
+
+impl TargetField {
+    /// The field's name as the user writes it (`labelSelector`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetField::Group => "group",
+            TargetField::Version => "version",
+            TargetField::Kind => "kind",
+            TargetField::Name => "name",
+            TargetField::Namespace => "namespace",
+            TargetField::LabelSelector => "labelSelector",
+            TargetField::AnnotationSelector => "annotationSelector",
+        }
+    }
+}
+
+impl fmt::Display for TargetField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Prints the fields that are set, in flow style: `{kind: Deployment, name: web-.*}`, or `{}`.
+/// Values that YAML would misread are double-quoted.
+impl fmt::Display for TargetSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fields = [
+            (TargetField::Group, &self.group),
+            (TargetField::Version, &self.version),
+            (TargetField::Kind, &self.kind),
+            (TargetField::Name, &self.name),
+            (TargetField::Namespace, &self.namespace),
+            (TargetField::LabelSelector, &self.label_selector),
+            (TargetField::AnnotationSelector, &self.annotation_selector),
+        ];
+        f.write_str("{")?;
+        let set = fields
+            .iter()
+            .filter_map(|(field, v)| Some((field, v.as_deref().filter(|v| !v.is_empty())?)));
+        for (i, (field, value)) in set.enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            if is_plain(value) {
+                write!(f, "{field}: {value}")?;
+            } else {
+                write!(f, "{field}: {value:?}")?;
+            }
+        }
+        f.write_str("}")
+    }
+}
+
+/// Prints like its [`TargetSpec`].
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.spec.fmt(f)
+    }
+}
+
+/// Whether a value can be printed unquoted inside a YAML flow mapping.
+fn is_plain(s: &str) -> bool {
+    let starts_ok = s
+        .chars()
+        .next()
+        .is_some_and(|c| !"-?:,[]{}#&*!|>'\"%@`".contains(c));
+    starts_ok
+        && s.trim() == s
+        && !s.contains(|c: char| ",[]{}".contains(c) || c.is_control())
+        && !s.contains(": ")
+        && !s.contains(" #")
+}
+
+fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
+    pairs.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
+}
+
+/// An absent pattern matches everything.
+fn is_match(re: &Option<Regex>, s: &str) -> bool {
+    re.as_ref().is_none_or(|re| re.is_match(s))
+}
+
+/// Compiles a pattern as kustomize does: `^(?:PATTERN)$`; absent or empty means "any".
+fn pattern(field: TargetField, pattern: Option<&str>) -> Result<Option<Regex>, TargetError> {
+    let Some(p) = pattern.filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let compiled = RegexBuilder::new(&format!("^(?:{p})$"))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build();
+    let pattern = p.to_string();
+    compiled.map(Some).map_err(|e| {
+        let kind = match e {
+            regex::Error::CompiledTooBig(limit) => {
+                TargetErrorKind::RegexTooLarge { pattern, limit }
+            }
+            regex::Error::Syntax(text) => TargetErrorKind::InvalidRegex {
+                pattern,
+                message: syntax_message(&text),
+            },
+            other => TargetErrorKind::InvalidRegex {
+                pattern,
+                message: other.to_string(),
+            },
+        };
+        TargetError { field, kind }
+    })
+}
+
+/// The regex crate formats a syntax error as several lines (the anchored pattern, a caret line
+/// and `error: MESSAGE`); keep the message, which is what a user can act on.
+fn syntax_message(text: &str) -> String {
+    let message = text
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix("error: "));
+    message.unwrap_or(text).trim().to_string()
+}
+
+/// Parses a selector; absent means "everything", like the empty string.
+fn selector(field: TargetField, s: Option<&str>) -> Result<Selector, TargetError> {
+    let Some(s) = s else {
+        return Ok(Selector::default());
+    };
+    s.parse().map_err(|source| TargetError {
+        field,
+        kind: TargetErrorKind::InvalidSelector {
+            selector: s.to_string(),
+            source,
+        },
+    })
+}
+
+/// Shortens a user string for an error message, quoted.
+struct Abbrev<'a>(&'a str);
+
+impl fmt::Display for Abbrev<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MAX_CHARS: usize = 80;
+        match self.0.char_indices().nth(MAX_CHARS) {
+            Some((cut, _)) => {
+                let head = self.0.get(..cut).unwrap_or_default();
+                write!(f, "{head:?}... ({} bytes)", self.0.len())
+            }
+            None => write!(f, "{:?}", self.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> Option<String> {
+        Some(x.to_string())
+    }
+
+    /// A spec with one field set.
+    fn one(field: TargetField, value: &str) -> TargetSpec {
+        let mut spec = TargetSpec::default();
+        let slot = match field {
+            TargetField::Group => &mut spec.group,
+            TargetField::Version => &mut spec.version,
+            TargetField::Kind => &mut spec.kind,
+            TargetField::Name => &mut spec.name,
+            TargetField::Namespace => &mut spec.namespace,
+            TargetField::LabelSelector => &mut spec.label_selector,
+            TargetField::AnnotationSelector => &mut spec.annotation_selector,
+        };
+        *slot = s(value);
+        spec
+    }
+
+    fn compile(spec: &TargetSpec) -> Target {
+        Target::compile(spec).unwrap()
+    }
+
+    fn compile_err(spec: &TargetSpec) -> String {
+        Target::compile(spec).unwrap_err().to_string()
+    }
+
+    fn view<'a>(
+        api_version: &'a str,
+        kind: &'a str,
+        namespace: &'a str,
+        name: &'a str,
+    ) -> ResourceView<'a> {
+        let (group, version) = split_api_version(api_version);
+        ResourceView {
+            group,
+            version,
+            kind,
+            name,
+            namespace,
+            ..ResourceView::default()
+        }
+    }
+
+    fn selects(spec: &TargetSpec, resource: &ResourceView<'_>) -> bool {
+        compile(spec).matches(resource).unwrap()
+    }
+
+    const DEPLOY: (&str, &str) = ("apps/v1", "Deployment");
+    const CLUSTER_ROLE: (&str, &str) = ("rbac.authorization.k8s.io/v1", "ClusterRole");
+    const WIDGET: (&str, &str) = ("example.com/v1", "Widget");
+
+    #[test]
+    fn patterns_are_anchored() {
+        use TargetField::*;
+        let cases: &[(TargetField, &str, &str, bool)] = &[
+            (Name, "web", "web", true),
+            (Name, "eb", "web", false),
+            (Name, "we", "web", false),
+            (Name, "web.*", "web", true),
+            (Name, "web.*", "web-2", true),
+            (Name, "web|api", "api", true),
+            (Name, "web|api", "webapi", false),
+            (Name, "", "anything", true),
+            // Not a glob: `foo*` is `fo` then any number of `o`.
+            (Name, "foo*", "fo", true),
+            (Name, "foo*", "foooo", true),
+            (Name, "foo*", "foobar", false),
+            // The pattern is pasted between `^(?:` and `)$`, as in kustomize.
+            (Name, "a)|(b", "abc", true),
+            (Name, "a)|(b", "cab", true),
+            (Name, "a)|(b", "cat", false),
+            (Kind, "Deploy.*", "Deployment", true),
+            (Kind, "deployment", "Deployment", false),
+            (Kind, "(?i)deployment", "Deployment", true),
+            (Kind, "Deploy", "Deployment", false),
+            (Group, "apps", "apps", true),
+            (Group, "app", "apps", false),
+            (Group, "apps", "", false),
+            (Version, "v1.*", "v1beta1", true),
+            (Version, "v1", "v1beta1", false),
+            (Namespace, "prod|staging", "staging", true),
+            (Namespace, "prod", "production", false),
+        ];
+        for &(field, pattern, value, want) in cases {
+            let mut r = view("example.com/v1", "Widget", "ns", "n");
+            match field {
+                Group => r.group = value,
+                Version => r.version = value,
+                Kind => r.kind = value,
+                Name => r.name = value,
+                _ => r.namespace = value,
+            }
+            assert_eq!(
+                selects(&one(field, pattern), &r),
+                want,
+                "{field}: {pattern:?} on {value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn absent_and_empty_fields_select_everything() {
+        let resources = [
+            view(DEPLOY.0, DEPLOY.1, "", "web"),
+            view(CLUSTER_ROLE.0, CLUSTER_ROLE.1, "", "admin"),
+            view("v1", "Namespace", "", "prod"),
+            view("", "", "", ""),
+        ];
+        let empty = TargetSpec {
+            group: s(""),
+            version: s(""),
+            kind: s(""),
+            name: s(""),
+            namespace: s(""),
+            label_selector: s(""),
+            annotation_selector: s(" "),
+        };
+        for r in &resources {
+            assert!(selects(&TargetSpec::default(), r), "{r:?}");
+            assert!(selects(&empty, r), "{r:?}");
+            assert_eq!(Target::default().matches(r), Ok(true), "{r:?}");
+        }
+    }
+
+    #[test]
+    fn namespace_is_the_effective_namespace() {
+        let cases: &[((&str, &str), &str, &str, bool)] = &[
+            (DEPLOY, "", "default", true),
+            (DEPLOY, "default", "default", true),
+            (DEPLOY, "prod", "default", false),
+            (DEPLOY, "prod", "prod", true),
+            (DEPLOY, "", "", true), // no pattern
+            // Unknown kinds count as namespaced.
+            (WIDGET, "", "default", true),
+            (WIDGET, "", "_non_namespaceable_", false),
+            // Cluster-scoped kinds have kustomize's placeholder, whatever metadata.namespace says.
+            (CLUSTER_ROLE, "", "default", false),
+            (CLUSTER_ROLE, "", ".*", true),
+            (CLUSTER_ROLE, "", "_non_namespaceable_", true),
+            (CLUSTER_ROLE, "prod", "prod", false),
+            (CLUSTER_ROLE, "prod", "default", false),
+            (("v1", "Namespace"), "", "default", false),
+            (("v1", "Namespace"), "", ".*", true),
+            // kustomize looks kinds up by apiVersion: this version is not in its table.
+            (
+                ("rbac.authorization.k8s.io/v1alpha1", "ClusterRole"),
+                "",
+                "default",
+                true,
+            ),
+            (("v2", "Namespace"), "", "default", true),
+        ];
+        for &((api_version, kind), namespace, pattern, want) in cases {
+            let r = view(api_version, kind, namespace, "x");
+            let spec = one(TargetField::Namespace, pattern);
+            assert_eq!(
+                selects(&spec, &r),
+                want,
+                "{api_version} {kind} in {namespace:?}: {pattern:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn gvk_combined() {
+        let spec = TargetSpec {
+            group: s("apps"),
+            version: s("v1"),
+            kind: s("Deploy.*"),
+            name: s("web.*"),
+            ..TargetSpec::default()
+        };
+        let cases: &[(ResourceView<'_>, bool)] = &[
+            (view("apps/v1", "Deployment", "", "web"), true),
+            (view("apps/v1", "Deployment", "prod", "web-2"), true),
+            (view("apps/v1beta1", "Deployment", "", "web"), false),
+            (view("extensions/v1", "Deployment", "", "web"), false),
+            (view("apps/v1", "StatefulSet", "", "web"), false),
+            (view("apps/v1", "Deployment", "", "api"), false),
+        ];
+        for (r, want) in cases {
+            assert_eq!(selects(&spec, r), *want, "{r:?}");
+        }
+    }
+
+    /// kustomize's build annotations for a resource renamed twice (`web` -> `p-web` -> `p-web-s`)
+    /// and moved from no namespace to `prod`.
+    const RENAMED: &[(&str, &str)] = &[
+        (PREVIOUS_NAMES, "web,p-web"),
+        (PREVIOUS_NAMESPACES, "default,default"),
+        (PREVIOUS_KINDS, "Deployment,Deployment"),
+    ];
+
+    #[test]
+    fn names_and_namespaces_match_the_original_too() {
+        let mut r = view(DEPLOY.0, DEPLOY.1, "prod", "p-web-s");
+        r.annotations = RENAMED;
+        let cases: &[(TargetField, &str, bool)] = &[
+            (TargetField::Name, "p-web-s", true),
+            (TargetField::Name, "web", true),
+            (TargetField::Name, "p-web", false), // only the oldest name counts
+            (TargetField::Name, "other", false),
+            (TargetField::Namespace, "prod", true),
+            (TargetField::Namespace, "default", true),
+            (TargetField::Namespace, "staging", false),
+        ];
+        for &(field, pattern, want) in cases {
+            assert_eq!(
+                selects(&one(field, pattern), &r),
+                want,
+                "{field}: {pattern:?}"
+            );
+        }
+        // Name and namespace are checked separately: the original name with the current
+        // namespace is selected.
+        let spec = TargetSpec {
+            name: s("web"),
+            namespace: s("prod"),
+            ..TargetSpec::default()
+        };
+        assert!(selects(&spec, &r));
+    }
+
+    #[test]
+    fn original_identity_details() {
+        // The kind only ever matches the current kind.
+        let mut r = view("apps/v1", "StatefulSet", "", "db");
+        let annotations = [
+            (PREVIOUS_NAMES, "old-db"),
+            (PREVIOUS_NAMESPACES, ""),
+            (PREVIOUS_KINDS, "Deployment"),
+        ];
+        r.annotations = &annotations;
+        assert!(!selects(&one(TargetField::Kind, "Deployment"), &r));
+        assert!(selects(&one(TargetField::Name, "old-db"), &r));
+        // An empty recorded namespace counts as `default`.
+        assert!(selects(&one(TargetField::Namespace, "default"), &r));
+
+        // A cluster-scoped resource keeps the placeholder it was recorded with...
+        let mut cr = view(CLUSTER_ROLE.0, CLUSTER_ROLE.1, "", "p-admin");
+        let recorded = [
+            (PREVIOUS_NAMES, "admin"),
+            (PREVIOUS_NAMESPACES, "_non_namespaceable_"),
+            (PREVIOUS_KINDS, "ClusterRole"),
+        ];
+        cr.annotations = &recorded;
+        assert!(!selects(&one(TargetField::Namespace, "default"), &cr));
+        // ...but the original identity is built without scope information, as in kustomize.
+        let unrecorded = [(PREVIOUS_NAMES, "admin")];
+        cr.annotations = &unrecorded;
+        assert!(selects(&one(TargetField::Namespace, "default"), &cr));
+
+        // Only previousNames makes an original identity.
+        let no_names = [(PREVIOUS_NAMESPACES, "a"), (PREVIOUS_KINDS, "K")];
+        r.annotations = &no_names;
+        assert_eq!(r.original_id(), Ok(None));
+        let names_only = [(PREVIOUS_NAMES, "a")];
+        r.annotations = &names_only;
+        assert_eq!(
+            r.original_id(),
+            Ok(Some(OriginalId {
+                kind: "",
+                name: "a",
+                namespace: ""
+            }))
+        );
+    }
+
+    #[test]
+    fn inconsistent_build_annotations_are_an_error() {
+        let mut r = view(DEPLOY.0, DEPLOY.1, "", "web");
+        let bad = [
+            (PREVIOUS_NAMES, "a,b"),
+            (PREVIOUS_NAMESPACES, "x"),
+            (PREVIOUS_KINDS, "K,K"),
+        ];
+        r.annotations = &bad;
+        let err = PreviousIdsError {
+            names: 2,
+            namespaces: 1,
+            kinds: 2,
+        };
+        assert_eq!(Target::default().matches(&r), Err(err.clone()));
+        assert_eq!(
+            compile(&one(TargetField::Kind, "Nope")).matches(&r),
+            Err(err.clone())
+        );
+        assert_eq!(
+            err.to_string(),
+            "annotations internal.config.kubernetes.io/previousNames, \
+             internal.config.kubernetes.io/previousNamespaces and \
+             internal.config.kubernetes.io/previousKinds list 2, 1 and 2 entries; \
+             they must list as many"
+        );
+        let missing = [(PREVIOUS_NAMES, "a,b")];
+        r.annotations = &missing;
+        assert_eq!(
+            r.original_id(),
+            Err(PreviousIdsError {
+                names: 2,
+                namespaces: 1,
+                kinds: 1
+            })
+        );
+    }
+
+    #[test]
+    fn label_and_annotation_selectors() {
+        let web_labels = [("app", "web"), ("tier", "fe")];
+        let web2_labels = [("app", "web2")];
+        let be_labels = [("app", "web"), ("tier", "be")];
+        let team = [("team", "a"), ("example.com/owner", "x")];
+        let mk = |labels, annotations| ResourceView {
+            labels,
+            annotations,
+            ..view(DEPLOY.0, DEPLOY.1, "", "n")
+        };
+        let cases: &[(TargetSpec, ResourceView<'_>, bool)] = &[
+            (
+                one(TargetField::LabelSelector, "app in (web,web2),tier!=be"),
+                mk(&web_labels, &[]),
+                true,
+            ),
+            (
+                one(TargetField::LabelSelector, "app in (web,web2),tier!=be"),
+                mk(&web2_labels, &[]),
+                true,
+            ),
+            (
+                one(TargetField::LabelSelector, "app in (web,web2),tier!=be"),
+                mk(&be_labels, &[]),
+                false,
+            ),
+            (
+                one(TargetField::LabelSelector, "team"),
+                mk(&web_labels, &team),
+                false,
+            ),
+            (
+                one(TargetField::AnnotationSelector, "team"),
+                mk(&web_labels, &team),
+                true,
+            ),
+            (
+                one(TargetField::AnnotationSelector, "team"),
+                mk(&web_labels, &[]),
+                false,
+            ),
+            (
+                one(TargetField::AnnotationSelector, "team=a,example.com/owner"),
+                mk(&[], &team),
+                true,
+            ),
+            (
+                one(TargetField::AnnotationSelector, "!team"),
+                mk(&[], &team),
+                false,
+            ),
+            (
+                one(TargetField::AnnotationSelector, "app"),
+                mk(&web_labels, &[]),
+                false,
+            ),
+        ];
+        for (spec, r, want) in cases {
+            assert_eq!(selects(spec, r), *want, "{spec} on {r:?}");
+        }
+    }
+
+    #[test]
+    fn compile_errors_name_the_field() {
+        use TargetField::*;
+        let cases: &[(TargetField, &str, &str)] = &[
+            (Name, "*foo", "name: invalid regex \"*foo\": repetition operator missing expression"),
+            (Group, "(", "group: invalid regex \"(\": unclosed group"),
+            (
+                Version,
+                "v[2-1]",
+                "version: invalid regex \"v[2-1]\": invalid character class range, \
+                 the start must be <= the end",
+            ),
+            (Kind, r"\pFoo", r#"kind: invalid regex "\\pFoo": Unicode property not found"#),
+            (
+                Namespace,
+                r"(a)\1",
+                r#"namespace: invalid regex "(a)\\1": backreferences are not supported"#,
+            ),
+            (
+                Name,
+                "(?=a)",
+                "name: invalid regex \"(?=a)\": look-around, including look-ahead and look-behind, \
+                 is not supported",
+            ),
+            (
+                LabelSelector,
+                "env in (prod",
+                "labelSelector: invalid selector \"env in (prod\": found end of string, \
+                 expected ',' or ')' (at offset 12)",
+            ),
+            (
+                AnnotationSelector,
+                "owner=a@b.com",
+                "annotationSelector: invalid selector \"owner=a@b.com\": invalid value \"a@b.com\" \
+                 for key \"owner\": a value must be empty or consist of letters, digits, '-', '_' \
+                 and '.', and start and end with a letter or digit (at offset 6)",
+            ),
+        ];
+        for &(field, value, want) in cases {
+            assert_eq!(compile_err(&one(field, value)), want, "{field}: {value:?}");
+        }
+
+        // The first bad field in spec order is reported.
+        let spec = TargetSpec {
+            kind: s("("),
+            name: s("*"),
+            label_selector: s(","),
+            ..TargetSpec::default()
+        };
+        assert_eq!(
+            compile_err(&spec),
+            "kind: invalid regex \"(\": unclosed group"
+        );
+        let err = Target::compile(&spec).unwrap_err();
+        assert_eq!(err.field, Kind);
+        assert!(matches!(err.kind, TargetErrorKind::InvalidRegex { .. }));
+
+        // Long patterns are shortened.
+        let long = format!("({}", "a".repeat(100));
+        let want = format!(
+            "name: invalid regex \"({}\"... (101 bytes): unclosed group",
+            "a".repeat(79)
+        );
+        assert_eq!(compile_err(&one(Name, &long)), want);
+    }
+
+    #[test]
+    fn huge_patterns_are_errors() {
+        let cases = [r"\w{100}", "a{1000}{1000}", r"(\pL{63}){2}"];
+        for pattern in cases {
+            let err = Target::compile(&one(TargetField::Name, pattern)).unwrap_err();
+            assert_eq!(
+                err.kind,
+                TargetErrorKind::RegexTooLarge {
+                    pattern: pattern.into(),
+                    limit: REGEX_SIZE_LIMIT
+                },
+                "{pattern}"
+            );
+        }
+        assert_eq!(
+            compile_err(&one(TargetField::Name, r"\w{100}")),
+            r#"name: regex "\\w{100}" is too large: compiled, it exceeds 4194304 bytes"#
+        );
+        // Realistic patterns, Unicode classes included, stay well within the limit.
+        for pattern in [
+            r"[\w-]{1,63}",
+            ".{1,253}",
+            r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*",
+        ] {
+            assert!(
+                Target::compile(&one(TargetField::Name, pattern)).is_ok(),
+                "{pattern}"
+            );
+        }
+    }
+
+    #[test]
+    fn matching_takes_linear_time() {
+        // A backtracking engine needs about 2^n steps here; RE2-style engines are linear.
+        let target = compile(&one(TargetField::Name, "(a+)+$"));
+        let name = format!("{}!", "a".repeat(100_000));
+        let r = view(DEPLOY.0, DEPLOY.1, "", &name);
+        assert_eq!(target.matches(&r), Ok(false));
+        let name = "a".repeat(100_000);
+        let r = view(DEPLOY.0, DEPLOY.1, "", &name);
+        assert_eq!(target.matches(&r), Ok(true));
+    }
+
+    #[test]
+    fn cluster_scoped_kinds() {
+        let cases: &[(&str, &str, &str, bool)] = &[
+            ("rbac.authorization.k8s.io", "v1", "ClusterRole", true),
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                true,
+            ),
+            ("rbac.authorization.k8s.io", "v1", "Role", false),
+            (
+                "rbac.authorization.k8s.io",
+                "v1alpha1",
+                "ClusterRole",
+                false,
+            ),
+            ("", "v1", "Namespace", true),
+            ("", "v1", "PersistentVolume", true),
+            ("", "v1", "PersistentVolumeClaim", false),
+            ("", "v1", "ConfigMap", false),
+            ("", "", "Namespace", false),
+            (
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                true,
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingAdmissionPolicy",
+                true,
+            ),
+            ("storage.k8s.io", "v1", "StorageClass", true),
+            ("apps", "v1", "Deployment", false),
+            ("example.com", "v1", "Widget", false),
+            ("", "v1", "namespace", false),
+        ];
+        for &(group, version, kind, want) in cases {
+            assert_eq!(
+                is_cluster_scoped(group, version, kind),
+                want,
+                "{group}/{version} {kind}"
+            );
+        }
+        assert_eq!(CLUSTER_SCOPED.len(), 38);
+    }
+
+    #[test]
+    fn effective_namespaces() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            ("apps/v1", "Deployment", "", "default"),
+            ("apps/v1", "Deployment", "prod", "prod"),
+            ("example.com/v1", "Widget", "", "default"),
+            ("v1", "Node", "", "_non_namespaceable_"),
+            ("v1", "Node", "prod", "_non_namespaceable_"),
+        ];
+        for &(api_version, kind, namespace, want) in cases {
+            assert_eq!(
+                view(api_version, kind, namespace, "x").effective_namespace(),
+                want,
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn api_versions_split_at_the_first_slash() {
+        let cases = [
+            ("v1", ("", "v1")),
+            ("apps/v1", ("apps", "v1")),
+            ("a/b/c", ("a", "b/c")),
+            ("", ("", "")),
+            ("/v1", ("", "v1")),
+        ];
+        for (api_version, want) in cases {
+            assert_eq!(split_api_version(api_version), want, "{api_version:?}");
+        }
+    }
+
+    #[test]
+    fn display() {
+        let cases: &[(TargetSpec, &str)] = &[
+            (TargetSpec::default(), "{}"),
+            (
+                TargetSpec {
+                    kind: s("Deployment"),
+                    name: s("web-.*"),
+                    ..TargetSpec::default()
+                },
+                "{kind: Deployment, name: web-.*}",
+            ),
+            (
+                TargetSpec {
+                    name: s(""),
+                    namespace: s("prod|staging"),
+                    ..TargetSpec::default()
+                },
+                "{namespace: prod|staging}",
+            ),
+            (
+                TargetSpec {
+                    group: s("apps"),
+                    version: s("v1"),
+                    kind: s("Deployment"),
+                    name: s("web"),
+                    namespace: s("prod"),
+                    label_selector: s("env in (prod),tier!=cache"),
+                    annotation_selector: s("team=payments"),
+                },
+                "{group: apps, version: v1, kind: Deployment, name: web, namespace: prod, \
+                 labelSelector: \"env in (prod),tier!=cache\", annotationSelector: team=payments}",
+            ),
+            (one(TargetField::Name, "*foo"), r#"{name: "*foo"}"#),
+            (one(TargetField::Name, " web"), r#"{name: " web"}"#),
+            (one(TargetField::Name, "a: b"), r#"{name: "a: b"}"#),
+            (one(TargetField::Name, "a\"b"), r#"{name: a"b}"#),
+            (one(TargetField::Name, "x{2}"), r#"{name: "x{2}"}"#),
+            (
+                one(TargetField::LabelSelector, "!app"),
+                r#"{labelSelector: "!app"}"#,
+            ),
+        ];
+        for (spec, want) in cases {
+            assert_eq!(spec.to_string(), *want);
+        }
+        let target = compile(&TargetSpec {
+            kind: s("Deployment"),
+            name: s("web-.*"),
+            ..TargetSpec::default()
+        });
+        assert_eq!(target.to_string(), "{kind: Deployment, name: web-.*}");
+        assert_eq!(target.spec().name.as_deref(), Some("web-.*"));
+    }
+
+    #[test]
+    fn spec_deserializes_from_camel_case_only() {
+        let spec: TargetSpec = serde_json::from_str(
+            r#"{"kind": "Deployment", "labelSelector": "a=b", "annotationSelector": null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            spec,
+            TargetSpec {
+                kind: s("Deployment"),
+                label_selector: s("a=b"),
+                ..TargetSpec::default()
+            }
+        );
+        assert_eq!(
+            serde_json::from_str::<TargetSpec>("{}").unwrap(),
+            TargetSpec::default()
+        );
+        for bad in [
+            r#"{"label_selector": "a"}"#,
+            r#"{"names": "a"}"#,
+            r#"{"name": 5}"#,
+        ] {
+            assert!(serde_json::from_str::<TargetSpec>(bad).is_err(), "{bad}");
+        }
+        let err = serde_json::from_str::<TargetSpec>(r#"{"label_selector": "a"}"#).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("unknown field `label_selector`"),
+            "{err}"
+        );
+    }
+}
