@@ -1,1 +1,3 @@
 //! krm-merge: a KRM function that merges and patches the resources of a package.
+
+pub mod schema;
