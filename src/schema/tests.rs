@@ -833,3 +833,143 @@ fn comments_resolve_refs() {
 fn builtin_version_is_recorded() {
     assert_eq!(BUILTIN_KUBERNETES_VERSION, "v1.37.0");
 }
+
+// ---- the generator and the run-time loader agree --------------------------------------------
+
+/// `tools/gen_builtin_schema.py` and the OpenAPI loader derive metadata by the same rule (the
+/// generator's `derive_meta`, `ext::derive`): loading the generator's source as an OpenAPI
+/// document must answer every field exactly as the built-in tables do, and the tables must have
+/// pruned nothing that says something. Needs the source file, so it is ignored by default:
+///
+/// ```text
+/// unzip -p kubernetes_validate-1.37.0-py3-none-any.whl \
+///   kubernetes_validate/kubernetes-json-schema/v1.37.0-local/_definitions.json > /tmp/defs.json
+/// KRM_MERGE_K8S_DEFINITIONS=/tmp/defs.json cargo test --lib schema -- --ignored
+/// ```
+#[test]
+#[ignore = "needs KRM_MERGE_K8S_DEFINITIONS=<the generator's _definitions.json>"]
+fn builtin_tables_match_the_runtime_loader() {
+    let path = std::env::var("KRM_MERGE_K8S_DEFINITIONS").expect("KRM_MERGE_K8S_DEFINITIONS");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("#/$defs/", "#/definitions/");
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let mut defs = doc["$defs"].take();
+    // The generator's documented supplement: the API server defaults these key fields.
+    for port in ["ContainerPort", "ServicePort"] {
+        defs[format!("io.k8s.api.core.v1.{port}")]["properties"]["protocol"]["default"] =
+            json!("TCP");
+    }
+    let mut s = Schema::builtin();
+    s.add_openapi_v2(&json!({ "definitions": defs })).unwrap();
+
+    let mut seen = std::collections::HashSet::new();
+    let mut fields = 0;
+    for builtin::Kind(g, v, k, _) in &builtin_data::KINDS {
+        let group = builtin_data::GROUPS[usize::from(*g)];
+        let root = s.root(group, v, k);
+        assert!(
+            root.builtin.is_some() && root.openapi.is_some(),
+            "{group}/{v}/{k}"
+        );
+        let path = format!("{group}/{v}/{k}");
+        fields += compare(&s, root.builtin, root.openapi, &mut seen, &path);
+    }
+    assert!(fields > 1000, "{fields}");
+}
+
+fn compare(
+    s: &Schema,
+    b: Option<u32>,
+    o: Option<u32>,
+    seen: &mut std::collections::HashSet<(Option<u32>, u32)>,
+    path: &str,
+) -> usize {
+    let Some(o) = o else { return 0 };
+    if !seen.insert((b, o)) {
+        return 0;
+    }
+    let node = s.openapi.node(o).unwrap();
+    assert_eq!(b.is_some_and(builtin::atomic), node.atomic, "{path}");
+    let mut n = 0;
+    let slots = node.fields.iter().map(|(k, v)| (k.as_str(), v));
+    for (name, slot) in slots.chain(node.additional.iter().map(|a| ("*", a))) {
+        let found = b.and_then(|b| builtin::field(b, name));
+        let meta = found
+            .as_ref()
+            .and_then(|f| f.meta.clone())
+            .unwrap_or_default();
+        let path = format!("{path}.{name}");
+        assert_eq!(meta, slot.meta, "{path}");
+        n += 1 + compare(s, found.and_then(|f| f.target), slot.target, seen, &path);
+    }
+    n
+}
+
+// ---- no panics -----------------------------------------------------------------------------
+
+/// Every JSON pointer into `v`.
+fn pointers(v: &Value, at: String, out: &mut Vec<String>) {
+    out.push(at.clone());
+    match v {
+        Value::Object(m) => m.iter().for_each(|(k, v)| {
+            let k = k.replace('~', "~0").replace('/', "~1");
+            pointers(v, format!("{at}/{k}"), out)
+        }),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| pointers(v, format!("{at}/{i}"), out)),
+        _ => {}
+    }
+}
+
+/// Replacing any part of a valid input by a value of another shape gives `Ok` or a typed error,
+/// never a panic, and a failed load leaves the schema as it was.
+#[test]
+fn mutated_inputs_never_panic() {
+    let weird = [
+        json!(null),
+        json!(7),
+        json!("#/definitions/v1alpha1.Node"),
+        json!([]),
+        json!({}),
+        json!(true),
+        json!({"$ref": "#/definitions/v1alpha1.Node"}),
+        json!(["name", 3]),
+    ];
+    type Add = fn(&mut Schema, &Value) -> Result<(), SchemaError>;
+    let inputs: [(Value, Add); 2] = [
+        (widget_crd(), Schema::add_crd),
+        (custom_openapi(), Schema::add_openapi_v2),
+    ];
+    for (input, add) in inputs {
+        let mut paths = Vec::new();
+        pointers(&input, String::new(), &mut paths);
+        for p in &paths {
+            for w in &weird {
+                let mut v = input.clone();
+                match v.pointer_mut(p) {
+                    Some(slot) => *slot = w.clone(),
+                    None => v = w.clone(),
+                }
+                let mut s = Schema::builtin();
+                if add(&mut s, &v).is_err() {
+                    assert_eq!((s.crds.len(), s.openapi.len()), (0, 0), "{p} = {w}");
+                }
+                let (_, c) = at(&s, "example.com/v1/Widget", "spec.ports.tags");
+                let _ = s.field(c, "x");
+            }
+        }
+    }
+    for text in [
+        "#",
+        "# {",
+        "{\"items\": 3}",
+        "{\"type\": [1, {}]}",
+        "{\"x-kubernetes-list-map-keys\": []}",
+    ] {
+        let _ = field_meta_from_comment(text);
+        let _ = Schema::builtin().comment(text);
+    }
+}
