@@ -1,5 +1,10 @@
 //! krm-merge: a KRM function that merges and patches the resources of a package.
 
+pub mod align;
+pub mod krm;
+pub mod merge2;
+pub mod path;
+pub mod resource;
 pub mod schema;
 pub mod selector;
 pub mod target;

@@ -423,20 +423,35 @@ impl<'a> Node<'a> {
         self.layout_mut().blank = n;
     }
 
-    /// Makes this node and everything below it block style (flow collections become block
-    /// collections); used for output that must be block YAML whatever the input was.
+    /// Rewrites this node and everything below it in canonical block style: flow collections
+    /// become block collections, source layout and verbatim text are dropped, and quoted strings
+    /// are written plain where that reads back the same. Used for output that must be block
+    /// YAML whatever the input was (JSON in, YAML out).
     pub fn make_block(&mut self) {
         self.touch();
         match &mut self.repr {
-            Repr::Seq { items, flow, .. } => {
+            Repr::Seq { items, flow, lay } => {
                 *flow = false;
+                *lay = Layout::default();
                 items.iter_mut().for_each(Node::make_block);
             }
-            Repr::Map { entries, flow, .. } => {
+            Repr::Map { entries, flow, lay } => {
                 *flow = false;
-                entries.iter_mut().for_each(|e| e.value.make_block());
+                *lay = Layout::default();
+                for e in entries {
+                    e.key.make_block();
+                    e.value.make_block();
+                }
             }
-            Repr::Scalar { .. } | Repr::Alias { .. } => {}
+            Repr::Scalar { style, lay, .. } => {
+                if matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted)
+                    && self.ext.as_ref().is_none_or(|e| e.tag.is_none())
+                {
+                    *style = ScalarStyle::Any;
+                }
+                *lay = Layout::default();
+            }
+            Repr::Alias { lay, .. } => *lay = Layout::default(),
         }
     }
 

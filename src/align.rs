@@ -1,0 +1,107 @@
+//! Alignment: how the elements of two lists (or the fields of two maps) correspond, shared by
+//! every merge walker (merge2, merge3, apply).
+//!
+//! It answers questions and never decides an outcome: what a list's kind is (keyed, set, atomic)
+//! from the schema, a kyaml schema comment or the associative-key heuristic; what key an element
+//! has; which field metadata applies at a key.
+
+use crate::path::Seg;
+use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
+use crate::yaml::Node;
+
+/// How the elements of a list correspond.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListKind {
+    /// Replaced as a whole.
+    Atomic,
+    /// Scalars, merged as an ordered set.
+    Set,
+    /// Maps, paired by the values of all these key fields.
+    Keyed(Vec<MapKey>),
+}
+
+/// The associative keys of the merge2 and merge3 seeds, in their order.
+pub const ASSOCIATIVE_KEYS: &[&str] = &[
+    "mountPath",
+    "devicePath",
+    "ip",
+    "type",
+    "topologyKey",
+    "name",
+    "containerPort",
+];
+
+/// What the schema, or a kyaml schema comment (`# {"x-kubernetes-patch-merge-key": "name"}`)
+/// on the field in one of `sources`, says about `key` at `at`. The schema speaks first.
+pub fn field(schema: &Schema, at: Cursor, key: &str, sources: &[&Node<'_>]) -> (FieldMeta, Cursor) {
+    let (meta, cur) = schema.field(at, key);
+    if !meta.is_empty() && !cur.is_unknown() {
+        return (meta, cur);
+    }
+    for n in sources {
+        let c = n.comments();
+        let texts = c.line.iter().chain(c.head.iter()).map(|c| c.text.trim());
+        for t in texts.filter(|t| t.starts_with('{')) {
+            if let Some((m, cc)) = schema.comment(t) {
+                let meta = if meta.is_empty() { m } else { meta };
+                return (meta, cur.or(cc));
+            }
+        }
+    }
+    (meta, cur)
+}
+
+/// How lists at a field merge: the schema's (or a comment's) metadata first; then, when `infer`
+/// is on, the associative-key heuristic over all the `lists`' elements (each must be a map with
+/// the same key field, scalar-valued); otherwise atomic. `ignore` skips elements that are not
+/// data (merge2's `{$patch: ...}` list directives).
+pub fn list_kind(
+    meta: &FieldMeta,
+    infer: bool,
+    lists: &[&Node<'_>],
+    ignore: impl Fn(&Node<'_>) -> bool,
+) -> ListKind {
+    match &meta.list {
+        Some(ListMerge::Atomic) => return ListKind::Atomic,
+        Some(ListMerge::Set) => return ListKind::Set,
+        Some(ListMerge::Map { keys }) => return ListKind::Keyed(keys.clone()),
+        None => {}
+    }
+    if !infer {
+        return ListKind::Atomic;
+    }
+    let elements = || lists.iter().flat_map(|l| l.items()).filter(|i| !ignore(i));
+    if elements().next().is_none() || !elements().all(Node::is_map) {
+        return ListKind::Atomic;
+    }
+    for k in ASSOCIATIVE_KEYS {
+        if elements().all(|i| i.get(k).is_some_and(Node::is_scalar)) {
+            return ListKind::Keyed(vec![MapKey {
+                name: (*k).to_owned(),
+                default: None,
+            }]);
+        }
+    }
+    ListKind::Atomic
+}
+
+/// The key of a list element: the text of each key field, or its default when the element
+/// lacks it; `None` when a key field without default is missing.
+pub fn key_values(item: &Node<'_>, keys: &[MapKey]) -> Option<Vec<String>> {
+    keys.iter()
+        .map(|k| match item.get(&k.name) {
+            Some(v) if v.is_scalar() && !v.is_null() => v.as_str().map(str::to_owned),
+            _ => k.default.clone(),
+        })
+        .collect()
+}
+
+/// The path step naming an element by its key: `[name=app]`.
+pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
+    Seg::Key(
+        keys.iter()
+            .zip(values)
+            .map(|(k, v)| (k.name.clone(), v.clone()))
+            .collect(),
+    )
+}

@@ -1,0 +1,447 @@
+//! The KRM function wire format: a `ResourceList` (or a `List`, or a plain stream of YAML
+//! documents) read into items, and the same form written back with results.
+//!
+//! Reading accepts any `apiVersion` of `ResourceList` (`config.kubernetes.io/v1`, `v1beta1`,
+//! `v1alpha1`) and `List`, in YAML or JSON; writing always gives block YAML in the form that came
+//! in. Untouched documents of a stream are written back byte for byte.
+//!
+//! What it must not do: merge, select, or decide exit codes.
+
+use std::fmt;
+
+use crate::resource::{self, Id};
+use crate::yaml::{self, Document, Node, ParseError};
+
+/// Severity of a [`FnResult`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// Which resource a result is about.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl ResourceRef {
+    pub fn of(node: &Node<'_>) -> ResourceRef {
+        let id = Id::of(node);
+        ResourceRef {
+            api_version: id.api_version.to_owned(),
+            kind: id.kind.to_owned(),
+            name: id.name.to_owned(),
+            namespace: id.namespace.to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for ResourceRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// One entry of a ResourceList's `results` (KRM Functions Specification).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FnResult {
+    pub severity: Severity,
+    pub message: String,
+    pub resource: Option<ResourceRef>,
+    /// `field.path`, e.g. `spec.template.spec.containers[name=app].image`.
+    pub field: Option<String>,
+    /// `field.currentValue` / `field.proposedValue`, as YAML text of a scalar.
+    pub current: Option<String>,
+    pub proposed: Option<String>,
+    /// `file.path` and `file.index`.
+    pub file: Option<(String, u64)>,
+    pub tags: Vec<(String, String)>,
+}
+
+impl FnResult {
+    pub fn new(severity: Severity, message: impl Into<String>) -> Self {
+        FnResult {
+            severity,
+            message: message.into(),
+            resource: None,
+            field: None,
+            current: None,
+            proposed: None,
+            file: None,
+            tags: Vec::new(),
+        }
+    }
+
+    /// Names the resource (and its file, when kpt said where it lives).
+    pub fn about(mut self, node: &Node<'_>) -> Self {
+        self.resource = Some(ResourceRef::of(node));
+        self.file = resource::file_of(node).map(|(p, i)| (p.to_owned(), i));
+        self
+    }
+
+    pub fn at_field(mut self, path: impl Into<String>) -> Self {
+        self.field = Some(path.into());
+        self
+    }
+
+    pub fn tag(mut self, k: &str, v: impl Into<String>) -> Self {
+        self.tags.push((k.to_owned(), v.into()));
+        self
+    }
+
+    /// The result as a `results` entry.
+    pub fn to_node(&self) -> Node<'static> {
+        let mut n = Node::map();
+        n.set("message", Node::string(self.message.clone()));
+        n.set("severity", Node::string(self.severity.as_str()));
+        if let Some(r) = &self.resource {
+            let mut rr = Node::map();
+            rr.set("apiVersion", Node::string(r.api_version.clone()));
+            rr.set("kind", Node::string(r.kind.clone()));
+            rr.set("name", Node::string(r.name.clone()));
+            if !r.namespace.is_empty() {
+                rr.set("namespace", Node::string(r.namespace.clone()));
+            }
+            n.set("resourceRef", rr);
+        }
+        if let Some(path) = &self.field {
+            let mut f = Node::map();
+            f.set("path", Node::string(path.clone()));
+            if let Some(c) = &self.current {
+                f.set("currentValue", Node::string(c.clone()));
+            }
+            if let Some(p) = &self.proposed {
+                f.set("proposedValue", Node::string(p.clone()));
+            }
+            n.set("field", f);
+        }
+        if let Some((path, index)) = &self.file {
+            let mut f = Node::map();
+            f.set("path", Node::string(path.clone()));
+            if *index != 0 {
+                f.set("index", Node::plain(index.to_string()));
+            }
+            n.set("file", f);
+        }
+        if !self.tags.is_empty() {
+            let mut t = Node::map();
+            for (k, v) in &self.tags {
+                t.set(k, Node::string(v.clone()));
+            }
+            n.set("tags", t);
+        }
+        n
+    }
+}
+
+impl fmt::Display for FnResult {
+    /// One line, as stderr shows it: `error: Deployment web: spec.replicas: message`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.severity.as_str())?;
+        if let Some(r) = &self.resource {
+            write!(f, "{r}: ")?;
+        }
+        if let Some(p) = &self.field {
+            write!(f, "{p}: ")?;
+        }
+        f.write_str(&self.message.replace('\n', " "))
+    }
+}
+
+/// Where an item came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The n-th item of the input.
+    Input(usize),
+    /// Made by a patch (merge3 adds resources).
+    New,
+}
+
+/// A resource being processed.
+#[derive(Clone, Debug)]
+pub struct Item<'a> {
+    pub node: Node<'a>,
+    pub origin: Origin,
+    /// A patch was applied to it: it is written from its tree, not copied from the input.
+    pub touched: bool,
+}
+
+/// The wrapper around the items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrapper {
+    ResourceList,
+    List,
+}
+
+/// How the items came in, which is how they go out.
+#[derive(Debug)]
+pub enum Form<'a> {
+    /// A plain stream of documents; item `n` came from `docs[item_docs[n]]`, whose tree it took.
+    Stream {
+        docs: Vec<Document<'a>>,
+        item_docs: Vec<usize>,
+    },
+    /// A `ResourceList` or `List`, whose `items` were taken out; `json`: it was JSON (or flow
+    /// YAML) and is written back as block YAML.
+    Wrapped {
+        doc: Document<'a>,
+        wrapper: Wrapper,
+        json: bool,
+    },
+}
+
+/// A parsed input.
+#[derive(Debug)]
+pub struct Input<'a> {
+    pub form: Form<'a>,
+    pub items: Vec<Item<'a>>,
+}
+
+/// Input that cannot be read as resources.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("malformed YAML: {0}")]
+    Yaml(#[from] ParseError),
+    #[error("{0}")]
+    Shape(String),
+}
+
+impl<'a> Input<'a> {
+    /// Reads a ResourceList, a List, or a plain stream of documents.
+    pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
+        let mut docs = yaml::parse_stream(src)?;
+        let content: Vec<usize> = (0..docs.len())
+            .filter(|&i| docs[i].root.is_some())
+            .collect();
+        if let [only] = content[..] {
+            let wrapper = docs[only]
+                .root
+                .as_ref()
+                .and_then(|r| match r.str_at(&["kind"]) {
+                    Some("ResourceList") if r.is_map() => Some(Wrapper::ResourceList),
+                    Some("List")
+                        if r.is_map()
+                            && r.get("items").is_none_or(|i| i.is_seq() || i.is_null()) =>
+                    {
+                        Some(Wrapper::List)
+                    }
+                    _ => None,
+                });
+            if let Some(wrapper) = wrapper {
+                let mut doc = docs.swap_remove(only);
+                let Some(root) = doc.root.as_mut() else {
+                    return Err(ReadError::Shape("the ResourceList has no content".into()));
+                };
+                let json = root.is_flow();
+                let items = match root.get("items") {
+                    None => Vec::new(),
+                    Some(i) if i.is_null() => Vec::new(),
+                    Some(i) if i.is_seq() => {
+                        let list = root
+                            .get_mut("items")
+                            .and_then(Node::items_mut)
+                            .map(std::mem::take)
+                            .unwrap_or_default();
+                        list.into_iter()
+                            .enumerate()
+                            .map(|(n, node)| Item {
+                                node,
+                                origin: Origin::Input(n),
+                                touched: false,
+                            })
+                            .collect()
+                    }
+                    Some(_) => {
+                        return Err(ReadError::Shape("ResourceList items must be a list".into()))
+                    }
+                };
+                for (n, item) in items.iter().enumerate() {
+                    if !item.node.is_map() {
+                        return Err(ReadError::Shape(format!(
+                            "items[{n}] is not a resource (a mapping)"
+                        )));
+                    }
+                }
+                return Ok(Input {
+                    form: Form::Wrapped { doc, wrapper, json },
+                    items,
+                });
+            }
+        }
+        let mut items = Vec::with_capacity(content.len());
+        let mut offset = 0;
+        let mut next = 0;
+        for &i in &content {
+            offset += docs[next..i].iter().map(|d| d.text.len()).sum::<usize>();
+            next = i;
+            let Some(root) = docs[i].root.take() else {
+                continue;
+            };
+            if !root.is_map() {
+                let line = src.get(..offset).map_or(0, |s| s.matches('\n').count()) + 1;
+                return Err(ReadError::Shape(format!(
+                    "document {} (from line {line}) is not a resource (a mapping)",
+                    items.len() + 1
+                )));
+            }
+            items.push(Item {
+                node: root,
+                origin: Origin::Input(items.len()),
+                touched: false,
+            });
+        }
+        Ok(Input {
+            form: Form::Stream {
+                docs,
+                item_docs: content,
+            },
+            items,
+        })
+    }
+
+    /// The `functionConfig` of a ResourceList.
+    pub fn function_config(&self) -> Option<&Node<'a>> {
+        match &self.form {
+            Form::Wrapped { doc, .. } => doc
+                .root
+                .as_ref()
+                .and_then(|r| r.get("functionConfig"))
+                .filter(|n| !n.is_null()),
+            Form::Stream { .. } => None,
+        }
+    }
+
+    /// Whether the input is a ResourceList.
+    pub fn is_resource_list(&self) -> bool {
+        matches!(
+            self.form,
+            Form::Wrapped {
+                wrapper: Wrapper::ResourceList,
+                ..
+            }
+        )
+    }
+}
+
+/// Writes the items back in the form they came in, with `results` added to a ResourceList.
+pub fn write(form: Form<'_>, items: Vec<Item<'_>>, results: &[FnResult], out: &mut String) {
+    match form {
+        Form::Stream { docs, item_docs } => write_stream(docs, &item_docs, items, out),
+        Form::Wrapped { mut doc, json, .. } => {
+            let Some(root) = doc.root.as_mut() else {
+                return;
+            };
+            let nodes: Vec<Node<'_>> = items.into_iter().map(|i| i.node).collect();
+            if root.get("items").is_some_and(Node::is_seq) {
+                if let Some(list) = root.get_mut("items").and_then(Node::items_mut) {
+                    *list = nodes;
+                }
+            } else {
+                root.set("items", Node::seq_of(nodes));
+            }
+            if !results.is_empty() {
+                let new: Vec<Node<'_>> = results.iter().map(FnResult::to_node).collect();
+                match root.get_mut("results").and_then(Node::items_mut) {
+                    Some(list) => list.extend(new),
+                    None => {
+                        root.set("results", Node::seq_of(new));
+                    }
+                }
+            }
+            if json {
+                root.make_block();
+            }
+            yaml::emit_document(&doc, out);
+        }
+    }
+}
+
+fn write_stream(
+    docs: Vec<Document<'_>>,
+    item_docs: &[usize],
+    items: Vec<Item<'_>>,
+    out: &mut String,
+) {
+    // Items keep the input's order; a document is written from its text unless its item was
+    // touched or is gone.
+    let mut by_input: Vec<Option<Item<'_>>> = Vec::new();
+    let mut new = Vec::new();
+    for item in items {
+        match item.origin {
+            Origin::Input(n) => {
+                if by_input.len() <= n {
+                    by_input.resize_with(n + 1, || None);
+                }
+                by_input[n] = Some(item);
+            }
+            Origin::New => new.push(item),
+        }
+    }
+    let mut n = 0;
+    for (i, mut doc) in docs.into_iter().enumerate() {
+        if item_docs.get(n) != Some(&i) {
+            out.push_str(doc.text);
+            continue;
+        }
+        let item = by_input.get_mut(n).and_then(Option::take);
+        n += 1;
+        match item {
+            None => {}
+            Some(item) if !item.touched => out.push_str(doc.text),
+            Some(item) => {
+                if !out.is_empty() && !out.ends_with('\n') {
+                    out.push('\n');
+                }
+                if !out.is_empty() {
+                    doc.set_explicit_start();
+                }
+                doc.root = Some(item.node);
+                yaml::emit_document(&doc, out);
+            }
+        }
+    }
+    for item in new {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        let mut doc = Document::new(item.node);
+        if !out.is_empty() {
+            doc.set_explicit_start();
+        }
+        yaml::emit_document(&doc, out);
+    }
+}
+
+/// An empty ResourceList carrying results: what goes out when the input could not be read.
+pub fn results_only(results: &[FnResult]) -> String {
+    let mut root = Node::map();
+    root.set("apiVersion", Node::string("config.kubernetes.io/v1"));
+    root.set("kind", Node::string("ResourceList"));
+    root.set("items", Node::seq());
+    root.set(
+        "results",
+        Node::seq_of(results.iter().map(FnResult::to_node).collect()),
+    );
+    let mut out = String::new();
+    yaml::emit_document(&Document::new(root), &mut out);
+    out
+}

@@ -1,0 +1,981 @@
+//! Two-way strategic merge: a partial resource (the patch) merged into a resource, in place.
+//!
+//! The rules are kyaml's merge2 (the merge2 seed) with Kubernetes strategic-merge behaviour:
+//!
+//! * **scalars** — the patch's value replaces the resource's; `null` removes the field;
+//! * **maps** — paired by key and merged recursively; keys only in the patch are added after the
+//!   resource's keys, in the patch's order; keys only in the resource keep their value and place;
+//! * **lists** — how they merge comes from, in this order: the schema (built-in kinds, CRDs,
+//!   declarations: see [`crate::schema`]), a kyaml per-field schema comment on the field, and, with
+//!   [`Options::infer_keys`], the associative-key heuristic (a list whose elements all carry one of
+//!   `mountPath`, `devicePath`, `ip`, `type`, `topologyKey`, `name`, `containerPort`). Keyed lists
+//!   pair elements on all their keys (with key defaults, so `{containerPort: 80}` is the element
+//!   `{containerPort: 80, protocol: TCP}`); sets merge as ordered unions; other lists are
+//!   replaced. An empty patch list leaves a keyed list alone.
+//! * **directives** — `$patch: delete | replace | merge` on maps and list elements (an element
+//!   that holds only `$patch` applies to the whole list), `$retainKeys`,
+//!   `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`, with apimachinery's meaning.
+//!   Any other key starting with `$` is an error rather than a field written into the resource.
+//!
+//! Presentation: the resource keeps its key order, comments and layout; a node taken from the
+//! patch keeps the patch's comments and style; where both have a comment for the same place,
+//! the patch's wins (kyaml's rule).
+//!
+//! What it must not do: select resources, parse or write text, or look at anything but the two
+//! nodes, the schema and the options.
+
+use crate::align::{self, key_seg, key_values, ListKind};
+use crate::path::{Path, Seg};
+use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
+use crate::yaml::{Comments, Entry, Kind, Node};
+
+/// Where merged lists put elements that only the patch has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NewItems {
+    /// The resource's order is kept and new elements follow (the default).
+    #[default]
+    Append,
+    /// Elements the patch mentions come first, in the patch's order, then the others
+    /// (kustomize's order).
+    Prepend,
+}
+
+/// How to merge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub new_items: NewItems,
+    /// Pair list elements by the associative-key heuristic when nothing else says how.
+    pub infer_keys: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            new_items: NewItems::Append,
+            infer_keys: true,
+        }
+    }
+}
+
+/// What became of the resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Merged,
+    /// The patch said `$patch: delete` at its top level.
+    Deleted,
+}
+
+/// A patch that cannot be applied, and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {kind}")]
+pub struct MergeError {
+    pub path: Path,
+    pub kind: MergeErrorKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MergeErrorKind {
+    #[error("unknown patch strategy {0:?} (expected delete, replace or merge)")]
+    UnknownStrategy(String),
+    #[error("unknown directive {0:?} (known: $patch, $retainKeys, $setElementOrder/<list>, $deleteFromPrimitiveList/<list>)")]
+    UnknownDirective(String),
+    #[error("{directive} must be {expected}")]
+    BadDirective {
+        directive: String,
+        expected: &'static str,
+    },
+    #[error("list element has no merge key {0:?}")]
+    MissingKey(String),
+    #[error("{0} lists elements that are not in the patch list")]
+    OrderMismatch(String),
+    #[error("alias *{0} refers to no anchor in this resource")]
+    UnknownAlias(String),
+}
+
+impl MergeError {
+    fn new(kind: MergeErrorKind) -> Self {
+        MergeError {
+            path: Path::root(),
+            kind,
+        }
+    }
+
+    fn within(mut self, seg: Seg) -> Self {
+        self.path = self.path.within(seg);
+        self
+    }
+}
+
+/// Merges `patch` into the resource `dest`, whose kind is at `root` in `schema`.
+///
+/// `anchors` are the anchored nodes of `dest` (see [`anchors_of`]): merging into an alias
+/// replaces that alias with a copy of its anchored node, so the patch changes only this place.
+pub fn merge<'a, 'p: 'a>(
+    dest: &mut Node<'a>,
+    patch: &Node<'p>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+    anchors: &[(String, Node<'a>)],
+) -> Result<Outcome, MergeError> {
+    let m = Merger {
+        schema,
+        opts: *opts,
+        anchors,
+    };
+    match m.value(dest, patch, root, &FieldMeta::default())? {
+        Fate::Keep => Ok(Outcome::Merged),
+        Fate::Delete => Ok(Outcome::Deleted),
+    }
+}
+
+/// The anchored nodes of a tree, in document order (the last of a name wins, as in YAML).
+pub fn anchors_of<'a>(node: &Node<'a>) -> Vec<(String, Node<'a>)> {
+    let mut out = Vec::new();
+    collect_anchors(node, &mut out);
+    out
+}
+
+fn collect_anchors<'a>(node: &Node<'a>, out: &mut Vec<(String, Node<'a>)>) {
+    if let Some(a) = node.anchor() {
+        out.push((a.to_owned(), node.clone()));
+    }
+    for e in node.entries() {
+        collect_anchors(&e.key, out);
+        collect_anchors(&e.value, out);
+    }
+    for i in node.items() {
+        collect_anchors(i, out);
+    }
+}
+
+enum Fate {
+    Keep,
+    Delete,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strategy {
+    Merge,
+    Replace,
+    Delete,
+}
+
+/// The directives of a patch map.
+struct Directives<'n, 'p> {
+    strategy: Strategy,
+    retain_keys: Option<Vec<&'n str>>,
+    set_order: Vec<(&'n str, &'n Node<'p>)>,
+    delete_from: Vec<(&'n str, &'n Node<'p>)>,
+}
+
+const PATCH: &str = "$patch";
+const RETAIN_KEYS: &str = "$retainKeys";
+const SET_ORDER: &str = "$setElementOrder/";
+const DELETE_FROM: &str = "$deleteFromPrimitiveList/";
+
+fn is_directive(key: &str) -> bool {
+    key.starts_with('$')
+}
+
+fn strategy_of(value: &Node<'_>) -> Result<Strategy, MergeError> {
+    match value.as_str() {
+        Some("delete") => Ok(Strategy::Delete),
+        Some("replace") => Ok(Strategy::Replace),
+        Some("merge") => Ok(Strategy::Merge),
+        Some(other) => Err(MergeError::new(MergeErrorKind::UnknownStrategy(
+            other.to_owned(),
+        ))),
+        None => Err(MergeError::new(MergeErrorKind::BadDirective {
+            directive: PATCH.into(),
+            expected: "one of delete, replace, merge",
+        })),
+    }
+}
+
+fn directives<'n, 'p>(patch: &'n Node<'p>) -> Result<Directives<'n, 'p>, MergeError> {
+    let mut d = Directives {
+        strategy: Strategy::Merge,
+        retain_keys: None,
+        set_order: Vec::new(),
+        delete_from: Vec::new(),
+    };
+    for e in patch.entries() {
+        let Some(k) = e.key.as_str().filter(|k| is_directive(k)) else {
+            continue;
+        };
+        let err = |expected| {
+            MergeError::new(MergeErrorKind::BadDirective {
+                directive: k.to_owned(),
+                expected,
+            })
+        };
+        if k == PATCH {
+            d.strategy = strategy_of(&e.value).map_err(|er| er.within(Seg::field(k)))?;
+        } else if k == RETAIN_KEYS {
+            if !e.value.is_seq() {
+                return Err(err("a list of field names"));
+            }
+            let keys: Option<Vec<&str>> = e.value.items().iter().map(Node::as_str).collect();
+            d.retain_keys = Some(keys.ok_or_else(|| err("a list of field names"))?);
+        } else if let Some(list) = k.strip_prefix(SET_ORDER) {
+            if !e.value.is_seq() {
+                return Err(err("a list"));
+            }
+            d.set_order.push((list, &e.value));
+        } else if let Some(list) = k.strip_prefix(DELETE_FROM) {
+            if !e.value.is_seq() {
+                return Err(err("a list"));
+            }
+            d.delete_from.push((list, &e.value));
+        } else {
+            return Err(MergeError::new(MergeErrorKind::UnknownDirective(
+                k.to_owned(),
+            )));
+        }
+    }
+    Ok(d)
+}
+
+struct Merger<'s, 'x, 'a> {
+    schema: &'s Schema,
+    opts: Options,
+    anchors: &'x [(String, Node<'a>)],
+}
+
+/// The element `{$patch: X}` alone: a directive for the whole list.
+fn list_directive<'n>(item: &'n Node<'_>) -> Option<&'n Node<'n>> {
+    let es = item.entries();
+    (es.len() == 1 && es[0].key.as_str() == Some(PATCH)).then(|| &es[0].value)
+}
+
+/// A node with the patch node's presentation and no children: the start of a node built from
+/// the patch.
+fn shell<'p>(node: &Node<'p>) -> Node<'p> {
+    let mut n = node.clone();
+    if let Some(es) = n.entries_mut() {
+        es.clear();
+    } else if let Some(is) = n.items_mut() {
+        is.clear();
+    }
+    n
+}
+
+/// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
+/// spacing before it, and the comments the new node does not bring.
+fn replace<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
+    keep_comments(&mut new, dest.comments());
+    let (blank, gap) = (dest.blank_lines(), dest.layout().gap);
+    new.set_blank_lines(blank);
+    if dest.is_scalar() && new.is_scalar() {
+        new.layout_mut().gap = gap;
+    }
+    *dest = new;
+}
+
+/// Gives `node` the comments of `from` where it has none of its own.
+fn keep_comments<'a>(node: &mut Node<'a>, from: &Comments<'a>) {
+    if from.is_empty() {
+        return;
+    }
+    let own = node.comments().clone();
+    let c = node.comments_mut();
+    if own.head.is_empty() {
+        c.head = from.head.clone();
+    }
+    if own.line.is_none() {
+        c.line = from.line.clone();
+    }
+    if own.foot.is_empty() {
+        c.foot = from.foot.clone();
+    }
+}
+
+/// kyaml's rule: where the patch node has comments, they replace the resource's.
+fn take_comments<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) {
+    let pc = patch.comments();
+    if pc.is_empty() {
+        return;
+    }
+    let c = dest.comments_mut();
+    if !pc.head.is_empty() {
+        c.head = pc.head.clone();
+    }
+    if pc.line.is_some() {
+        c.line = pc.line.clone();
+    }
+    if !pc.foot.is_empty() {
+        c.foot = pc.foot.clone();
+    }
+}
+
+impl<'a> Merger<'_, '_, 'a> {
+    /// Merges `patch` into `dest`; `Delete` asks the caller to remove `dest`.
+    fn value<'p: 'a>(
+        &self,
+        dest: &mut Node<'a>,
+        patch: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<Fate, MergeError> {
+        if patch.is_null() {
+            return Ok(Fate::Delete);
+        }
+        if dest.kind() == Kind::Alias && matches!(patch.kind(), Kind::Map | Kind::Seq) {
+            self.materialize(dest)?;
+        }
+        match patch.kind() {
+            Kind::Map => self.map(dest, patch, at),
+            Kind::Seq => self.list(dest, patch, at, meta),
+            Kind::Scalar | Kind::Alias => {
+                replace(dest, patch.clone());
+                Ok(Fate::Keep)
+            }
+        }
+    }
+
+    /// Replaces an alias with a copy of the node its anchor names, so a merge into it changes
+    /// this place only.
+    fn materialize(&self, dest: &mut Node<'a>) -> Result<(), MergeError> {
+        let name = dest.alias_name().unwrap_or_default().to_owned();
+        let target = self
+            .anchors
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, node)| node.clone())
+            .ok_or_else(|| MergeError::new(MergeErrorKind::UnknownAlias(name.clone())))?;
+        let mut copy = target;
+        copy.set_anchor(None);
+        replace(dest, copy);
+        Ok(())
+    }
+
+    /// A new node made from the patch (its directives applied to nothing); `None` when it
+    /// deletes itself.
+    fn build<'p: 'a>(
+        &self,
+        patch: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<Option<Node<'a>>, MergeError> {
+        match patch.kind() {
+            Kind::Map | Kind::Seq => {
+                let mut n: Node<'a> = shell(patch);
+                match self.value(&mut n, patch, at, meta)? {
+                    Fate::Keep => Ok(Some(n)),
+                    Fate::Delete => Ok(None),
+                }
+            }
+            _ if patch.is_null() => Ok(None),
+            _ => Ok(Some(patch.clone())),
+        }
+    }
+
+    fn map<'p: 'a>(
+        &self,
+        dest: &mut Node<'a>,
+        patch: &Node<'p>,
+        at: Cursor,
+    ) -> Result<Fate, MergeError> {
+        let d = directives(patch)?;
+        match d.strategy {
+            Strategy::Delete => return Ok(Fate::Delete),
+            Strategy::Replace => {
+                let mut fresh: Node<'a> = shell(patch);
+                self.fields(&mut fresh, patch, at, &d)?;
+                replace(dest, fresh);
+                return Ok(Fate::Keep);
+            }
+            Strategy::Merge => {}
+        }
+        if !dest.is_map() {
+            let mut fresh: Node<'a> = shell(patch);
+            self.fields(&mut fresh, patch, at, &d)?;
+            replace(dest, fresh);
+            return Ok(Fate::Keep);
+        }
+        take_comments(dest, patch);
+        self.fields(dest, patch, at, &d)?;
+        Ok(Fate::Keep)
+    }
+
+    /// Merges the fields of the patch map into the map `dest`, then applies the directives.
+    fn fields<'p: 'a>(
+        &self,
+        dest: &mut Node<'a>,
+        patch: &Node<'p>,
+        at: Cursor,
+        d: &Directives<'_, 'p>,
+    ) -> Result<(), MergeError> {
+        for pe in patch.entries() {
+            let key_text = pe.key.as_str();
+            if key_text.is_some_and(is_directive) {
+                continue;
+            }
+            let key = key_text.unwrap_or_default();
+            let pos = match key_text {
+                Some(k) => dest.position(k),
+                None => dest.entries().iter().position(|e| e.key.same_data(&pe.key)),
+            };
+            let seg = || Seg::field(key);
+            match pos {
+                Some(i) => {
+                    if pe.value.is_null() {
+                        if let Some(es) = dest.entries_mut() {
+                            es.remove(i);
+                        }
+                        continue;
+                    }
+                    let Some(de) = dest.entries_mut().and_then(|es| es.get_mut(i)) else {
+                        continue;
+                    };
+                    let (meta, child) = align::field(self.schema, at, key, &[&de.key, &pe.key]);
+                    take_comments(&mut de.key, &pe.key);
+                    let fate = self
+                        .value(&mut de.value, &pe.value, child, &meta)
+                        .map_err(|e| e.within(seg()))?;
+                    if let Fate::Delete = fate {
+                        if let Some(es) = dest.entries_mut() {
+                            es.remove(i);
+                        }
+                    }
+                }
+                None => {
+                    let (meta, child) = align::field(self.schema, at, key, &[&pe.key]);
+                    if let Some(v) = self
+                        .build(&pe.value, child, &meta)
+                        .map_err(|e| e.within(seg()))?
+                    {
+                        if let Some(es) = dest.entries_mut() {
+                            es.push(Entry {
+                                key: pe.key.clone(),
+                                value: v,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        for (list, values) in &d.delete_from {
+            if let Some(target) = dest.get_mut(list) {
+                if let Some(items) = target.items_mut() {
+                    items.retain(|i| !values.items().iter().any(|v| v.same_data(i)));
+                }
+            }
+        }
+        for (list, order) in &d.set_order {
+            let (meta, _) = align::field(self.schema, at, list, &[patch]);
+            let keys = match &meta.list {
+                Some(ListMerge::Map { keys }) => Some(keys.clone()),
+                _ => None,
+            };
+            if let Some(target) = dest.get_mut(list) {
+                set_element_order(target, order, keys.as_deref())
+                    .map_err(|e| e.within(Seg::field(list)))?;
+            }
+        }
+        if let Some(keep) = &d.retain_keys {
+            if let Some(es) = dest.entries_mut() {
+                es.retain(|e| e.key.as_str().is_some_and(|k| keep.contains(&k)));
+            }
+        }
+        Ok(())
+    }
+
+    fn list<'p: 'a>(
+        &self,
+        dest: &mut Node<'a>,
+        patch: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<Fate, MergeError> {
+        // An element holding only `$patch` speaks for the whole list.
+        let mut strategy = Strategy::Merge;
+        for (i, item) in patch.items().iter().enumerate() {
+            if let Some(v) = list_directive(item) {
+                strategy = strategy_of(v)
+                    .map_err(|e| e.within(Seg::field(PATCH)).within(Seg::Index(i)))?;
+            }
+        }
+        let elements: Vec<&Node<'p>> = patch
+            .items()
+            .iter()
+            .filter(|i| list_directive(i).is_none())
+            .collect();
+        match strategy {
+            Strategy::Delete => return Ok(Fate::Delete),
+            Strategy::Replace => {
+                let fresh = self.fresh_list(patch, &elements, at, &ListKind::Atomic)?;
+                replace(dest, fresh);
+                return Ok(Fate::Keep);
+            }
+            Strategy::Merge => {}
+        }
+        let kind = align::list_kind(meta, self.opts.infer_keys, &[dest, patch], |i| {
+            list_directive(i).is_some()
+        });
+        // A keyed list of anything but maps cannot be paired: it is replaced.
+        let kind = match kind {
+            ListKind::Keyed(_)
+                if !elements.iter().all(|i| i.is_map())
+                    || !dest.items().iter().all(Node::is_map) =>
+            {
+                ListKind::Atomic
+            }
+            k => k,
+        };
+        if !dest.is_seq() || matches!(kind, ListKind::Atomic) {
+            if matches!(kind, ListKind::Keyed(_)) && elements.is_empty() && dest.is_seq() {
+                return Ok(Fate::Keep);
+            }
+            let fresh = self.fresh_list(patch, &elements, at, &kind)?;
+            replace(dest, fresh);
+            return Ok(Fate::Keep);
+        }
+        take_comments(dest, patch);
+        match kind {
+            ListKind::Set => self.merge_set(dest, &elements),
+            ListKind::Keyed(keys) => self.merge_keyed(dest, &elements, at, &keys)?,
+            ListKind::Atomic => {}
+        }
+        Ok(Fate::Keep)
+    }
+
+    /// A list built from the patch's elements alone.
+    fn fresh_list<'p: 'a>(
+        &self,
+        patch: &Node<'p>,
+        elements: &[&Node<'p>],
+        at: Cursor,
+        kind: &ListKind,
+    ) -> Result<Node<'a>, MergeError> {
+        let mut fresh: Node<'a> = shell(patch);
+        let mut out = Vec::with_capacity(elements.len());
+        for (i, e) in elements.iter().enumerate() {
+            let seg = || match kind {
+                ListKind::Keyed(keys) => {
+                    key_values(e, keys).map_or(Seg::Index(i), |v| key_seg(keys, &v))
+                }
+                _ => Seg::Index(i),
+            };
+            // `$patch: delete` on an element of a list that does not exist yet: nothing to delete.
+            if matches!(kind, ListKind::Keyed(_))
+                && e.get(PATCH).is_some_and(|v| v.as_str() == Some("delete"))
+            {
+                continue;
+            }
+            if let Some(n) = self
+                .build(e, at, &FieldMeta::default())
+                .map_err(|er| er.within(seg()))?
+            {
+                out.push(strip_element_directive(n));
+            }
+        }
+        if let Some(items) = fresh.items_mut() {
+            *items = out;
+        }
+        Ok(fresh)
+    }
+
+    fn merge_set<'p: 'a>(&self, dest: &mut Node<'a>, elements: &[&Node<'p>]) {
+        let Some(items) = dest.items_mut() else {
+            return;
+        };
+        let new: Vec<Node<'a>> = elements
+            .iter()
+            .filter(|p| !items.iter().any(|d| d.same_data(p)))
+            .map(|p| (*p).clone())
+            .fold(Vec::new(), |mut acc, n| {
+                if !acc.iter().any(|a: &Node<'a>| a.same_data(&n)) {
+                    acc.push(n);
+                }
+                acc
+            });
+        match self.opts.new_items {
+            NewItems::Append => items.extend(new),
+            NewItems::Prepend => {
+                // The patch's elements first, in its order, then the rest.
+                let mut front: Vec<Node<'a>> = Vec::new();
+                for p in elements {
+                    if let Some(i) = items.iter().position(|d| d.same_data(p)) {
+                        front.push(items.remove(i));
+                    } else if let Some(i) = new.iter().position(|n| n.same_data(p)) {
+                        if !front.iter().any(|f| f.same_data(&new[i])) {
+                            front.push(new[i].clone());
+                        }
+                    }
+                }
+                front.append(items);
+                *items = front;
+            }
+        }
+    }
+
+    fn merge_keyed<'p: 'a>(
+        &self,
+        dest: &mut Node<'a>,
+        elements: &[&Node<'p>],
+        at: Cursor,
+        keys: &[MapKey],
+    ) -> Result<(), MergeError> {
+        // For a list field the schema's cursor is already its element type.
+        let elem_at = at;
+        let Some(items) = dest.items_mut() else {
+            return Ok(());
+        };
+        let dest_keys: Vec<Option<Vec<String>>> =
+            items.iter().map(|i| key_values(i, keys)).collect();
+        let mut added: Vec<Node<'a>> = Vec::new();
+        let mut deleted: Vec<usize> = Vec::new();
+        for (pi, p) in elements.iter().enumerate() {
+            let Some(pk) = key_values(p, keys) else {
+                let missing = keys
+                    .iter()
+                    .find(|k| p.get(&k.name).is_none() && k.default.is_none());
+                let name = missing.map_or_else(|| keys[0].name.clone(), |k| k.name.clone());
+                return Err(
+                    MergeError::new(MergeErrorKind::MissingKey(name)).within(Seg::Index(pi))
+                );
+            };
+            let seg = key_seg(keys, &pk);
+            let pos = dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk));
+            let elem_strategy = match p.get(PATCH) {
+                Some(v) => {
+                    strategy_of(v).map_err(|e| e.within(Seg::field(PATCH)).within(seg.clone()))?
+                }
+                None => Strategy::Merge,
+            };
+            match (pos, elem_strategy) {
+                (Some(i), Strategy::Delete) => {
+                    if !deleted.contains(&i) {
+                        deleted.push(i);
+                    }
+                }
+                (None, Strategy::Delete) => {}
+                (Some(i), Strategy::Replace) => {
+                    let fresh = self
+                        .build(&without_patch_key(p), elem_at, &FieldMeta::default())
+                        .map_err(|e| e.within(seg))?;
+                    if let Some(n) = fresh {
+                        replace(&mut items[i], n);
+                    }
+                }
+                (Some(i), Strategy::Merge) => {
+                    if let Fate::Delete = self
+                        .value(&mut items[i], p, elem_at, &FieldMeta::default())
+                        .map_err(|e| e.within(seg))?
+                    {
+                        deleted.push(i);
+                    }
+                }
+                (None, _) => {
+                    if added
+                        .iter()
+                        .any(|a| key_values(a, keys).as_ref() == Some(&pk))
+                    {
+                        continue;
+                    }
+                    if let Some(n) = self
+                        .build(&without_patch_key(p), elem_at, &FieldMeta::default())
+                        .map_err(|e| e.within(seg))?
+                    {
+                        added.push(n);
+                    }
+                }
+            }
+        }
+        match self.opts.new_items {
+            NewItems::Append => {
+                let mut kept: Vec<Node<'a>> = Vec::with_capacity(items.len() + added.len());
+                for (i, n) in items.drain(..).enumerate() {
+                    if !deleted.contains(&i) {
+                        kept.push(n);
+                    }
+                }
+                kept.extend(added);
+                *items = kept;
+            }
+            NewItems::Prepend => {
+                // Elements the patch mentions, in the patch's order (new ones included), then
+                // the rest in their order.
+                let old: Vec<Option<Node<'a>>> = items.drain(..).map(Some).collect();
+                let mut old = old;
+                let mut front: Vec<Node<'a>> = Vec::new();
+                let mut added = added.into_iter();
+                for p in elements {
+                    let Some(pk) = key_values(p, keys) else {
+                        continue;
+                    };
+                    match dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk)) {
+                        Some(i) if !deleted.contains(&i) => {
+                            if let Some(n) = old[i].take() {
+                                front.push(n);
+                            }
+                        }
+                        Some(_) => {}
+                        None => {
+                            if p.get(PATCH).is_some_and(|v| v.as_str() == Some("delete")) {
+                                continue;
+                            }
+                            if let Some(n) = added.next() {
+                                front.push(n);
+                            }
+                        }
+                    }
+                }
+                for (i, n) in old.into_iter().enumerate() {
+                    if let Some(n) = n {
+                        if !deleted.contains(&i) {
+                            front.push(n);
+                        }
+                    }
+                }
+                *items = front;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A patch element without its `$patch` entry.
+fn without_patch_key<'p>(p: &Node<'p>) -> Node<'p> {
+    let mut n = p.clone();
+    if n.get(PATCH).is_some() {
+        n.remove(PATCH);
+    }
+    n
+}
+
+fn strip_element_directive(n: Node<'_>) -> Node<'_> {
+    if n.get(PATCH).is_some() {
+        without_patch_key(&n)
+    } else {
+        n
+    }
+}
+
+/// `$setElementOrder/<list>`: the elements the order names come in its order; the others keep
+/// their place relative to them as far as the original order allows (apimachinery's rule: an
+/// element the order names goes before an unnamed one only when it was before it already).
+fn set_element_order(
+    list: &mut Node<'_>,
+    order: &Node<'_>,
+    keys: Option<&[MapKey]>,
+) -> Result<(), MergeError> {
+    let Some(items) = list.items_mut() else {
+        return Ok(());
+    };
+    let ident = |n: &Node<'_>| -> Option<Vec<String>> {
+        match keys {
+            Some(keys) => key_values(n, keys),
+            None => Some(vec![crate::yaml::emit_node(n, Default::default())]),
+        }
+    };
+    let order_ids: Vec<Option<Vec<String>>> = order.items().iter().map(&ident).collect();
+    let original: Vec<Node<'_>> = std::mem::take(items);
+    let ids: Vec<Option<Vec<String>>> = original.iter().map(&ident).collect();
+    // Named elements, in the order's order.
+    let mut named: Vec<usize> = Vec::new();
+    for oid in order_ids.iter().flatten() {
+        if let Some(i) = ids.iter().position(|id| id.as_ref() == Some(oid)) {
+            if !named.contains(&i) {
+                named.push(i);
+            }
+        }
+    }
+    let others: Vec<usize> = (0..original.len()).filter(|i| !named.contains(i)).collect();
+    let (mut a, mut b) = (0, 0);
+    let mut result: Vec<usize> = Vec::with_capacity(original.len());
+    while a < named.len() || b < others.len() {
+        let take_named = match (named.get(a), others.get(b)) {
+            (Some(&n), Some(&o)) => n < o,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        if take_named {
+            result.push(named[a]);
+            a += 1;
+        } else {
+            result.push(others[b]);
+            b += 1;
+        }
+    }
+    let mut slots: Vec<Option<Node<'_>>> = original.into_iter().map(Some).collect();
+    for i in result {
+        if let Some(n) = slots.get_mut(i).and_then(Option::take) {
+            items.push(n);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{emit_document, parse_stream};
+
+    /// merge2 of `patch` into `dest` (a Deployment unless the documents say otherwise), written back.
+    fn run(dest: &str, patch: &str, opts: Options) -> String {
+        let mut d = parse_stream(dest).unwrap();
+        let p = parse_stream(patch).unwrap();
+        let schema = Schema::builtin();
+        let root = d[0].root.as_ref().map_or(Cursor::default(), |r| {
+            let (g, v) = crate::target::split_api_version(r.str_at(&["apiVersion"]).unwrap_or(""));
+            schema.root(g, v, r.str_at(&["kind"]).unwrap_or(""))
+        });
+        let node = d[0].root.as_mut().unwrap();
+        let anchors = anchors_of(node);
+        match merge(
+            node,
+            p[0].root.as_ref().unwrap(),
+            &schema,
+            root,
+            &opts,
+            &anchors,
+        )
+        .unwrap()
+        {
+            Outcome::Deleted => "DELETED".into(),
+            Outcome::Merged => {
+                let mut out = String::new();
+                emit_document(&d[0], &mut out);
+                out
+            }
+        }
+    }
+
+    const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: app\n        image: a:1\n        ports:\n        - containerPort: 80\n        - containerPort: 53\n          protocol: UDP\n      - name: sidecar\n        image: s:1\n";
+
+    #[test]
+    fn scalars_replace_and_comments_stay() {
+        let out = run(
+            DEPLOY,
+            "spec:\n  replicas: 3\nmetadata:\n  labels:\n    app: web\n",
+            Options::default(),
+        );
+        assert!(
+            out.contains("  name: web # the name\n  labels:\n    app: web\n"),
+            "{out}"
+        );
+        assert!(out.contains("replicas: 3\n"), "{out}");
+    }
+
+    #[test]
+    fn keyed_lists_merge_in_place_and_append() {
+        let patch = "spec:\n  template:\n    spec:\n      containers:\n      - name: sidecar\n        image: s:2\n      - name: new\n        image: n:1\n";
+        let out = run(DEPLOY, patch, Options::default());
+        let names: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- name: "))
+            .collect();
+        assert_eq!(names, ["app", "sidecar", "new"]);
+        assert!(out.contains("image: s:2"));
+        let out = run(
+            DEPLOY,
+            patch,
+            Options {
+                new_items: NewItems::Prepend,
+                infer_keys: false,
+            },
+        );
+        let names: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- name: "))
+            .collect();
+        assert_eq!(names, ["sidecar", "new", "app"]);
+    }
+
+    #[test]
+    fn ports_pair_on_port_and_protocol_with_tcp_default() {
+        // kustomize #3513: port 80/UDP next to 80/TCP must not collapse them.
+        let patch = "spec:\n  template:\n    spec:\n      containers:\n      - name: app\n        ports:\n        - containerPort: 80\n          protocol: UDP\n        - containerPort: 80\n          name: http\n";
+        let out = run(DEPLOY, patch, Options::default());
+        assert!(out.contains("- containerPort: 80\n          name: http\n        - containerPort: 53\n          protocol: UDP\n        - containerPort: 80\n          protocol: UDP\n"), "{out}");
+    }
+
+    #[test]
+    fn directives() {
+        let del = "spec:\n  template:\n    spec:\n      containers:\n      - name: sidecar\n        $patch: delete\n";
+        assert!(!run(DEPLOY, del, Options::default()).contains("sidecar"));
+        let replace = "spec:\n  template:\n    spec:\n      containers:\n      - $patch: replace\n      - name: only\n        image: o:1\n";
+        let out = run(DEPLOY, replace, Options::default());
+        assert!(
+            out.contains("- name: only")
+                && !out.contains("sidecar")
+                && !out.contains("- name: app"),
+            "{out}"
+        );
+        assert_eq!(
+            run(DEPLOY, "$patch: delete\n", Options::default()),
+            "DELETED"
+        );
+        let order = "spec:\n  template:\n    spec:\n      $setElementOrder/containers:\n      - name: sidecar\n      - name: app\n      containers:\n      - name: app\n        image: a:2\n";
+        let out = run(DEPLOY, order, Options::default());
+        let names: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("- name: "))
+            .collect();
+        assert_eq!(names, ["sidecar", "app"], "{out}");
+        let retain = "spec:\n  strategy:\n    $retainKeys: [type]\n    type: Recreate\n";
+        let dest = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  strategy:\n    type: RollingUpdate\n    rollingUpdate:\n      maxSurge: 1\n";
+        assert_eq!(
+            run(dest, retain, Options::default()),
+            "apiVersion: apps/v1\nkind: Deployment\nspec:\n  strategy:\n    type: Recreate\n"
+        );
+        let fin = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: [a, b, c]\n";
+        assert_eq!(
+            run(
+                fin,
+                "metadata:\n  $deleteFromPrimitiveList/finalizers: [b]\n  finalizers: [d]\n",
+                Options::default()
+            ),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: [a, c, d]\n"
+        );
+        let bad = parse_stream("spec:\n  $patch: nope\n").unwrap();
+        let mut d = parse_stream(DEPLOY).unwrap();
+        let err = merge(
+            d[0].root.as_mut().unwrap(),
+            bad[0].root.as_ref().unwrap(),
+            &Schema::builtin(),
+            Cursor::default(),
+            &Options::default(),
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "spec.$patch: unknown patch strategy \"nope\" (expected delete, replace or merge)"
+        );
+    }
+
+    #[test]
+    fn null_removes_and_lists_without_keys_are_replaced_or_inferred() {
+        let dest = "kind: Foo\nspec:\n  items:\n  - name: a\n    v: 1\n  - name: b\n  args: [x, y]\n  drop: me\n";
+        let patch = "spec:\n  items:\n  - name: b\n    v: 2\n  args: [z]\n  drop: null\n";
+        assert_eq!(
+            run(dest, patch, Options::default()),
+            "kind: Foo\nspec:\n  items:\n  - name: a\n    v: 1\n  - name: b\n    v: 2\n  args: [z]\n"
+        );
+        assert_eq!(
+            run(
+                dest,
+                patch,
+                Options {
+                    infer_keys: false,
+                    ..Options::default()
+                }
+            ),
+            "kind: Foo\nspec:\n  items:\n  - name: b\n    v: 2\n  args: [z]\n"
+        );
+    }
+
+    #[test]
+    fn merging_into_an_alias_changes_only_that_place() {
+        let dest = "kind: Foo\na: &x\n  k: 1\nb: *x\n";
+        assert_eq!(
+            run(dest, "b:\n  j: 2\n", Options::default()),
+            "kind: Foo\na: &x\n  k: 1\nb:\n  k: 1\n  j: 2\n"
+        );
+    }
+}
