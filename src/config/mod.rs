@@ -67,6 +67,8 @@
 //! malformed files by line and column in the file.
 
 mod source;
+#[cfg(test)]
+mod tests;
 mod wire;
 
 use std::fmt;
