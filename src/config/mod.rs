@@ -34,10 +34,10 @@
 //! document may add at most [`ALIAS_BUDGET`] nodes between them.
 //!
 //! Without `type`, the patch decides, as in kustomize: one document that is a list of mappings
-//! each holding `op` is `json6902`; mappings are `merge2`; anything else is an error. With a
-//! `type`, the patch must have the shape that type reads: `json6902` one list of operations
-//! (each a mapping with a known `op`, a `path`, and `from` or `value` where the operation needs
-//! it), every other type mappings.
+//! each holding `op` is `json6902` (so is an empty list: no operations); mappings are `merge2`;
+//! anything else is an error. With a `type`, the patch must have the shape that type reads:
+//! `json6902` one list of operations (each a mapping with a known `op`, a `path`, and `from` or
+//! `value` where the operation needs it), every other type mappings.
 //!
 //! A step's target decides what it selects:
 //! * `json6902` needs a target (an operation list has no identity of its own);
