@@ -1,0 +1,439 @@
+//! Patch documents and schema documents: read (inline text, inline nodes, files), parsed,
+//! aliases expanded within the budget, and checked for the shape their use needs.
+
+use std::fs::{self, File};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{wire, ConfigError, PatchKind, ALIAS_BUDGET, MAX_FILE_BYTES};
+use crate::schema::{Schema, SchemaError};
+use crate::yaml::{parse_stream, to_json, AliasError, Kind, Node};
+
+/// Where a step's patch (or original) is.
+pub(super) struct Source<'n> {
+    /// The field that gave it (`spec.patches[0].patch`, `spec.patches[0].path`, `data.patch`).
+    pub field: String,
+    pub content: Content<'n>,
+}
+
+pub(super) enum Content<'n> {
+    /// A value in the config: a string of documents, or a mapping or list that is the document.
+    Inline(&'n Node<'static>),
+    /// A file, as written in the config.
+    File(String),
+}
+
+/// What reading a config needs across its fields: where files are, and the alias budget left.
+pub(super) struct Ctx<'d> {
+    base_dir: Option<&'d Path>,
+    budget: usize,
+}
+
+impl<'d> Ctx<'d> {
+    pub(super) fn new(base_dir: Option<&'d Path>) -> Self {
+        Ctx {
+            base_dir,
+            budget: ALIAS_BUDGET,
+        }
+    }
+
+    /// Expands the aliases of `node`, charging the nodes it gains to the budget.
+    pub(super) fn expand(&mut self, node: &mut Node<'_>, field: &str) -> Result<(), ConfigError> {
+        let before = node.node_count();
+        match node.expand_aliases(before.saturating_add(self.budget)) {
+            Ok(()) => {
+                let added = node.node_count().saturating_sub(before);
+                self.budget = self.budget.saturating_sub(added);
+                Ok(())
+            }
+            Err(AliasError::TooLarge(_)) => Err(ConfigError::new(
+                field,
+                format!(
+                    "expanding aliases would add more than {ALIAS_BUDGET} nodes to the \
+                     functionConfig (an alias bomb?)"
+                ),
+            )),
+            Err(e @ AliasError::Unknown(_)) => Err(ConfigError::new(field, e.to_string())),
+        }
+    }
+
+    /// The non-empty documents of a patch, and its name for messages (`inline` or the path).
+    pub(super) fn load(
+        &mut self,
+        src: &Source<'_>,
+    ) -> Result<(Vec<Node<'static>>, String), ConfigError> {
+        let field = &src.field;
+        let (docs, name) = match &src.content {
+            Content::Inline(n) if n.is_null() => (Vec::new(), "inline".to_owned()),
+            Content::Inline(n) => match n.as_str() {
+                Some(text) => (self.documents(text, field, None)?, "inline".to_owned()),
+                None => (vec![(*n).clone()], "inline".to_owned()),
+            },
+            Content::File(written) => {
+                let (path, text) = self.read(written, field)?;
+                let docs = self.documents(&text, field, Some(&path))?;
+                if docs.is_empty() {
+                    return Err(ConfigError::new(
+                        field,
+                        format!("{}: empty: no YAML or JSON document", path.display()),
+                    ));
+                }
+                (docs, written.clone())
+            }
+        };
+        if docs.is_empty() {
+            return Err(ConfigError::new(field, "empty: no YAML or JSON document"));
+        }
+        Ok((docs, name))
+    }
+
+    /// The non-empty documents of a YAML stream (JSON is YAML), aliases expanded. Errors are
+    /// located in `file`, or else in the inline text itself.
+    fn documents(
+        &mut self,
+        text: &str,
+        field: &str,
+        file: Option<&Path>,
+    ) -> Result<Vec<Node<'static>>, ConfigError> {
+        let docs = parse_stream(text).map_err(|e| {
+            let message = match file {
+                Some(path) => format!("{}: {e}", path.display()),
+                None => format!(
+                    "line {}, column {} of the inline text: {}",
+                    e.line, e.column, e.message
+                ),
+            };
+            ConfigError::new(field, message)
+        })?;
+        let mut out = Vec::new();
+        // An empty document (`---` followed by nothing, or by `---`) may come as a null root.
+        for doc in docs {
+            if let Some(root) = doc.root.filter(|r| !r.is_null()) {
+                let mut root = root.into_owned();
+                self.expand(&mut root, field)?;
+                out.push(root);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Reads the file a config field names: a regular file of UTF-8 text, bounded in size.
+    fn read(&self, written: &str, field: &str) -> Result<(PathBuf, String), ConfigError> {
+        if written.is_empty() {
+            return Err(ConfigError::new(field, "empty path"));
+        }
+        let path = match self.base_dir {
+            Some(dir) => dir.join(written),
+            None => PathBuf::from(written),
+        };
+        let fail = |what: String| ConfigError::new(field, format!("{}: {what}", path.display()));
+        let meta = fs::metadata(&path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        if !meta.is_file() {
+            return Err(fail("not a regular file".to_owned()));
+        }
+        let too_large = || fail(format!("larger than {MAX_FILE_BYTES} bytes"));
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(too_large());
+        }
+        let mut bytes = Vec::new();
+        File::open(&path)
+            .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(too_large());
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            fail(format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        Ok((path, text))
+    }
+
+    /// One JSON value from text: JSON read directly (large OpenAPI documents are JSON), else
+    /// one YAML document.
+    fn json_document(
+        &mut self,
+        text: &str,
+        field: &str,
+        file: Option<&Path>,
+    ) -> Result<Value, ConfigError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if text.trim_start().starts_with('{') {
+            if let Ok(v) = serde_json::from_str(text) {
+                return Ok(v);
+            }
+        }
+        let in_file = |message: String| match file {
+            Some(path) => format!("{}: {message}", path.display()),
+            None => message,
+        };
+        let docs = self.documents(text, field, file)?;
+        match docs.as_slice() {
+            [doc] => to_json(doc).map_err(|e| {
+                ConfigError::new(field, in_file(format!("{}: {}", e.path, e.message)))
+            }),
+            [] => Err(ConfigError::new(
+                field,
+                in_file("empty: no document".to_owned()),
+            )),
+            more => Err(ConfigError::new(
+                field,
+                in_file(format!("expected one document, found {}", more.len())),
+            )),
+        }
+    }
+}
+
+/// What a node is, for messages: `a mapping`, `a list`, `a string`, `a number`, ...
+pub(super) fn describe(node: &Node<'_>) -> &'static str {
+    use crate::yaml::scalar::Resolved;
+    match node.kind() {
+        Kind::Map => "a mapping",
+        Kind::Seq => "a list",
+        Kind::Alias => "an alias",
+        Kind::Scalar => match node.resolved() {
+            Some(Resolved::Null) | None => "null",
+            Some(Resolved::Bool(_)) => "a boolean",
+            Some(Resolved::Int(_) | Resolved::Float(_)) => "a number",
+            Some(Resolved::Str(_)) => "a string",
+        },
+    }
+}
+
+/// How a document of several is named in messages.
+fn which(docs: &[Node<'_>], i: usize) -> String {
+    if docs.len() == 1 {
+        "the patch".to_owned()
+    } else {
+        format!("document {}", i + 1)
+    }
+}
+
+/// The type of a patch without `type`, as kustomize decides it: one list of mappings with `op`
+/// is a JSON patch, mappings are a strategic merge patch.
+pub(super) fn detect(docs: &[Node<'_>], field: &str) -> Result<PatchKind, ConfigError> {
+    if let [doc] = docs {
+        if doc.is_seq() {
+            let ops = doc.items().iter().all(|op| op.get("op").is_some());
+            return if ops {
+                Ok(PatchKind::Json6902)
+            } else {
+                Err(ConfigError::new(
+                    field,
+                    "a list, but not of JSON patch operations (mappings with op); a patch is \
+                     a partial resource (a mapping) or a list of operations",
+                ))
+            };
+        }
+    }
+    match docs.iter().position(|d| !d.is_map()) {
+        None => Ok(PatchKind::Merge2),
+        Some(i) => Err(ConfigError::new(
+            field,
+            format!(
+                "{} is {}; a patch is a partial resource (a mapping) or one list of JSON patch \
+                 operations",
+                which(docs, i),
+                describe(&docs[i])
+            ),
+        )),
+    }
+}
+
+/// Checks that the documents have the shape `kind` reads.
+pub(super) fn check_shape(
+    kind: PatchKind,
+    docs: &[Node<'_>],
+    field: &str,
+) -> Result<(), ConfigError> {
+    if kind == PatchKind::Json6902 {
+        let ops = match docs {
+            [doc] if doc.is_seq() => doc,
+            [doc] => {
+                return Err(ConfigError::new(
+                    field,
+                    format!(
+                        "a json6902 patch is a list of operations, found {}",
+                        describe(doc)
+                    ),
+                ))
+            }
+            _ => {
+                return Err(ConfigError::new(
+                    field,
+                    format!(
+                        "a json6902 patch is one list of operations, found {} documents",
+                        docs.len()
+                    ),
+                ))
+            }
+        };
+        for (i, op) in ops.items().iter().enumerate() {
+            check_op(op, &format!("{field}[{i}]"))?;
+        }
+        return Ok(());
+    }
+    match docs.iter().position(|d| !d.is_map()) {
+        None => Ok(()),
+        Some(i) => Err(ConfigError::new(
+            field,
+            format!(
+                "{} is {}; a {kind} patch is made of partial resources (mappings)",
+                which(docs, i),
+                describe(&docs[i])
+            ),
+        )),
+    }
+}
+
+/// Checks one RFC 6902 operation: a known `op`, a `path`, and the `from` or `value` it needs.
+/// Members the RFC does not define are ignored, as the RFC says.
+fn check_op(op: &Node<'_>, at: &str) -> Result<(), ConfigError> {
+    if !op.is_map() {
+        return Err(ConfigError::new(
+            at,
+            format!(
+                "expected an operation (a mapping with op and path), found {}",
+                describe(op)
+            ),
+        ));
+    }
+    let name = match op.get("op") {
+        None => return Err(ConfigError::new(at, "missing op")),
+        Some(n) => n.as_string().unwrap_or_default(),
+    };
+    let needs = match name {
+        "add" | "replace" | "test" => Some("value"),
+        "move" | "copy" => Some("from"),
+        "remove" => None,
+        _ => {
+            return Err(ConfigError::new(
+                format!("{at}.op"),
+                format!(
+                    "unknown operation {name:?}; expected add, remove, replace, move, copy or test"
+                ),
+            ))
+        }
+    };
+    for key in ["path"].into_iter().chain(needs.filter(|k| *k == "from")) {
+        match op.get(key) {
+            None => {
+                return Err(ConfigError::new(
+                    at,
+                    format!("missing {key} (a {name} operation needs one)"),
+                ))
+            }
+            Some(p) => match p.as_string() {
+                Some(s) if s.is_empty() || s.starts_with('/') => {}
+                Some(s) => {
+                    return Err(ConfigError::new(
+                        format!("{at}.{key}"),
+                        format!("{s:?} is not a JSON pointer: it must be empty or start with /"),
+                    ))
+                }
+                None => {
+                    return Err(ConfigError::new(
+                        format!("{at}.{key}"),
+                        format!("expected a string (a JSON pointer), found {}", describe(p)),
+                    ))
+                }
+            },
+        }
+    }
+    if needs == Some("value") && op.get("value").is_none() {
+        return Err(ConfigError::new(
+            at,
+            format!("missing value (a {name} operation needs one)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Without a target, each document selects the item with its own identity, so it must have one.
+pub(super) fn check_identity(docs: &[Node<'_>], field: &str) -> Result<(), ConfigError> {
+    let named = |n: Option<&Node<'_>>| {
+        n.is_some_and(|n| n.as_str().is_some_and(|s| !s.is_empty()) && !n.is_null())
+    };
+    for (i, doc) in docs.iter().enumerate() {
+        let missing = if !named(doc.get("kind")) {
+            "kind"
+        } else if !named(doc.get_path(&["metadata", "name"])) {
+            "metadata.name"
+        } else {
+            continue;
+        };
+        return Err(ConfigError::new(
+            field,
+            format!(
+                "{} has no {missing}: without a target, each document patches the item with \
+                 its own apiVersion, kind, namespace and name; give them, or give a target",
+                which(docs, i)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Loads `spec.schema` into `schema`.
+pub(super) fn load_schema(
+    spec: &wire::SchemaSpec,
+    schema: &mut Schema,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), ConfigError> {
+    if let Some(open_api) = &spec.open_api {
+        const AT: &str = "spec.schema.openAPI";
+        let (field, doc) = match (&open_api.path, &open_api.inline) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::new(AT, "give either path or inline, not both"))
+            }
+            (None, None) => return Err(ConfigError::new(AT, "give path or inline")),
+            (Some(written), None) => {
+                let field = format!("{AT}.path");
+                let (path, text) = ctx.read(written, &field)?;
+                let doc = ctx.json_document(&text, &field, Some(&path))?;
+                (field, doc)
+            }
+            (None, Some(Value::String(text))) => {
+                let field = format!("{AT}.inline");
+                let doc = ctx.json_document(text, &field, None)?;
+                (field, doc)
+            }
+            (None, Some(doc)) => (format!("{AT}.inline"), doc.clone()),
+        };
+        if !doc.is_object() {
+            return Err(ConfigError::new(
+                field,
+                "expected an OpenAPI v2 document (an object with definitions)",
+            ));
+        }
+        schema
+            .add_openapi_v2(&doc)
+            .map_err(|e| ConfigError::new(field, located(&e)))?;
+    }
+    for (i, mk) in spec.merge_keys.iter().flatten().enumerate() {
+        let at = format!("spec.schema.mergeKeys[{i}]");
+        schema
+            .add_merge_key(
+                &mk.group,
+                &mk.kind,
+                &mk.path,
+                mk.keys.clone(),
+                mk.strategy.as_deref(),
+            )
+            .map_err(|e| ConfigError::new(at, located(&e)))?;
+    }
+    Ok(())
+}
+
+/// A schema error without its origin, which the field already names.
+fn located(e: &SchemaError) -> String {
+    if e.path.is_empty() {
+        e.kind.to_string()
+    } else {
+        format!("{}: {}", e.path, e.kind)
+    }
+}

@@ -1,0 +1,399 @@
+//! The functionConfig forms as serde reads them, and the JSON Schema of the `Merge` form.
+//!
+//! These structs check types and reject unknown fields, with the path to the field at fault
+//! (`serde_path_to_error`). Their doc comments are the `description`s of the published schema,
+//! so they speak to users. Patch contents are only checked for their type here: `mod.rs` takes
+//! them from the node tree, where their comments are.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{ConfigError, Conflicts, NewListItems, PatchKind, PatchOptions, ROOT};
+use crate::target::TargetSpec;
+use crate::yaml::{to_json, Node};
+
+/// Reads a config node into `T`, naming the field at fault on error.
+pub(super) fn deserialize<T: DeserializeOwned>(node: &Node<'_>) -> Result<T, ConfigError> {
+    let json = to_json(node).map_err(|e| {
+        let field = if e.path == "(root)" {
+            ROOT.to_owned()
+        } else {
+            e.path
+        };
+        ConfigError::new(field, e.message)
+    })?;
+    serde_path_to_error::deserialize(json).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { ROOT.to_owned() } else { path };
+        ConfigError::new(field, e.into_inner().to_string())
+    })
+}
+
+/// Reads a string as the value of an enum option (`append`, `warn`), for the ConfigMap form.
+pub(super) fn from_string<T: DeserializeOwned>(field: &str, s: &str) -> Result<T, ConfigError> {
+    serde_json::from_value(Value::String(s.to_owned()))
+        .map_err(|e| ConfigError::new(field, e.to_string()))
+}
+
+/// The JSON Schema of [`MergeConfig`], subschemas inlined.
+pub(super) fn json_schema() -> Value {
+    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<MergeConfig>()
+        .to_value();
+    unwrap_descriptions(&mut schema);
+    schema
+}
+
+/// Joins the lines that doc comments are wrapped into, keeping paragraph breaks: tools show a
+/// description as text that they wrap themselves.
+fn unwrap_descriptions(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(s) if key == "description" => {
+                        *s = s
+                            .split("\n\n")
+                            .map(|para| para.split('\n').collect::<Vec<_>>().join(" "))
+                            .collect::<Vec<_>>()
+                            .join("\n\n");
+                    }
+                    _ => unwrap_descriptions(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unwrap_descriptions),
+        _ => {}
+    }
+}
+
+// ----- the Merge form ---------------------------------------------------------------------
+
+/// The functionConfig of krm-merge: patch operations applied in order to the items of a
+/// package, and merge metadata for the kinds the built-in schema lacks.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "Merge")]
+pub(super) struct MergeConfig {
+    /// The version of this config's schema: fn.krm-merge.dev/v1alpha1.
+    #[serde(rename = "apiVersion")]
+    pub _api_version: MergeApiVersion,
+    /// The kind of this config: Merge.
+    #[serde(rename = "kind")]
+    pub _kind: MergeKind,
+    /// Free-form object metadata (name, annotations); krm-merge does not read it.
+    #[serde(rename = "metadata")]
+    pub _metadata: Option<Map<String, Value>>,
+    /// The patch operations, and the merge metadata they need.
+    pub spec: Option<MergeSpec>,
+}
+
+/// The only `apiVersion` of the Merge form.
+#[derive(Deserialize, JsonSchema)]
+pub(super) enum MergeApiVersion {
+    #[serde(rename = "fn.krm-merge.dev/v1alpha1")]
+    V1alpha1,
+}
+
+/// The only `kind` of the Merge form.
+#[derive(Deserialize, JsonSchema)]
+pub(super) enum MergeKind {
+    Merge,
+}
+
+/// The patch operations and the merge metadata.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct MergeSpec {
+    /// Patch operations, applied in order: each one sees the output of the previous one.
+    pub patches: Option<Vec<PatchSpec>>,
+    /// Merge metadata (how lists are merged) for kinds the built-in Kubernetes schema lacks.
+    /// CustomResourceDefinitions among the items are read without being declared here.
+    pub schema: Option<SchemaSpec>,
+}
+
+/// One patch operation: what to merge (`patch` or `path`), how (`type`), into which items
+/// (`target`).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["patch"]}, {"required": ["path"]}]))]
+pub(super) struct PatchSpec {
+    /// How the patch is applied: `merge2` (strategic merge; aliases `StrategicMerge`,
+    /// `StrategicMergePatch`), `json6902` (RFC 6902 operations; `JsonPatch`, `JSON6902`),
+    /// `jsonmerge` (RFC 7386; `MergePatch`, `JsonMergePatch`), `merge3` (3-way merge with
+    /// `original`), `apply` (kubectl client-side apply; `ClientSideApply`). Default: `json6902`
+    /// when the patch is a list of operations, `merge2` when it is a mapping.
+    #[serde(rename = "type")]
+    pub kind: Option<TypeName>,
+    /// The patch, inline: a string holding one or more YAML or JSON documents (separated by
+    /// `---`), or a YAML mapping or list written directly here. Give `patch` or `path`.
+    #[serde(rename = "patch")]
+    pub _patch: Option<PatchValue>,
+    /// The patch, in a file: a path relative to the functionConfig's directory (in KRM mode,
+    /// where that is unknown, to the current directory). Give `patch` or `path`.
+    pub path: Option<String>,
+    /// merge3 only: the common ancestor of the patch and the items, inline (like `patch`).
+    #[serde(rename = "original")]
+    pub _original: Option<PatchValue>,
+    /// merge3 only: the common ancestor, in a file (like `path`).
+    pub original_path: Option<String>,
+    /// The items to patch. Without it, each patch document patches the item with its own
+    /// apiVersion, kind, namespace and name. `{}` selects every item.
+    #[schemars(with = "Option<TargetDoc>")]
+    pub target: Option<TargetSpec>,
+    /// Options of this operation.
+    pub options: Option<Options>,
+}
+
+/// The `type` of a patch, under any of its names.
+pub(super) struct TypeName(pub PatchKind);
+
+impl<'de> Deserialize<'de> for TypeName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = TypeName;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a patch type name")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<TypeName, E> {
+                s.parse()
+                    .map(TypeName)
+                    .map_err(|e: super::UnknownPatchKind| E::custom(e))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+impl JsonSchema for TypeName {
+    fn schema_name() -> Cow<'static, str> {
+        "PatchType".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let names: Vec<&str> = PatchKind::all_names().collect();
+        json_schema!({ "type": "string", "enum": names })
+    }
+}
+
+/// An inline patch: a string, a mapping or a list. Only the type is checked here.
+pub(super) struct PatchValue;
+
+impl<'de> Deserialize<'de> for PatchValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PatchValue;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string of YAML or JSON documents, a mapping or a list")
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<PatchValue, E> {
+                Ok(PatchValue)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PatchValue, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(PatchValue)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<PatchValue, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(PatchValue)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for PatchValue {
+    fn schema_name() -> Cow<'static, str> {
+        "Patch".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": ["string", "object", "array"] })
+    }
+}
+
+/// Which items a patch selects. Every field is optional and an absent one places no condition;
+/// the items must meet all the given ones.
+// The schema of `crate::target::TargetSpec`, which is what deserializes; a test keeps the two
+// in step.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub(super) struct TargetDoc {
+    /// API group, an anchored regular expression (`apps`, `.*\.example\.com`); the core group
+    /// is the empty string.
+    group: Option<String>,
+    /// API version, an anchored regular expression (`v1`, `v1beta.*`).
+    version: Option<String>,
+    /// Kind, an anchored regular expression (`Deployment`, `Deployment|StatefulSet`).
+    kind: Option<String>,
+    /// metadata.name, an anchored regular expression (`web-.*`); matched against the current
+    /// name and the name before kustomize's renames.
+    name: Option<String>,
+    /// Namespace, an anchored regular expression (`prod|staging`); resources without one are in
+    /// `default`, cluster-scoped ones in none (`.*` selects them).
+    namespace: Option<String>,
+    /// A Kubernetes label selector over metadata.labels (`env in (prod),tier!=cache`).
+    label_selector: Option<String>,
+    /// A Kubernetes label selector over metadata.annotations (`team=payments`).
+    annotation_selector: Option<String>,
+}
+
+/// Options of one patch operation.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct Options {
+    /// Let the patch change metadata.name of the items it selects by target (as in kustomize).
+    #[serde(default)]
+    pub allow_name_change: bool,
+    /// Let the patch change the kind of the items it selects by target (as in kustomize).
+    #[serde(default)]
+    pub allow_kind_change: bool,
+    /// Where merged lists put the elements only the patch has: `append` (after the item's
+    /// elements, whose order is kept) or `prepend` (before them, kustomize's order).
+    #[serde(default)]
+    pub new_list_items: NewListItems,
+    /// Pair the elements of lists no schema describes by well-known key fields (name,
+    /// mountPath, containerPort, ...) when every element has the key; `false` replaces such
+    /// lists whole, as kustomize does.
+    #[serde(default = "yes")]
+    pub infer_merge_keys: bool,
+    /// merge3 only: report conflicts (a field changed both in the patch and in the item) as
+    /// warnings (`warn`, the item's value is kept) or as errors (`error`).
+    #[serde(default)]
+    pub conflicts: Conflicts,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Options {
+    pub(super) fn into_options(self) -> PatchOptions {
+        PatchOptions {
+            allow_name_change: self.allow_name_change,
+            allow_kind_change: self.allow_kind_change,
+            new_list_items: self.new_list_items,
+            infer_merge_keys: self.infer_merge_keys,
+            conflicts: self.conflicts,
+        }
+    }
+}
+
+/// Merge metadata declared for kinds the built-in schema lacks. It fills what the built-in
+/// schema and the CRDs among the items leave unsaid; it never overrides them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct SchemaSpec {
+    /// An OpenAPI v2 document (as kustomize's `openapi:` field takes it): definitions bound to
+    /// kinds by x-kubernetes-group-version-kind, with x-kubernetes-patch-merge-key,
+    /// x-kubernetes-patch-strategy, x-kubernetes-list-type and x-kubernetes-list-map-keys;
+    /// `$ref` allowed.
+    #[serde(rename = "openAPI")]
+    pub open_api: Option<OpenApiSpec>,
+    /// Merge metadata of single fields.
+    pub merge_keys: Option<Vec<MergeKeySpec>>,
+}
+
+/// Where the OpenAPI document is: give `path` or `inline`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["path"]}, {"required": ["inline"]}]))]
+pub(super) struct OpenApiSpec {
+    /// A JSON or YAML file, relative to the functionConfig's directory.
+    pub path: Option<String>,
+    /// The document itself, or a string holding it as JSON or YAML.
+    #[schemars(with = "Option<InlineDoc>")]
+    pub inline: Option<Value>,
+}
+
+/// An inline document: an object, or a string of JSON or YAML.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum InlineDoc {
+    Text(String),
+    Object(Map<String, Value>),
+}
+
+/// The merge metadata of one field of one kind.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct MergeKeySpec {
+    /// API group of the kind; empty or absent for the core group.
+    #[serde(default)]
+    pub group: String,
+    /// The kind (every version of it).
+    pub kind: String,
+    /// The field: names separated by dots from the top of the resource (`spec.items`); a list
+    /// is descended implicitly (`spec.items.ports`, or `spec.items[].ports`); `*` stands for
+    /// any key of a map.
+    pub path: String,
+    /// The fields that identify an element of the list (like x-kubernetes-list-map-keys).
+    #[serde(default)]
+    pub keys: Vec<String>,
+    /// A patch strategy: `merge`, `replace` or `retainKeys`, or several separated by commas.
+    pub strategy: Option<String>,
+}
+
+// ----- the other forms --------------------------------------------------------------------
+
+/// kustomize's builtin PatchTransformer config.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct PatchTransformerConfig {
+    #[serde(rename = "apiVersion")]
+    pub _api_version: Option<String>,
+    #[serde(rename = "kind")]
+    pub _kind: String,
+    #[serde(rename = "metadata")]
+    pub _metadata: Option<Map<String, Value>>,
+    #[serde(rename = "patch")]
+    pub _patch: Option<PatchValue>,
+    pub path: Option<String>,
+    pub target: Option<TargetSpec>,
+    pub options: Option<KustomizeOptions>,
+}
+
+/// The options kustomize's PatchTransformer knows.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct KustomizeOptions {
+    #[serde(default)]
+    pub allow_name_change: bool,
+    #[serde(default)]
+    pub allow_kind_change: bool,
+}
+
+/// A v1 ConfigMap; `data` is read from the node tree.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct ConfigMapConfig {
+    #[serde(rename = "apiVersion")]
+    pub _api_version: String,
+    #[serde(rename = "kind")]
+    pub _kind: String,
+    #[serde(rename = "metadata")]
+    pub _metadata: Option<Map<String, Value>>,
+    #[serde(rename = "data")]
+    pub _data: Option<Map<String, Value>>,
+    #[serde(rename = "immutable")]
+    pub _immutable: Option<bool>,
+}
