@@ -1,6 +1,7 @@
 //! krm-merge: a KRM function that merges and patches the resources of a package.
 
 pub mod align;
+pub mod json6902;
 pub mod krm;
 pub mod merge2;
 pub mod path;
