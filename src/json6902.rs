@@ -42,7 +42,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::yaml::scalar::Resolved;
-use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node};
+use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node, MAX_DEPTH};
 
 /// The most nodes that expanding a patch's aliases, or comparing values through aliases, may
 /// visit (a guard against alias bombs).
@@ -498,6 +498,8 @@ pub enum PatchErrorKind {
     DanglingAlias(String),
     #[error("comparing values through aliases visits too many nodes (more than {0})")]
     TooLarge(usize),
+    #[error("the result would nest deeper than {0} levels")]
+    TooDeep(usize),
 }
 
 /// How a pointer is shown in a message: `""` for the whole document.
@@ -1033,11 +1035,10 @@ fn seq_position(
             }
         }
         Token::Name(s) => {
-            if let Some(i) = canonical_index(s) {
-                return Ok(Some(i));
-            }
-            if s == "-" {
-                return Ok(None);
+            let read = Token::read(s);
+            if !matches!(read, Token::Name(_)) {
+                // A token built by hand as a name that reads as an index, `-` or a selector.
+                return seq_position(seq, &read, ptr, depth, anchors);
             }
             if s.starts_with('[') {
                 if let Err(error) = s.parse::<Selector>() {
@@ -1102,13 +1103,14 @@ enum Slot {
     Insert(usize),
 }
 
+/// Where `add` puts the value that the token after `depth` tokens of `ptr` names in `parent`.
 fn add_slot(
     parent: &Node<'_>,
+    tok: &Token,
     ptr: &Pointer,
+    depth: usize,
     anchors: &Anchors<'_, '_>,
 ) -> Result<Slot, PatchErrorKind> {
-    let depth = ptr.tokens().len() - 1;
-    let tok = &ptr.tokens()[depth];
     match parent.kind() {
         Kind::Map => {
             let key = tok.text();
@@ -1147,15 +1149,18 @@ fn add<'a>(
     aliased: bool,
     only_members: bool,
 ) -> Result<(), PatchErrorKind> {
-    let Some(depth) = ptr.tokens().len().checked_sub(1) else {
+    let Some((tok, depth)) = ptr.tokens().last().map(|t| (t, ptr.tokens().len() - 1)) else {
         put_root(doc, new.node);
         return Ok(());
     };
+    if depth + 1 + nesting(&new.node) > MAX_DEPTH {
+        return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
+    }
     let (route, slot) = {
         let anchors = Anchors::of(doc, aliased);
         let (mut route, parent) = walk(doc, &anchors, ptr, depth)?;
         let parent = anchors.follow_for_change(parent, depth, &mut route.expand);
-        let slot = add_slot(parent, ptr, &anchors)?;
+        let slot = add_slot(parent, tok, ptr, depth, &anchors)?;
         (route, slot)
     };
     if only_members && !matches!(slot, Slot::NewKey(_)) {
@@ -1197,14 +1202,14 @@ fn remove<'a>(
     ptr: &Pointer,
     aliased: bool,
 ) -> Result<Lifted<'a>, PatchErrorKind> {
-    let Some(depth) = ptr.tokens().len().checked_sub(1) else {
+    let Some((tok, depth)) = ptr.tokens().last().map(|t| (t, ptr.tokens().len() - 1)) else {
         return Err(PatchErrorKind::RemoveRoot);
     };
     let (route, i) = {
         let anchors = Anchors::of(doc, aliased);
         let (mut route, parent) = walk(doc, &anchors, ptr, depth)?;
         let parent = anchors.follow_for_change(parent, depth, &mut route.expand);
-        let i = child(parent, &ptr.tokens()[depth], ptr, depth, &anchors)?;
+        let i = child(parent, tok, ptr, depth, &anchors)?;
         (route, i)
     };
     let (parent, _) = reach(doc, &route, depth).ok_or_else(lost)?;
@@ -1236,6 +1241,7 @@ fn replace<'a>(
         walk(doc, &anchors, ptr, n).map(|(route, _)| route)
     };
     match found {
+        Ok(_) if n + nesting(&value) > MAX_DEPTH => Err(PatchErrorKind::TooDeep(MAX_DEPTH)),
         Ok(_) if n == 0 => {
             put_root(doc, value);
             Ok(())
@@ -1271,7 +1277,25 @@ fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
         }
     }
     new.set_blank_lines(dest.blank_lines());
+    if dest.is_scalar() && new.is_scalar() {
+        // The spacing after `key:` belongs to the place.
+        new.layout_mut().gap = dest.layout().gap;
+    }
     *dest = new;
+}
+
+/// Levels of collections in a tree (0 for a scalar).
+fn nesting(node: &Node<'_>) -> usize {
+    let below = node
+        .entries()
+        .iter()
+        .map(|e| nesting(&e.value))
+        .chain(node.items().iter().map(nesting))
+        .max();
+    match node.kind() {
+        Kind::Map | Kind::Seq => 1 + below.unwrap_or(0),
+        Kind::Scalar | Kind::Alias => 0,
+    }
 }
 
 /// [`put`] at the root, where the node's layout (relative to the place it came from) must give
@@ -2055,6 +2079,45 @@ spec:
             .unwrap(),
             "a: 1\nb:\n  k: v\nc:\n  k: v\n"
         );
+    }
+
+    #[test]
+    fn results_stay_within_the_nesting_limit() {
+        let deep = "[".repeat(MAX_DEPTH - 1) + &"]".repeat(MAX_DEPTH - 1);
+        let doc = format!("a: {deep}\n");
+        assert!(patched(&doc, "- {op: copy, from: /a, path: /b}\n").is_ok());
+        assert_eq!(
+            patched(
+                &doc,
+                "- {op: add, path: /b, value: {c: 1}}\n- {op: copy, from: /a, path: /b/c}\n"
+            )
+            .unwrap_err(),
+            format!("op 1 (copy /b/c): the result would nest deeper than {MAX_DEPTH} levels")
+        );
+    }
+
+    #[test]
+    fn spacing_of_the_place_is_kept() {
+        assert_eq!(
+            patched("a:   1 # c\n", "- {op: replace, path: /a, value: 2}\n").unwrap(),
+            "a:   2 # c\n"
+        );
+    }
+
+    #[test]
+    fn tokens_built_by_hand_mean_what_their_text_says() {
+        let mut doc = Node::seq_of(vec![Node::plain("x"), Node::plain("y")]);
+        let ops = [
+            Op::Remove {
+                path: Pointer(vec![Token::Name("1".into())]),
+            },
+            Op::Add {
+                path: Pointer(vec![Token::Name("-".into())]),
+                value: Node::plain("z"),
+            },
+        ];
+        apply(&mut doc, &ops).unwrap();
+        assert_eq!(to_json(&doc).unwrap(), serde_json::json!(["x", "z"]));
     }
 
     #[test]
