@@ -2,6 +2,8 @@
 
 pub mod align;
 pub mod config;
+pub mod json6902;
+pub mod jsonmerge;
 pub mod krm;
 pub mod merge2;
 pub mod path;

@@ -1,0 +1,2149 @@
+//! JSON Patch (RFC 6902) on the lossless YAML tree, with JSON Pointers (RFC 6901) extended by
+//! key selectors.
+//!
+//! What it is: [`parse_ops`] reads a patch — a sequence of operation maps, written in YAML or in
+//! JSON — into [`Op`]s, and [`apply`] runs them in order on a [`Node`]. Everything the RFC says
+//! holds: `add` to a mapping replaces an existing member, `add` into a sequence inserts before the
+//! index (`-`, or an index equal to the length, appends), `remove` and `replace` need an existing
+//! target, `move` removes then adds and may not move a value into one of its own children, `copy`
+//! copies deeply, `test` compares JSON values (numbers by value, mappings without regard to key
+//! order). Members an operation does not define are ignored, as RFC 6902 §4 requires.
+//!
+//! Because it works on [`Node`]s rather than JSON values, what the patch does not change stays as
+//! written: comments, key order, scalar styles. Values keep their own comments when they are
+//! added, replaced, moved or copied, and a value that takes the place of another keeps the
+//! comments of that place where it brings none. New keys are appended to their mapping. Values
+//! from operations written in flow style (a JSON patch) are made block style, so a YAML resource
+//! stays block YAML.
+//!
+//! **Key selectors** (our extension, not in RFC 6901): a reference token `[name=app]` applied to a
+//! sequence selects the one element that is a mapping whose `name` field is a scalar with the
+//! text `app`: `/spec/template/spec/containers/[name=app]/image`. See [`Selector`] for the exact
+//! syntax. A selector resolves to the position of the element it selects, and the operation then
+//! proceeds as if that index had been written (so `add` at a selector inserts before the
+//! element). Applied to a mapping, the same token is the member of that name, as in RFC 6901, so
+//! every pointer the RFC accepts means what the RFC says.
+//!
+//! **All or nothing**: [`apply`] runs the operations on a copy of the document and puts the copy
+//! in place only when every operation succeeded, so on error the document is exactly as it was
+//! (one clone per call: simpler than an undo log, and documents are small).
+//!
+//! **Aliases**: an operation that changes something below an alias first replaces that alias
+//! with a copy of its anchored node (without anchors), so the change stays at this place; reading
+//! (`test`, `copy`'s `from`, selectors) looks through aliases. A result that would use an alias
+//! before its anchor (`move`/`copy` can do that) is an error. Aliases inside a patch are expanded
+//! when it is parsed, within a node budget.
+//!
+//! What it must not do: consult a schema (RFC 6902 is schema-free), select resources, or parse
+//! or write text.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::yaml::scalar::Resolved;
+use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node, MAX_DEPTH};
+
+/// The most nodes that expanding a patch's aliases, or comparing values through aliases, may
+/// visit (a guard against alias bombs).
+const ALIAS_BUDGET: usize = 1_000_000;
+
+// ----- pointers ----------------------------------------------------------------------------
+
+/// A JSON Pointer (RFC 6901): `""` is the whole document, `/a/b~1c/0/-` is a path of reference
+/// tokens, where `~1` stands for `/` and `~0` for `~` inside a token.
+///
+/// Tokens are unescaped when the pointer is parsed; [`Display`](fmt::Display) escapes them again,
+/// so `Pointer::parse(s)?.to_string() == s` for every valid `s`.
+///
+/// ```
+/// use krm_merge::json6902::{Pointer, Token};
+/// let p: Pointer = "/metadata/annotations/example.com~1owner".parse().unwrap();
+/// assert_eq!(p.tokens()[2], Token::Name("example.com/owner".into()));
+/// assert_eq!(p.to_string(), "/metadata/annotations/example.com~1owner");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Pointer(Vec<Token>);
+
+/// One reference token of a [`Pointer`].
+///
+/// How a token is read depends on what it is applied to: on a mapping every token is a member
+/// name (its text: `0`, `-` and `[name=app]` are names there too); on a sequence it must be an
+/// index, `-` (for `add`), or a selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Token {
+    /// Any other text. On a sequence it is an error (an index has no leading zeros, no sign).
+    Name(String),
+    /// Decimal digits without a leading zero: a sequence index.
+    Index(usize),
+    /// `-`: the position after the last element of a sequence, where `add` appends.
+    End,
+    /// `[key=value,...]`: the element of a sequence selected by its fields.
+    Select(Selector),
+}
+
+/// A key selector: `[name=app]`, `[containerPort=80,protocol=TCP]`.
+///
+/// Syntax, applied to the token's text after RFC 6901 unescaping (so a `/` in a value is written
+/// `~1`, a `~` is `~0`): `[`, then one or more `key=value` pairs separated by `,`, then `]`.
+/// Inside keys and values a backslash escapes the four characters that have a meaning here:
+/// `\\`, `\]`, `\,`, `\=`; any other character stands for itself, spaces included, and a backslash
+/// before any other character is an error. Keys are not empty and not repeated; values may be
+/// empty. `=` in a value must be escaped.
+///
+/// A selector matches a sequence element that is a mapping where each key names a scalar field
+/// whose text equals the value (`80` matches `port: 80` and `port: "80"`). Applied to a sequence
+/// it must match exactly one element: none is a missing path, several are an error.
+///
+/// ```
+/// use krm_merge::json6902::Selector;
+/// let s: Selector = r"[name=a\,b,zone=eu]".parse().unwrap();
+/// assert_eq!(s.fields(), [("name".to_owned(), "a,b".to_owned()), ("zone".to_owned(), "eu".to_owned())]);
+/// assert_eq!(s.to_string(), r"[name=a\,b,zone=eu]");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selector {
+    fields: Vec<(String, String)>,
+}
+
+/// A pointer that is not valid RFC 6901 text.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PointerError {
+    #[error("a JSON pointer must be empty or start with '/'")]
+    NoLeadingSlash,
+    #[error("'~' at byte {0} must be followed by 0 or 1")]
+    BadEscape(usize),
+}
+
+/// A token that looks like a selector (it starts with `[`) but is not one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reason} (at byte {at})")]
+pub struct SelectorError {
+    pub at: usize,
+    pub reason: &'static str,
+}
+
+impl Pointer {
+    /// The pointer to the whole document (`""`).
+    pub fn root() -> Pointer {
+        Pointer(Vec::new())
+    }
+
+    /// Reads RFC 6901 text.
+    pub fn parse(s: &str) -> Result<Pointer, PointerError> {
+        if s.is_empty() {
+            return Ok(Pointer::root());
+        }
+        let Some(rest) = s.strip_prefix('/') else {
+            return Err(PointerError::NoLeadingSlash);
+        };
+        let mut tokens = Vec::new();
+        let mut offset = 1;
+        for raw in rest.split('/') {
+            tokens.push(Token::read(&unescape(raw, offset)?));
+            offset += raw.len() + 1;
+        }
+        Ok(Pointer(tokens))
+    }
+
+    /// The reference tokens, outermost first.
+    pub fn tokens(&self) -> &[Token] {
+        &self.0
+    }
+
+    /// True for `""`, the whole document.
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The pointer made of the first `n` tokens, as text (for messages).
+    fn prefix(&self, n: usize) -> String {
+        Pointer(self.0[..n.min(self.0.len())].to_vec()).to_string()
+    }
+}
+
+impl FromStr for Pointer {
+    type Err = PointerError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Pointer::parse(s)
+    }
+}
+
+impl fmt::Display for Pointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for t in &self.0 {
+            write!(f, "/{t}")?;
+        }
+        Ok(())
+    }
+}
+
+fn unescape(raw: &str, offset: usize) -> Result<String, PointerError> {
+    if !raw.contains('~') {
+        return Ok(raw.to_owned());
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.char_indices();
+    while let Some((i, c)) = chars.next() {
+        if c != '~' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some((_, '0')) => out.push('~'),
+            Some((_, '1')) => out.push('/'),
+            _ => return Err(PointerError::BadEscape(offset + i)),
+        }
+    }
+    Ok(out)
+}
+
+impl Token {
+    /// Classifies an unescaped reference token.
+    fn read(text: &str) -> Token {
+        if text == "-" {
+            return Token::End;
+        }
+        if let Some(i) = canonical_index(text) {
+            return Token::Index(i);
+        }
+        if text.starts_with('[') {
+            if let Ok(s) = text.parse() {
+                return Token::Select(s);
+            }
+        }
+        Token::Name(text.to_owned())
+    }
+
+    /// The token's text: what it means as a member name.
+    fn text(&self) -> String {
+        match self {
+            Token::Name(s) => s.clone(),
+            Token::Index(i) => i.to_string(),
+            Token::End => "-".to_owned(),
+            Token::Select(s) => s.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text().replace('~', "~0").replace('/', "~1"))
+    }
+}
+
+/// RFC 6901 array indices: `0`, or digits without a leading zero (and small enough).
+fn canonical_index(text: &str) -> Option<usize> {
+    let ok = !text.is_empty()
+        && text.bytes().all(|b| b.is_ascii_digit())
+        && (text == "0" || !text.starts_with('0'));
+    if ok {
+        text.parse().ok()
+    } else {
+        None
+    }
+}
+
+impl Selector {
+    /// The `(key, value)` pairs, in the order written.
+    pub fn fields(&self) -> &[(String, String)] {
+        &self.fields
+    }
+
+    /// True when `item` (with aliases followed through `anchors`) is a mapping whose fields have
+    /// these values.
+    fn matches(&self, item: &Node<'_>, anchors: &Anchors<'_, '_>) -> bool {
+        let item = anchors.follow(item);
+        item.is_map()
+            && self.fields.iter().all(|(k, v)| {
+                item.get(k)
+                    .map(|n| anchors.follow(n))
+                    .and_then(Node::as_str)
+                    .is_some_and(|text| text == v)
+            })
+    }
+}
+
+impl FromStr for Selector {
+    type Err = SelectorError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |at, reason| SelectorError { at, reason };
+        let Some(body) = s.strip_prefix('[') else {
+            return Err(err(0, "a selector starts with '['"));
+        };
+        let mut fields: Vec<(String, String)> = Vec::new();
+        let (mut key, mut value) = (String::new(), String::new());
+        let mut in_value = false;
+        let mut closed = false;
+        let mut chars = body.char_indices().map(|(i, c)| (i + 1, c));
+        while let Some((i, c)) = chars.next() {
+            if closed {
+                return Err(err(i, "text after the closing ']'"));
+            }
+            let cur = if in_value { &mut value } else { &mut key };
+            match c {
+                '\\' => match chars.next() {
+                    Some((_, e @ ('\\' | ']' | ',' | '='))) => cur.push(e),
+                    _ => return Err(err(i, r"'\' must be followed by \, ], ',' or '='")),
+                },
+                '=' if !in_value => in_value = true,
+                '=' => return Err(err(i, r"'=' in a value must be escaped as '\='")),
+                ',' | ']' => {
+                    if !in_value {
+                        return Err(err(i, "expected key=value"));
+                    }
+                    if key.is_empty() {
+                        return Err(err(i, "empty key"));
+                    }
+                    if fields.iter().any(|(k, _)| *k == key) {
+                        return Err(err(i, "key given twice"));
+                    }
+                    fields.push((std::mem::take(&mut key), std::mem::take(&mut value)));
+                    in_value = false;
+                    closed = c == ']';
+                }
+                _ => cur.push(c),
+            }
+        }
+        if !closed {
+            return Err(err(s.len(), "missing the closing ']'"));
+        }
+        Ok(Selector { fields })
+    }
+}
+
+impl fmt::Display for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn esc(s: &str) -> String {
+            let mut o = String::with_capacity(s.len());
+            for c in s.chars() {
+                if matches!(c, '\\' | ']' | ',' | '=') {
+                    o.push('\\');
+                }
+                o.push(c);
+            }
+            o
+        }
+        f.write_str("[")?;
+        for (i, (k, v)) in self.fields.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{}={}", esc(k), esc(v))?;
+        }
+        f.write_str("]")
+    }
+}
+
+// ----- operations ----------------------------------------------------------------------------
+
+/// One operation of a patch. Values borrow from the patch text (`'p`).
+#[derive(Clone, Debug)]
+pub enum Op<'p> {
+    Add { path: Pointer, value: Node<'p> },
+    Remove { path: Pointer },
+    Replace { path: Pointer, value: Node<'p> },
+    Move { from: Pointer, path: Pointer },
+    Copy { from: Pointer, path: Pointer },
+    Test { path: Pointer, value: Node<'p> },
+}
+
+/// The name of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verb {
+    Add,
+    Remove,
+    Replace,
+    Move,
+    Copy,
+    Test,
+}
+
+impl Verb {
+    fn from_name(s: &str) -> Option<Verb> {
+        Some(match s {
+            "add" => Verb::Add,
+            "remove" => Verb::Remove,
+            "replace" => Verb::Replace,
+            "move" => Verb::Move,
+            "copy" => Verb::Copy,
+            "test" => Verb::Test,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Add => "add",
+            Verb::Remove => "remove",
+            Verb::Replace => "replace",
+            Verb::Move => "move",
+            Verb::Copy => "copy",
+            Verb::Test => "test",
+        }
+    }
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Op<'_> {
+    pub fn verb(&self) -> Verb {
+        match self {
+            Op::Add { .. } => Verb::Add,
+            Op::Remove { .. } => Verb::Remove,
+            Op::Replace { .. } => Verb::Replace,
+            Op::Move { .. } => Verb::Move,
+            Op::Copy { .. } => Verb::Copy,
+            Op::Test { .. } => Verb::Test,
+        }
+    }
+
+    /// The operation's `path`.
+    pub fn path(&self) -> &Pointer {
+        match self {
+            Op::Add { path, .. }
+            | Op::Remove { path }
+            | Op::Replace { path, .. }
+            | Op::Move { path, .. }
+            | Op::Copy { path, .. }
+            | Op::Test { path, .. } => path,
+        }
+    }
+}
+
+// ----- errors --------------------------------------------------------------------------------
+
+/// A patch that cannot be read or applied: which operation, at which pointer, and why.
+///
+/// Displayed as `op 2 (replace /spec/x): path does not exist`; operations count from 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PatchError {
+    /// Position of the operation in the patch, from 0.
+    pub op: usize,
+    /// The operation's name, when it has a known one.
+    pub verb: Option<Verb>,
+    /// The pointer the failure is about, as written: the operation's `path`, or its `from` when
+    /// [`from`](Self::from) is set. Empty when the operation has no readable pointer (and for the
+    /// whole document, `""`).
+    pub path: String,
+    /// The failure is about the `from` location of a `move` or `copy`.
+    pub from: bool,
+    pub kind: PatchErrorKind,
+}
+
+/// Why a patch failed. Parse-time kinds come from [`parse_ops`], the others from [`apply`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatchErrorKind {
+    #[error("a JSON patch must be a list of operations")]
+    NotAList,
+    #[error("an operation must be a mapping")]
+    NotAMapping,
+    #[error("missing {0:?}")]
+    MissingMember(&'static str),
+    #[error("{0:?} must be a string")]
+    NotAString(&'static str),
+    #[error("{0:?} appears more than once")]
+    DuplicateMember(&'static str),
+    #[error("unknown op {0:?} (expected add, remove, replace, move, copy or test)")]
+    UnknownOp(String),
+    #[error("invalid JSON pointer: {0}")]
+    BadPointer(PointerError),
+    #[error("{0}")]
+    Alias(AliasError),
+
+    /// Nothing is at the pointer. `at` is the shortest prefix that is missing when it is not the
+    /// whole pointer (a missing parent).
+    #[error("path does not exist{}", .at.as_ref().map(|a| format!(" (nothing at {})", place(a))).unwrap_or_default())]
+    NotFound { at: Option<String> },
+    /// A selector matched no element: a missing path, like [`NotFound`](Self::NotFound).
+    #[error("path does not exist (no element of {} matches {selector})", place(.list))]
+    NoMatch { list: String, selector: String },
+    #[error("{} elements of {} match {selector}; a selector must match one", .count, place(.list))]
+    SeveralMatches {
+        list: String,
+        selector: String,
+        count: usize,
+    },
+    #[error("malformed key selector {token:?} at {}: {error}", place(.list))]
+    BadSelector {
+        list: String,
+        token: String,
+        error: SelectorError,
+    },
+    #[error("{} is a scalar, it has no members", place(.at))]
+    NotAContainer { at: String },
+    #[error("{token:?} is not an index of the list at {} (digits without leading zeros)", place(.list))]
+    BadIndex { list: String, token: String },
+    #[error("\"-\" names no element of the list at {} (only add may use it, to append)", place(.list))]
+    EndNotAllowed { list: String },
+    #[error("index {index} is out of range: the list at {} has {len} elements", place(.list))]
+    OutOfRange {
+        list: String,
+        index: String,
+        len: usize,
+    },
+    #[error("the whole document cannot be removed")]
+    RemoveRoot,
+    #[error("a value cannot be moved into one of its own children")]
+    MoveIntoChild,
+    #[error("value does not match")]
+    TestFailed,
+    #[error("the result would use alias *{0} before (or without) its anchor")]
+    DanglingAlias(String),
+    #[error("comparing values through aliases visits too many nodes (more than {0})")]
+    TooLarge(usize),
+    #[error("the result would nest deeper than {0} levels")]
+    TooDeep(usize),
+}
+
+/// How a pointer is shown in a message: `""` for the whole document.
+fn shown(p: &str) -> &str {
+    if p.is_empty() {
+        "\"\""
+    } else {
+        p
+    }
+}
+
+/// How a place is named in a message: its pointer, or "the root".
+fn place(p: &str) -> &str {
+    if p.is_empty() {
+        "the root"
+    } else {
+        p
+    }
+}
+
+impl PatchErrorKind {
+    /// True when the failure means "the path is not there" (a missing member or element, or a
+    /// selector that matches nothing): what a caller may choose to skip.
+    pub fn is_missing(&self) -> bool {
+        matches!(
+            self,
+            PatchErrorKind::NotFound { .. } | PatchErrorKind::NoMatch { .. }
+        )
+    }
+}
+
+impl fmt::Display for PatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.kind == PatchErrorKind::NotAList {
+            return write!(f, "{}", self.kind);
+        }
+        write!(f, "op {}", self.op)?;
+        if let Some(verb) = self.verb {
+            let from = if self.from { "from " } else { "" };
+            let unread = self.path.is_empty()
+                && matches!(
+                    self.kind,
+                    PatchErrorKind::MissingMember(_)
+                        | PatchErrorKind::NotAString(_)
+                        | PatchErrorKind::DuplicateMember(_)
+                );
+            if unread {
+                write!(f, " ({verb})")?;
+            } else {
+                write!(f, " ({verb} {from}{})", shown(&self.path))?;
+            }
+        }
+        write!(f, ": {}", self.kind)
+    }
+}
+
+impl std::error::Error for PatchError {}
+
+// ----- reading a patch -----------------------------------------------------------------------
+
+/// Reads a patch: a sequence of operation maps (`op`, `path`, and `value` or `from` as the
+/// operation needs), from YAML or JSON text already parsed into a [`Node`].
+///
+/// Errors name the operation: a missing or repeated member, a member that is not a string, an
+/// unknown `op`, an invalid pointer. Members an operation does not define are ignored (RFC 6902
+/// §4). Values of operations written in flow style are made block style (see the module doc).
+/// Aliases in the patch are expanded (within a budget).
+pub fn parse_ops<'p>(ops: &Node<'p>) -> Result<Vec<Op<'p>>, PatchError> {
+    let whole = |kind| PatchError {
+        op: 0,
+        verb: None,
+        path: String::new(),
+        from: false,
+        kind,
+    };
+    let mut expanded = None;
+    if has_alias(ops) || subtree_has_anchor(ops) {
+        // The patch's anchors stay in the patch: carried into a document they could capture
+        // its later aliases.
+        let mut copy = ops.clone();
+        copy.expand_aliases(ALIAS_BUDGET)
+            .map_err(|e| whole(PatchErrorKind::Alias(e)))?;
+        strip_anchors(&mut copy);
+        expanded = Some(copy);
+    }
+    let ops = expanded.as_ref().unwrap_or(ops);
+    if !ops.is_seq() {
+        return Err(whole(PatchErrorKind::NotAList));
+    }
+    let flow = ops.is_flow();
+    ops.items()
+        .iter()
+        .enumerate()
+        .map(|(i, item)| parse_op(i, item, flow || item.is_flow()))
+        .collect()
+}
+
+fn parse_op<'p>(index: usize, item: &Node<'p>, flow: bool) -> Result<Op<'p>, PatchError> {
+    let mut err = PatchError {
+        op: index,
+        verb: None,
+        path: String::new(),
+        from: false,
+        kind: PatchErrorKind::NotAMapping,
+    };
+    if !item.is_map() {
+        return Err(err);
+    }
+    let member = |name: &'static str| -> Result<Option<&Node<'p>>, PatchErrorKind> {
+        let mut found = item
+            .entries()
+            .iter()
+            .filter(|e| e.key.as_str() == Some(name));
+        let first = found.next();
+        if found.next().is_some() {
+            return Err(PatchErrorKind::DuplicateMember(name));
+        }
+        Ok(first.map(|e| &e.value))
+    };
+    let string = |name: &'static str| -> Result<Option<&str>, PatchErrorKind> {
+        match member(name)? {
+            None => Ok(None),
+            Some(n) => n
+                .as_string()
+                .map(Some)
+                .ok_or(PatchErrorKind::NotAString(name)),
+        }
+    };
+    let fail = |mut err: PatchError, kind| {
+        err.kind = kind;
+        err
+    };
+
+    let verb = match string("op") {
+        Ok(Some(name)) => {
+            Verb::from_name(name).ok_or_else(|| PatchErrorKind::UnknownOp(name.to_owned()))
+        }
+        Ok(None) => Err(PatchErrorKind::MissingMember("op")),
+        Err(k) => Err(k),
+    }
+    .map_err(|k| fail(err.clone(), k))?;
+    err.verb = Some(verb);
+
+    let path_text = string("path")
+        .and_then(|p| p.ok_or(PatchErrorKind::MissingMember("path")))
+        .map_err(|k| fail(err.clone(), k))?;
+    err.path = path_text.to_owned();
+    let path =
+        Pointer::parse(path_text).map_err(|e| fail(err.clone(), PatchErrorKind::BadPointer(e)))?;
+
+    let value = || -> Result<Node<'p>, PatchError> {
+        let v = member("value")
+            .and_then(|v| v.ok_or(PatchErrorKind::MissingMember("value")))
+            .map_err(|k| fail(err.clone(), k))?;
+        let mut v = v.clone();
+        if flow {
+            v.make_block();
+        }
+        Ok(v)
+    };
+    let from = || -> Result<Pointer, PatchError> {
+        let text = string("from")
+            .and_then(|p| p.ok_or(PatchErrorKind::MissingMember("from")))
+            .map_err(|k| fail(err.clone(), k))?;
+        Pointer::parse(text).map_err(|e| PatchError {
+            path: text.to_owned(),
+            from: true,
+            ..fail(err.clone(), PatchErrorKind::BadPointer(e))
+        })
+    };
+    Ok(match verb {
+        Verb::Add => Op::Add {
+            path,
+            value: value()?,
+        },
+        Verb::Remove => Op::Remove { path },
+        Verb::Replace => Op::Replace {
+            path,
+            value: value()?,
+        },
+        Verb::Move => Op::Move {
+            from: from()?,
+            path,
+        },
+        Verb::Copy => Op::Copy {
+            from: from()?,
+            path,
+        },
+        Verb::Test => Op::Test {
+            path,
+            value: value()?,
+        },
+    })
+}
+
+// ----- applying a patch ----------------------------------------------------------------------
+
+/// Choices that depart from RFC 6902, for compatibility with other tools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `replace` of a member that an existing mapping lacks adds it, as kustomize's JSON patch
+    /// library (evanphx/json-patch v4) does. RFC 6902 §4.3 requires the target to exist, which
+    /// is the default (`false`). Sequences and missing parents are errors either way.
+    pub replace_adds_missing: bool,
+}
+
+impl Options {
+    /// What `kustomize build` does with a JSON 6902 patch.
+    pub fn kustomize() -> Options {
+        Options {
+            replace_adds_missing: true,
+        }
+    }
+}
+
+/// Applies `ops` to `doc` in order, as RFC 6902 says. All or nothing: on error `doc` is
+/// unchanged, and the error names the failing operation.
+pub fn apply<'a, 'p: 'a>(doc: &mut Node<'a>, ops: &[Op<'p>]) -> Result<(), PatchError> {
+    apply_with(doc, ops, &Options::default())
+}
+
+/// [`apply`], with [`Options`].
+pub fn apply_with<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    ops: &[Op<'p>],
+    opts: &Options,
+) -> Result<(), PatchError> {
+    if ops.is_empty() {
+        return Ok(());
+    }
+    let aliased = has_alias(doc)
+        || ops.iter().any(|op| match op {
+            Op::Add { value, .. } | Op::Replace { value, .. } | Op::Test { value, .. } => {
+                has_alias(value)
+            }
+            _ => false,
+        });
+    let mut work = doc.clone();
+    for (i, op) in ops.iter().enumerate() {
+        let done = run(&mut work, op, opts, aliased).and_then(|()| {
+            if aliased {
+                check_aliases(&work).map_err(|k| (Which::Path, k))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err((which, kind)) = done {
+            let (path, from) = match (which, op) {
+                (Which::From, Op::Move { from, .. } | Op::Copy { from, .. }) => {
+                    (from.to_string(), true)
+                }
+                _ => (op.path().to_string(), false),
+            };
+            return Err(PatchError {
+                op: i,
+                verb: Some(op.verb()),
+                path,
+                from,
+                kind,
+            });
+        }
+    }
+    *doc = work;
+    Ok(())
+}
+
+/// Which pointer of an operation a failure is about.
+#[derive(Clone, Copy)]
+enum Which {
+    Path,
+    From,
+}
+
+type Fail = (Which, PatchErrorKind);
+
+fn at_path(kind: PatchErrorKind) -> Fail {
+    (Which::Path, kind)
+}
+
+fn at_from(kind: PatchErrorKind) -> Fail {
+    (Which::From, kind)
+}
+
+fn run<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    op: &Op<'p>,
+    opts: &Options,
+    aliased: bool,
+) -> Result<(), Fail> {
+    match op {
+        Op::Add { path, value } => {
+            add(doc, path, Lifted::bare(value.clone()), aliased, false).map_err(at_path)
+        }
+        Op::Remove { path } => remove(doc, path, aliased).map(drop).map_err(at_path),
+        Op::Replace { path, value } => {
+            replace(doc, path, value.clone(), opts, aliased).map_err(at_path)
+        }
+        Op::Test { path, value } => {
+            let anchors = Anchors::of(doc, aliased);
+            let (_, found) = walk(doc, &anchors, path, path.tokens().len()).map_err(at_path)?;
+            let value_anchors = Anchors::of(value, aliased);
+            let mut budget = ALIAS_BUDGET;
+            if json_equal(found, &anchors, value, &value_anchors, &mut budget).map_err(at_path)? {
+                Ok(())
+            } else {
+                Err(at_path(PatchErrorKind::TestFailed))
+            }
+        }
+        Op::Copy { from, path } => {
+            let anchors = Anchors::of(doc, aliased);
+            let n = from.tokens().len();
+            let (route, found) = walk(doc, &anchors, from, n).map_err(at_from)?;
+            let mut lifted = Lifted::bare(found.clone());
+            if n > 0 {
+                // The comments before the copied entry describe the value: they go with it.
+                let (_, parent) = walk(doc, &anchors, from, n - 1).map_err(at_from)?;
+                let parent = anchors.follow(parent);
+                if let Some(&i) = route.steps.last() {
+                    if let Some(e) = parent.entries().get(i) {
+                        lifted = Lifted::from_entry(e.clone());
+                    } else if let Some(item) = parent.items().get(i) {
+                        lifted = Lifted::from_item(item.clone());
+                    }
+                }
+            }
+            drop(anchors);
+            strip_anchors(&mut lifted.node);
+            add(doc, path, lifted, aliased, false).map_err(at_path)
+        }
+        Op::Move { from, path } => {
+            if is_proper_prefix(from.tokens(), path.tokens()) {
+                return Err(at_path(PatchErrorKind::MoveIntoChild));
+            }
+            {
+                let anchors = Anchors::of(doc, aliased);
+                let (src, _) = walk(doc, &anchors, from, from.tokens().len()).map_err(at_from)?;
+                if let Some(n) = path.tokens().len().checked_sub(1) {
+                    if let Ok((dst, parent)) = walk(doc, &anchors, path, n) {
+                        if src.steps.starts_with(&dst.steps) && src.steps.len() == n + 1 {
+                            // Same parent: moving a member onto itself changes nothing (and must
+                            // not move the key to the end of its mapping).
+                            let parent = anchors.follow(parent);
+                            let last = &path.tokens()[n];
+                            let same = match child(parent, last, path, n, &anchors) {
+                                Ok(i) => src.steps.last() == Some(&i),
+                                Err(_) => false,
+                            };
+                            if same {
+                                return Ok(());
+                            }
+                        }
+                        if dst.steps.starts_with(&src.steps) {
+                            return Err(at_path(PatchErrorKind::MoveIntoChild));
+                        }
+                    }
+                } else if src.steps.is_empty() {
+                    return Ok(());
+                }
+            }
+            let lifted = remove(doc, from, aliased).map_err(at_from)?;
+            add(doc, path, lifted, aliased, false).map_err(at_path)
+        }
+    }
+}
+
+fn is_proper_prefix(a: &[Token], b: &[Token]) -> bool {
+    a.len() < b.len() && a.iter().zip(b).all(|(x, y)| x.text() == y.text())
+}
+
+/// A value taken from (or destined for) a place, with what belonged to the place: the comments
+/// and blank lines before its entry, and the line comment of its key.
+struct Lifted<'a> {
+    node: Node<'a>,
+    head: Vec<Comment<'a>>,
+    line: Option<Comment<'a>>,
+    blank: u8,
+}
+
+impl<'a> Lifted<'a> {
+    fn bare(node: Node<'a>) -> Self {
+        Lifted {
+            node,
+            head: Vec::new(),
+            line: None,
+            blank: 0,
+        }
+    }
+
+    fn from_entry(e: Entry<'a>) -> Self {
+        let kc = e.key.comments();
+        Lifted {
+            head: kc.head.clone(),
+            line: kc.line.clone(),
+            blank: e.key.blank_lines(),
+            node: e.value,
+        }
+    }
+
+    fn from_item(mut node: Node<'a>) -> Self {
+        let head = std::mem::take(&mut node.comments_mut().head);
+        let blank = node.blank_lines();
+        node.set_blank_lines(0);
+        Lifted {
+            node,
+            head,
+            line: None,
+            blank,
+        }
+    }
+
+    /// A new mapping entry holding the value.
+    fn into_entry(self, key: String) -> Entry<'a> {
+        let mut k = Node::string(key);
+        if !self.head.is_empty() || self.line.is_some() {
+            let c = k.comments_mut();
+            c.head = self.head;
+            c.line = self.line;
+        }
+        k.set_blank_lines(self.blank);
+        Entry {
+            key: k,
+            value: self.node,
+        }
+    }
+
+    /// A new sequence item.
+    fn into_item(self) -> Node<'a> {
+        let mut n = self.node;
+        if !self.head.is_empty() && n.comments().head.is_empty() {
+            n.comments_mut().head = self.head;
+        }
+        if self.line.is_some() && n.comments().line.is_none() {
+            n.comments_mut().line = self.line;
+        }
+        n.set_blank_lines(self.blank);
+        n
+    }
+}
+
+/// The route to a node: the child taken at each step (an entry index in a mapping, an item
+/// index in a sequence), found without changing anything.
+#[derive(Default)]
+struct Route<'a> {
+    steps: Vec<usize>,
+    /// Aliases on the way, by the number of steps that reach them, with the copy that must
+    /// replace each before anything below it changes.
+    expand: Vec<(usize, Node<'a>)>,
+}
+
+/// Follows the first `upto` tokens of `ptr` from `root`; every one must name an existing child.
+fn walk<'n, 'a>(
+    root: &'n Node<'a>,
+    anchors: &Anchors<'n, 'a>,
+    ptr: &Pointer,
+    upto: usize,
+) -> Result<(Route<'a>, &'n Node<'a>), PatchErrorKind> {
+    let mut route = Route::default();
+    let mut cur = root;
+    for (depth, tok) in ptr.tokens().iter().take(upto).enumerate() {
+        cur = anchors.follow_for_change(cur, depth, &mut route.expand);
+        let i = child(cur, tok, ptr, depth, anchors)?;
+        route.steps.push(i);
+        cur = match cur.kind() {
+            Kind::Map => cur.entries().get(i).map(|e| &e.value),
+            _ => cur.items().get(i),
+        }
+        .ok_or(PatchErrorKind::NotFound { at: None })?;
+    }
+    Ok((route, cur))
+}
+
+/// The position of the existing child that `tok` (the token after `depth` tokens of `ptr`)
+/// names in `node`.
+fn child(
+    node: &Node<'_>,
+    tok: &Token,
+    ptr: &Pointer,
+    depth: usize,
+    anchors: &Anchors<'_, '_>,
+) -> Result<usize, PatchErrorKind> {
+    let missing = || PatchErrorKind::NotFound {
+        at: (depth + 1 < ptr.tokens().len()).then(|| ptr.prefix(depth + 1)),
+    };
+    match node.kind() {
+        Kind::Map => node.position(&tok.text()).ok_or_else(missing),
+        Kind::Seq => match seq_position(node, tok, ptr, depth, anchors)? {
+            Some(i) if i < node.items().len() => Ok(i),
+            Some(i) => Err(PatchErrorKind::OutOfRange {
+                list: ptr.prefix(depth),
+                index: i.to_string(),
+                len: node.items().len(),
+            }),
+            None => Err(PatchErrorKind::EndNotAllowed {
+                list: ptr.prefix(depth),
+            }),
+        },
+        Kind::Scalar | Kind::Alias => Err(PatchErrorKind::NotAContainer {
+            at: ptr.prefix(depth),
+        }),
+    }
+}
+
+/// What a token means in a sequence: `Some(index)` (maybe out of range), `None` for `-`.
+fn seq_position(
+    seq: &Node<'_>,
+    tok: &Token,
+    ptr: &Pointer,
+    depth: usize,
+    anchors: &Anchors<'_, '_>,
+) -> Result<Option<usize>, PatchErrorKind> {
+    let list = || ptr.prefix(depth);
+    match tok {
+        Token::Index(i) => Ok(Some(*i)),
+        Token::End => Ok(None),
+        Token::Select(sel) => {
+            let mut hits = seq
+                .items()
+                .iter()
+                .enumerate()
+                .filter(|(_, item)| sel.matches(item, anchors))
+                .map(|(i, _)| i);
+            match (hits.next(), hits.count()) {
+                (Some(i), 0) => Ok(Some(i)),
+                (Some(_), more) => Err(PatchErrorKind::SeveralMatches {
+                    list: list(),
+                    selector: sel.to_string(),
+                    count: more + 1,
+                }),
+                (None, _) => Err(PatchErrorKind::NoMatch {
+                    list: list(),
+                    selector: sel.to_string(),
+                }),
+            }
+        }
+        Token::Name(s) => {
+            let read = Token::read(s);
+            if !matches!(read, Token::Name(_)) {
+                // A token built by hand as a name that reads as an index, `-` or a selector.
+                return seq_position(seq, &read, ptr, depth, anchors);
+            }
+            if s.starts_with('[') {
+                if let Err(error) = s.parse::<Selector>() {
+                    return Err(PatchErrorKind::BadSelector {
+                        list: list(),
+                        token: s.clone(),
+                        error,
+                    });
+                }
+            }
+            if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && !s.starts_with('0') {
+                // Digits too many for an index: out of range, whatever the length.
+                return Err(PatchErrorKind::OutOfRange {
+                    list: list(),
+                    index: s.clone(),
+                    len: seq.items().len(),
+                });
+            }
+            Err(PatchErrorKind::BadIndex {
+                list: list(),
+                token: s.clone(),
+            })
+        }
+    }
+}
+
+/// The node at `route`'s first `depth` steps, for changing; aliases on the way (and the node
+/// itself, if it is one the route expands) become copies of their anchored nodes. Also tells
+/// whether the node sits inside a flow collection.
+fn reach<'d, 'a>(
+    root: &'d mut Node<'a>,
+    route: &Route<'a>,
+    depth: usize,
+) -> Option<(&'d mut Node<'a>, bool)> {
+    let mut cur = root;
+    let mut in_flow = false;
+    for d in 0..=depth {
+        if let Some((_, copy)) = route.expand.iter().find(|(at, _)| *at == d) {
+            put(cur, copy.clone());
+        }
+        if d == depth {
+            break;
+        }
+        in_flow |= cur.is_flow();
+        let i = *route.steps.get(d)?;
+        cur = if cur.is_map() {
+            cur.entries_mut()?.get_mut(i).map(|e| &mut e.value)?
+        } else {
+            cur.items_mut()?.get_mut(i)?
+        };
+    }
+    Some((cur, in_flow))
+}
+
+/// Where `add` puts a value in a container.
+enum Slot {
+    /// The existing member at this entry index: its value is replaced.
+    Entry(usize),
+    /// A new member, appended.
+    NewKey(String),
+    /// Inserted at this index of a sequence.
+    Insert(usize),
+}
+
+/// Where `add` puts the value that the token after `depth` tokens of `ptr` names in `parent`.
+fn add_slot(
+    parent: &Node<'_>,
+    tok: &Token,
+    ptr: &Pointer,
+    depth: usize,
+    anchors: &Anchors<'_, '_>,
+) -> Result<Slot, PatchErrorKind> {
+    match parent.kind() {
+        Kind::Map => {
+            let key = tok.text();
+            Ok(match parent.position(&key) {
+                Some(i) => Slot::Entry(i),
+                None => Slot::NewKey(key),
+            })
+        }
+        Kind::Seq => {
+            let len = parent.items().len();
+            match seq_position(parent, tok, ptr, depth, anchors)? {
+                Some(i) if i <= len => Ok(Slot::Insert(i)),
+                Some(i) => Err(PatchErrorKind::OutOfRange {
+                    list: ptr.prefix(depth),
+                    index: i.to_string(),
+                    len,
+                }),
+                None => Ok(Slot::Insert(len)),
+            }
+        }
+        Kind::Scalar | Kind::Alias => Err(PatchErrorKind::NotAContainer {
+            at: ptr.prefix(depth),
+        }),
+    }
+}
+
+/// Cannot happen: a route found on a tree always leads somewhere in that same tree.
+fn lost() -> PatchErrorKind {
+    PatchErrorKind::NotFound { at: None }
+}
+
+fn add<'a>(
+    doc: &mut Node<'a>,
+    ptr: &Pointer,
+    new: Lifted<'a>,
+    aliased: bool,
+    only_members: bool,
+) -> Result<(), PatchErrorKind> {
+    let Some((tok, depth)) = ptr.tokens().last().map(|t| (t, ptr.tokens().len() - 1)) else {
+        put_root(doc, new.node);
+        return Ok(());
+    };
+    if depth + 1 + nesting(&new.node) > MAX_DEPTH {
+        return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
+    }
+    let (route, slot) = {
+        let anchors = Anchors::of(doc, aliased);
+        let (mut route, parent) = walk(doc, &anchors, ptr, depth)?;
+        let parent = anchors.follow_for_change(parent, depth, &mut route.expand);
+        let slot = add_slot(parent, tok, ptr, depth, &anchors)?;
+        (route, slot)
+    };
+    if only_members && !matches!(slot, Slot::NewKey(_)) {
+        return Err(PatchErrorKind::NotFound { at: None });
+    }
+    let (parent, in_flow) = reach(doc, &route, depth).ok_or_else(lost)?;
+    let flow_was_empty =
+        parent.is_flow() && parent.entries().is_empty() && parent.items().is_empty();
+    if flow_was_empty && !in_flow && !new.node.is_flow() {
+        // `annotations: {}` that receives its first member becomes a block mapping.
+        parent.make_block();
+    }
+    match slot {
+        Slot::Entry(i) => {
+            let e = parent
+                .entries_mut()
+                .and_then(|es| es.get_mut(i))
+                .ok_or_else(lost)?;
+            take_place_comments(&mut e.key, new.head, new.line);
+            put(&mut e.value, new.node);
+        }
+        Slot::NewKey(key) => parent
+            .entries_mut()
+            .ok_or_else(lost)?
+            .push(new.into_entry(key)),
+        Slot::Insert(i) => {
+            let items = parent.items_mut().ok_or_else(lost)?;
+            if i > items.len() {
+                return Err(lost());
+            }
+            items.insert(i, new.into_item());
+        }
+    }
+    Ok(())
+}
+
+fn remove<'a>(
+    doc: &mut Node<'a>,
+    ptr: &Pointer,
+    aliased: bool,
+) -> Result<Lifted<'a>, PatchErrorKind> {
+    let Some((tok, depth)) = ptr.tokens().last().map(|t| (t, ptr.tokens().len() - 1)) else {
+        return Err(PatchErrorKind::RemoveRoot);
+    };
+    let (route, i) = {
+        let anchors = Anchors::of(doc, aliased);
+        let (mut route, parent) = walk(doc, &anchors, ptr, depth)?;
+        let parent = anchors.follow_for_change(parent, depth, &mut route.expand);
+        let i = child(parent, tok, ptr, depth, &anchors)?;
+        (route, i)
+    };
+    let (parent, _) = reach(doc, &route, depth).ok_or_else(lost)?;
+    if parent.is_map() {
+        let es = parent.entries_mut().ok_or_else(lost)?;
+        if i >= es.len() {
+            return Err(lost());
+        }
+        Ok(Lifted::from_entry(es.remove(i)))
+    } else {
+        let items = parent.items_mut().ok_or_else(lost)?;
+        if i >= items.len() {
+            return Err(lost());
+        }
+        Ok(Lifted::from_item(items.remove(i)))
+    }
+}
+
+fn replace<'a>(
+    doc: &mut Node<'a>,
+    ptr: &Pointer,
+    value: Node<'a>,
+    opts: &Options,
+    aliased: bool,
+) -> Result<(), PatchErrorKind> {
+    let n = ptr.tokens().len();
+    let found = {
+        let anchors = Anchors::of(doc, aliased);
+        walk(doc, &anchors, ptr, n).map(|(route, _)| route)
+    };
+    match found {
+        Ok(_) if n + nesting(&value) > MAX_DEPTH => Err(PatchErrorKind::TooDeep(MAX_DEPTH)),
+        Ok(_) if n == 0 => {
+            put_root(doc, value);
+            Ok(())
+        }
+        Ok(route) => {
+            let (node, _) = reach(doc, &route, n).ok_or_else(lost)?;
+            put(node, value);
+            Ok(())
+        }
+        Err(PatchErrorKind::NotFound { at: None }) if opts.replace_adds_missing => {
+            add(doc, ptr, Lifted::bare(value), aliased, true)
+                .map_err(|_| PatchErrorKind::NotFound { at: None })
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
+/// spacing before it, and the comments that `new` does not bring.
+fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
+    let old = dest.comments();
+    if !old.is_empty() {
+        let own = new.comments().clone();
+        let c = new.comments_mut();
+        if own.head.is_empty() {
+            c.head = old.head.clone();
+        }
+        if own.line.is_none() {
+            c.line = old.line.clone();
+        }
+        if own.foot.is_empty() {
+            c.foot = old.foot.clone();
+        }
+    }
+    new.set_blank_lines(dest.blank_lines());
+    if dest.is_scalar() && new.is_scalar() {
+        // The spacing after `key:` belongs to the place.
+        new.layout_mut().gap = dest.layout().gap;
+    }
+    *dest = new;
+}
+
+/// Levels of collections in a tree (0 for a scalar).
+fn nesting(node: &Node<'_>) -> usize {
+    let below = node
+        .entries()
+        .iter()
+        .map(|e| nesting(&e.value))
+        .chain(node.items().iter().map(nesting))
+        .max();
+    match node.kind() {
+        Kind::Map | Kind::Seq => 1 + below.unwrap_or(0),
+        Kind::Scalar | Kind::Alias => 0,
+    }
+}
+
+/// [`put`] at the root, where the node's layout (relative to the place it came from) must give
+/// way to the root's.
+fn put_root<'a>(doc: &mut Node<'a>, mut new: Node<'a>) {
+    *new.layout_mut() = Layout::default();
+    put(doc, new);
+}
+
+/// A key takes the comments of the entry that is put at its place, where that entry has them.
+fn take_place_comments<'a>(key: &mut Node<'a>, head: Vec<Comment<'a>>, line: Option<Comment<'a>>) {
+    if !head.is_empty() {
+        key.comments_mut().head = head;
+    }
+    if line.is_some() {
+        key.comments_mut().line = line;
+    }
+}
+
+// ----- aliases -------------------------------------------------------------------------------
+
+/// The anchored nodes of a tree, for following aliases. Empty when the tree needs none.
+struct Anchors<'n, 'a> {
+    list: Vec<(&'n str, &'n Node<'a>)>,
+}
+
+impl<'n, 'a> Anchors<'n, 'a> {
+    fn of(root: &'n Node<'a>, enabled: bool) -> Self {
+        let mut list = Vec::new();
+        if enabled {
+            collect_anchors(root, &mut list);
+        }
+        Anchors { list }
+    }
+
+    /// The node an alias stands for (the last anchor of its name, as in merge2); other nodes
+    /// as they are.
+    fn follow(&self, node: &'n Node<'a>) -> &'n Node<'a> {
+        match node.alias_name() {
+            Some(name) => self
+                .list
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == name)
+                .map_or(node, |(_, target)| target),
+            None => node,
+        }
+    }
+
+    /// [`follow`](Self::follow), noting in `expand` that the alias (reached after `depth`
+    /// steps) must become a copy of its anchored node before anything below it changes.
+    fn follow_for_change(
+        &self,
+        node: &'n Node<'a>,
+        depth: usize,
+        expand: &mut Vec<(usize, Node<'a>)>,
+    ) -> &'n Node<'a> {
+        let target = self.follow(node);
+        if !std::ptr::eq(target, node) {
+            let mut copy = target.clone();
+            strip_anchors(&mut copy);
+            expand.push((depth, copy));
+        }
+        target
+    }
+}
+
+fn collect_anchors<'n, 'a>(node: &'n Node<'a>, out: &mut Vec<(&'n str, &'n Node<'a>)>) {
+    if let Some(a) = node.anchor() {
+        out.push((a, node));
+    }
+    for e in node.entries() {
+        collect_anchors(&e.key, out);
+        collect_anchors(&e.value, out);
+    }
+    for i in node.items() {
+        collect_anchors(i, out);
+    }
+}
+
+fn has_alias(node: &Node<'_>) -> bool {
+    node.kind() == Kind::Alias
+        || node
+            .entries()
+            .iter()
+            .any(|e| has_alias(&e.key) || has_alias(&e.value))
+        || node.items().iter().any(has_alias)
+}
+
+/// Removes every anchor in a copy, so that later aliases keep naming the original.
+fn strip_anchors(node: &mut Node<'_>) {
+    if node.anchor().is_some() {
+        node.set_anchor(None);
+    }
+    if !node
+        .entries()
+        .iter()
+        .any(|e| subtree_has_anchor(&e.value) || subtree_has_anchor(&e.key))
+        && !node.items().iter().any(subtree_has_anchor)
+    {
+        return;
+    }
+    if let Some(es) = node.entries_mut() {
+        for e in es {
+            strip_anchors(&mut e.key);
+            strip_anchors(&mut e.value);
+        }
+    } else if let Some(items) = node.items_mut() {
+        items.iter_mut().for_each(strip_anchors);
+    }
+}
+
+fn subtree_has_anchor(node: &Node<'_>) -> bool {
+    node.anchor().is_some()
+        || node
+            .entries()
+            .iter()
+            .any(|e| subtree_has_anchor(&e.key) || subtree_has_anchor(&e.value))
+        || node.items().iter().any(subtree_has_anchor)
+}
+
+/// Every alias must name an anchor that comes before it in document order.
+fn check_aliases(root: &Node<'_>) -> Result<(), PatchErrorKind> {
+    fn visit<'n>(n: &'n Node<'_>, seen: &mut HashSet<&'n str>) -> Result<(), PatchErrorKind> {
+        if let Some(name) = n.alias_name() {
+            if !seen.contains(name) {
+                return Err(PatchErrorKind::DanglingAlias(name.to_owned()));
+            }
+        }
+        if let Some(a) = n.anchor() {
+            seen.insert(a);
+        }
+        for e in n.entries() {
+            visit(&e.key, seen)?;
+            visit(&e.value, seen)?;
+        }
+        for i in n.items() {
+            visit(i, seen)?;
+        }
+        Ok(())
+    }
+    visit(root, &mut HashSet::new())
+}
+
+// ----- equality ------------------------------------------------------------------------------
+
+/// JSON equality (RFC 6902 §4.6): same type; numbers equal by value (`1` and `1.0`), strings by
+/// their text, mappings with the same members whatever their order, sequences item by item.
+/// Comments and styles do not count. Aliases are followed, within `budget` node visits.
+fn json_equal(
+    a: &Node<'_>,
+    aa: &Anchors<'_, '_>,
+    b: &Node<'_>,
+    ba: &Anchors<'_, '_>,
+    budget: &mut usize,
+) -> Result<bool, PatchErrorKind> {
+    *budget = budget
+        .checked_sub(1)
+        .ok_or(PatchErrorKind::TooLarge(ALIAS_BUDGET))?;
+    let (a, b) = (aa.follow(a), ba.follow(b));
+    Ok(match (a.kind(), b.kind()) {
+        (Kind::Scalar, Kind::Scalar) => match (a.resolved(), b.resolved()) {
+            (Some(x), Some(y)) => scalar_equal(x, y),
+            _ => false,
+        },
+        (Kind::Seq, Kind::Seq) => {
+            if a.items().len() != b.items().len() {
+                return Ok(false);
+            }
+            for (x, y) in a.items().iter().zip(b.items()) {
+                if !json_equal(x, aa, y, ba, budget)? {
+                    return Ok(false);
+                }
+            }
+            true
+        }
+        (Kind::Map, Kind::Map) => {
+            let (ea, eb) = (a.entries(), b.entries());
+            if ea.len() != eb.len() {
+                return Ok(false);
+            }
+            let index: HashMap<&str, &Node<'_>> = eb
+                .iter()
+                .filter_map(|e| e.key.as_str().map(|k| (k, &e.value)))
+                .collect();
+            for e in ea {
+                let Some(other) = e.key.as_str().and_then(|k| index.get(k)) else {
+                    return Ok(false);
+                };
+                if !json_equal(&e.value, aa, other, ba, budget)? {
+                    return Ok(false);
+                }
+            }
+            true
+        }
+        (Kind::Alias, Kind::Alias) => a.alias_name() == b.alias_name(),
+        _ => false,
+    })
+}
+
+fn scalar_equal(a: Resolved<'_>, b: Resolved<'_>) -> bool {
+    match (a, b) {
+        (Resolved::Int(x), Resolved::Float(y)) | (Resolved::Float(y), Resolved::Int(x)) => {
+            int_equals_float(x, y)
+        }
+        (x, y) => x == y,
+    }
+}
+
+fn int_equals_float(i: i128, f: f64) -> bool {
+    // Exact: f must be integral and in range, then compare as integers.
+    f.is_finite() && f.fract() == 0.0 && f.abs() < 1.7e38 && f as i128 == i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{emit_document, parse_stream, to_json, Document};
+
+    /// `doc` (YAML) patched with `patch` (YAML or JSON text), written back; or the error text.
+    fn patched(doc: &str, patch: &str) -> Result<String, String> {
+        patched_with(doc, patch, &Options::default())
+    }
+
+    fn patched_with(doc: &str, patch: &str, opts: &Options) -> Result<String, String> {
+        let docs = parse_stream(doc).map_err(|e| e.to_string())?;
+        let pdocs = parse_stream(patch).map_err(|e| e.to_string())?;
+        let ops =
+            parse_ops(pdocs[0].root.as_ref().ok_or("empty patch")?).map_err(|e| e.to_string())?;
+        let mut d = docs[0].clone();
+        let before = emit(&d);
+        if let Some(root) = d.root.as_mut() {
+            if let Err(e) = apply_with(root, &ops, opts) {
+                // All or nothing: the document is as it was, byte for byte.
+                assert_eq!(emit(&d), before, "changed on error");
+                return Err(e.to_string());
+            }
+        }
+        Ok(emit(&d))
+    }
+
+    fn emit(d: &Document<'_>) -> String {
+        let mut out = String::new();
+        emit_document(d, &mut out);
+        out
+    }
+
+    #[test]
+    fn pointers_parse_and_print() {
+        use Token::*;
+        let sel = |k: &str, v: &str| {
+            Select(Selector {
+                fields: vec![(k.to_owned(), v.to_owned())],
+            })
+        };
+        let name = |s: &str| Name(s.to_owned());
+        let ok: &[(&str, Vec<Token>)] = &[
+            ("", vec![]),
+            ("/", vec![name("")]),
+            ("//", vec![name(""), name("")]),
+            ("/a/b", vec![name("a"), name("b")]),
+            ("/a~1b", vec![name("a/b")]),
+            ("/m~0n", vec![name("m~n")]),
+            ("/~01", vec![name("~1")]),
+            ("/~10", vec![name("/0")]),
+            ("/0", vec![Index(0)]),
+            ("/10", vec![Index(10)]),
+            ("/01", vec![name("01")]),
+            ("/-1", vec![name("-1")]),
+            ("/+1", vec![name("+1")]),
+            ("/1e0", vec![name("1e0")]),
+            (
+                "/99999999999999999999999",
+                vec![name("99999999999999999999999")],
+            ),
+            ("/-", vec![End]),
+            ("/--", vec![name("--")]),
+            ("/ ", vec![name(" ")]),
+            ("/[name=app]", vec![sel("name", "app")]),
+            ("/[name=a~1b]", vec![sel("name", "a/b")]),
+            ("/[name=app", vec![name("[name=app")]),
+            ("/[]", vec![name("[]")]),
+        ];
+        for (text, tokens) in ok {
+            let p = Pointer::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(p.tokens(), &tokens[..], "{text}");
+            assert_eq!(p.to_string(), *text, "round trip");
+        }
+        let bad: &[(&str, PointerError)] = &[
+            ("a", PointerError::NoLeadingSlash),
+            ("a/b", PointerError::NoLeadingSlash),
+            ("/~2", PointerError::BadEscape(1)),
+            ("/ab/c~", PointerError::BadEscape(5)),
+            ("/~", PointerError::BadEscape(1)),
+        ];
+        for (text, err) in bad {
+            assert_eq!(Pointer::parse(text).as_ref(), Err(err), "{text}");
+        }
+    }
+
+    #[test]
+    fn selectors_parse_and_print() {
+        let ok: &[(&str, &[(&str, &str)])] = &[
+            ("[name=app]", &[("name", "app")]),
+            (
+                "[containerPort=80,protocol=TCP]",
+                &[("containerPort", "80"), ("protocol", "TCP")],
+            ),
+            ("[name=]", &[("name", "")]),
+            (r"[name=a\,b]", &[("name", "a,b")]),
+            (r"[name=a\]b]", &[("name", "a]b")]),
+            (r"[name=a\=b]", &[("name", "a=b")]),
+            (r"[name=a\\b]", &[("name", r"a\b")]),
+            (r"[a\=b=c]", &[("a=b", "c")]),
+            ("[name=with space]", &[("name", "with space")]),
+            ("[name=a[0]", &[("name", "a[0")]),
+        ];
+        for (text, fields) in ok {
+            let s: Selector = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+            let want: Vec<(String, String)> = fields
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            assert_eq!(s.fields(), &want[..], "{text}");
+            assert_eq!(s.to_string(), *text, "round trip");
+        }
+        let bad: &[(&str, &str)] = &[
+            ("name=app]", "a selector starts with '[' (at byte 0)"),
+            ("[]", "expected key=value (at byte 1)"),
+            ("[name]", "expected key=value (at byte 5)"),
+            ("[=app]", "empty key (at byte 5)"),
+            ("[a=1,a=2]", "key given twice (at byte 8)"),
+            (
+                "[a=b=c]",
+                r"'=' in a value must be escaped as '\=' (at byte 4)",
+            ),
+            ("[a=b]c", "text after the closing ']' (at byte 5)"),
+            (
+                r"[a=\b]",
+                r"'\' must be followed by \, ], ',' or '=' (at byte 3)",
+            ),
+            ("[a=b", "missing the closing ']' (at byte 4)"),
+            ("[a=b,]", "expected key=value (at byte 5)"),
+        ];
+        for (text, msg) in bad {
+            let e = text.parse::<Selector>().unwrap_err();
+            assert_eq!(e.to_string(), *msg, "{text}");
+        }
+    }
+
+    const DEPLOY: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+      # the application
+      - name: app # main
+        image: app:1 # pinned
+        ports:
+        - containerPort: 80
+          protocol: TCP
+        - containerPort: 80
+          protocol: UDP
+      - name: sidecar
+        image: proxy:2
+";
+
+    #[test]
+    fn selectors_address_list_elements() {
+        let c = "/spec/template/spec/containers";
+        let out = patched(
+            DEPLOY,
+            &format!("- {{op: replace, path: '{c}/[name=app]/image', value: app:2}}\n"),
+        )
+        .unwrap();
+        assert_eq!(out, DEPLOY.replace("app:1 # pinned", "app:2 # pinned"));
+
+        let out = patched(
+            DEPLOY,
+            &format!("- {{op: replace, path: '{c}/[name=app]/ports/[containerPort=80,protocol=UDP]/containerPort', value: 53}}\n"),
+        )
+        .unwrap();
+        assert!(
+            out.contains("- containerPort: 53\n          protocol: UDP"),
+            "{out}"
+        );
+
+        let out = patched(
+            DEPLOY,
+            &format!("- {{op: remove, path: '{c}/[name=sidecar]'}}\n"),
+        )
+        .unwrap();
+        assert!(
+            !out.contains("sidecar") && out.ends_with("protocol: UDP\n"),
+            "{out}"
+        );
+
+        // `add` at a selector inserts before the selected element.
+        let out = patched(
+            DEPLOY,
+            &format!("- {{op: add, path: '{c}/[name=sidecar]', value: {{name: init}}}}\n"),
+        )
+        .unwrap();
+        assert!(
+            out.contains("      - name: init\n      - name: sidecar"),
+            "{out}"
+        );
+
+        let out = patched(
+            DEPLOY,
+            &format!(
+                "- {{op: test, path: '{c}/[name=sidecar]/image', value: proxy:2}}\n\
+                 - {{op: copy, from: '{c}/[name=app]/image', path: '{c}/[name=sidecar]/image'}}\n\
+                 - {{op: move, from: '{c}/[name=sidecar]', path: '{c}/0'}}\n"
+            ),
+        )
+        .unwrap();
+        assert!(
+            out.contains("      - name: sidecar\n        image: app:1 # pinned\n      # the application\n      - name: app # main"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn selector_failures() {
+        let c = "/spec/template/spec/containers";
+        let err = |patch: String| patched(DEPLOY, &patch).unwrap_err();
+        assert_eq!(
+            err(format!(
+                "- {{op: replace, path: '{c}/[name=nope]/image', value: x}}\n"
+            )),
+            "op 0 (replace /spec/template/spec/containers/[name=nope]/image): path does not exist \
+             (no element of /spec/template/spec/containers matches [name=nope])"
+        );
+        assert_eq!(
+            err(format!("- {{op: remove, path: '{c}/[name=app]/ports/[containerPort=80]'}}\n")),
+            "op 0 (remove /spec/template/spec/containers/[name=app]/ports/[containerPort=80]): \
+             2 elements of /spec/template/spec/containers/[name=app]/ports match [containerPort=80]; \
+             a selector must match one"
+        );
+        assert_eq!(
+            err(format!("- {{op: remove, path: '{c}/[name=app'}}\n")),
+            "op 0 (remove /spec/template/spec/containers/[name=app): malformed key selector \
+             \"[name=app\" at /spec/template/spec/containers: missing the closing ']' (at byte 9)"
+        );
+        assert_eq!(
+            err(format!("- {{op: remove, path: '{c}/[name=a=b]'}}\n")),
+            "op 0 (remove /spec/template/spec/containers/[name=a=b]): malformed key selector \
+             \"[name=a=b]\" at /spec/template/spec/containers: '=' in a value must be escaped as '\\=' (at byte 7)"
+        );
+        // Elements that are not mappings, or lack the field, never match.
+        assert_eq!(
+            patched("l: [1, {x: 2}]\n", "- {op: remove, path: '/l/[name=1]'}\n").unwrap_err(),
+            "op 0 (remove /l/[name=1]): path does not exist (no element of /l matches [name=1])"
+        );
+        // On a mapping the token is a member name, as RFC 6901 says.
+        assert_eq!(
+            patched(
+                "m:\n  '[name=app]': 1\n",
+                "- {op: replace, path: '/m/[name=app]', value: 2}\n"
+            )
+            .unwrap(),
+            "m:\n  '[name=app]': 2\n"
+        );
+        // Scalar text comparison: `80` and `"80"` are both the text 80.
+        assert_eq!(
+            patched(
+                "l:\n- p: \"80\"\n  v: a\n",
+                "- {op: replace, path: '/l/[p=80]/v', value: b}\n"
+            )
+            .unwrap(),
+            "l:\n- p: \"80\"\n  v: b\n"
+        );
+    }
+
+    #[test]
+    fn comments_survive_replace_move_and_copy() {
+        let doc = "\
+# head
+spec:
+  # replicas comment
+  replicas: 2 # line
+  selector: # sel
+    app: web
+  other: {}
+";
+        // replace: the place keeps its comments when the value brings none; the value's own win.
+        assert_eq!(
+            patched(doc, "- op: replace\n  path: /spec/replicas\n  value: 3\n").unwrap(),
+            doc.replace("replicas: 2", "replicas: 3")
+        );
+        assert_eq!(
+            patched(
+                doc,
+                "- op: replace\n  path: /spec/replicas\n  value: 3 # new\n"
+            )
+            .unwrap(),
+            doc.replace("replicas: 2 # line", "replicas: 3 # new")
+        );
+        // move: the entry's comments go with it.
+        assert_eq!(
+            patched(
+                doc,
+                "- {op: move, from: /spec/replicas, path: /spec/other/count}\n"
+            )
+            .unwrap(),
+            "\
+# head
+spec:
+  selector: # sel
+    app: web
+  other:
+    # replicas comment
+    count: 2 # line
+"
+        );
+        // copy: both places have them.
+        assert_eq!(
+            patched(
+                doc,
+                "- {op: copy, from: /spec/selector, path: /spec/sel2}\n"
+            )
+            .unwrap(),
+            format!("{doc}  sel2: # sel\n    app: web\n")
+        );
+        // from a list to a mapping and back
+        let list = "l:\n# first\n- a: 1 # one\n- b\nm: {}\n";
+        assert_eq!(
+            patched(list, "- {op: move, from: /l/0, path: /m/x}\n").unwrap(),
+            "l:\n- b\nm:\n  # first\n  x:\n    a: 1 # one\n"
+        );
+        assert_eq!(
+            patched(doc, "- {op: move, from: /spec/replicas, path: /l}\n- {op: add, path: /m, value: [0]}\n- {op: move, from: /l, path: /m/0}\n").unwrap(),
+            "# head\nspec:\n  selector: # sel\n    app: web\n  other: {}\nm:\n# replicas comment\n- 2 # line\n- 0\n"
+        );
+    }
+
+    #[test]
+    fn all_or_nothing() {
+        let doc = "a: 1 # c\nb: [1, 2]\n";
+        let patch = "\
+- {op: replace, path: /a, value: 2}
+- {op: add, path: /b/-, value: 3}
+- {op: remove, path: /zzz}
+- {op: add, path: /c, value: 4}
+";
+        // `patched` asserts the document is byte-identical after the error.
+        assert_eq!(
+            patched(doc, patch).unwrap_err(),
+            "op 2 (remove /zzz): path does not exist"
+        );
+        let failing_test = "- {op: add, path: /x, value: 1}\n- {op: test, path: /a, value: 2}\n";
+        assert_eq!(
+            patched(doc, failing_test).unwrap_err(),
+            "op 1 (test /a): value does not match"
+        );
+    }
+
+    #[test]
+    fn the_whole_document() {
+        assert_eq!(
+            patched("foo\n", "- {op: replace, path: '', value: bar}\n").unwrap(),
+            "bar\n"
+        );
+        assert_eq!(
+            patched("a: 1\n", "- {op: test, path: '', value: {a: 1.0}}\n").unwrap(),
+            "a: 1\n"
+        );
+        assert_eq!(
+            patched("a: 1\n", "- {op: remove, path: ''}\n").unwrap_err(),
+            "op 0 (remove \"\"): the whole document cannot be removed"
+        );
+        assert_eq!(
+            patched("a:\n  b: 1\n", "- {op: move, from: /a, path: ''}\n").unwrap(),
+            "b: 1\n"
+        );
+        assert_eq!(
+            patched("a: 1\n", "- {op: move, from: '', path: /a}\n").unwrap_err(),
+            "op 0 (move /a): a value cannot be moved into one of its own children"
+        );
+    }
+
+    #[test]
+    fn move_rules() {
+        let doc = "a:\n  b: 1\nc: 2\n";
+        assert_eq!(
+            patched(doc, "- {op: move, from: /a, path: /a/b/c}\n").unwrap_err(),
+            "op 0 (move /a/b/c): a value cannot be moved into one of its own children"
+        );
+        // Onto itself: nothing changes, not even the key order.
+        assert_eq!(
+            patched(doc, "- {op: move, from: /a, path: /a}\n").unwrap(),
+            doc
+        );
+        assert_eq!(
+            patched("l: [x, y]\n", "- {op: move, from: /l/0, path: /l/-}\n").unwrap(),
+            "l: [y, x]\n"
+        );
+        // Through a selector, the same element: still an error.
+        assert_eq!(
+            patched(
+                "l:\n- name: a\n  k: {}\n",
+                "- {op: move, from: /l/0, path: '/l/[name=a]/k/x'}\n"
+            )
+            .unwrap_err(),
+            "op 0 (move /l/[name=a]/k/x): a value cannot be moved into one of its own children"
+        );
+    }
+
+    #[test]
+    fn test_compares_json_values() {
+        let doc = "n: 1\nf: 1.5\ns: \"1\"\nm: {a: 1, b: [1, {c: null}]}\nt: true\n";
+        let ok = [
+            "{op: test, path: /n, value: 1.0}",
+            "{op: test, path: /n, value: 0x1}",
+            "{op: test, path: /f, value: 1.50}",
+            "{op: test, path: /s, value: '1'}",
+            "{op: test, path: /m, value: {b: [1, {c: ~}], a: 1}}",
+            "{op: test, path: /t, value: true}",
+        ];
+        for op in ok {
+            assert!(patched(doc, &format!("- {op}\n")).is_ok(), "{op}");
+        }
+        let bad = [
+            "{op: test, path: /n, value: '1'}",
+            "{op: test, path: /s, value: 1}",
+            "{op: test, path: /m, value: {a: 1}}",
+            "{op: test, path: /m/b, value: [{c: null}, 1]}",
+            "{op: test, path: /t, value: 'true'}",
+            "{op: test, path: /n, value: null}",
+        ];
+        for op in bad {
+            assert!(patched(doc, &format!("- {op}\n")).is_err(), "{op}");
+        }
+    }
+
+    #[test]
+    fn parse_errors_name_the_op() {
+        let cases = [
+            ("{op: add, path: /a, value: 1}", "a JSON patch must be a list of operations"),
+            ("[1]", "op 0: an operation must be a mapping"),
+            ("[{path: /a}]", "op 0: missing \"op\""),
+            ("[{op: 1, path: /a}]", "op 0: \"op\" must be a string"),
+            ("[{op: remove, path: /a}, {op: spam, path: /a}]", "op 1: unknown op \"spam\" (expected add, remove, replace, move, copy or test)"),
+            ("[{op: add, value: 1}]", "op 0 (add): missing \"path\""),
+            ("[{op: add, path: ~, value: 1}]", "op 0 (add): \"path\" must be a string"),
+            ("[{op: add, path: a, value: 1}]", "op 0 (add a): invalid JSON pointer: a JSON pointer must be empty or start with '/'"),
+            ("[{op: replace, path: /a}]", "op 0 (replace /a): missing \"value\""),
+            ("[{op: move, path: /a}]", "op 0 (move /a): missing \"from\""),
+            ("[{op: copy, path: /a, from: b}]", "op 0 (copy from b): invalid JSON pointer: a JSON pointer must be empty or start with '/'"),
+            ("[{op: test, path: '/~x', value: 1}]", "op 0 (test /~x): invalid JSON pointer: '~' at byte 1 must be followed by 0 or 1"),
+        ];
+        for (patch, msg) in cases {
+            let docs = parse_stream(patch).unwrap();
+            let err = parse_ops(docs[0].root.as_ref().unwrap()).unwrap_err();
+            assert_eq!(err.to_string(), msg, "{patch}");
+        }
+        // Members an operation does not define are ignored (RFC 6902 §4).
+        let docs = parse_stream("[{op: remove, path: /a, value: 1, extra: x}]").unwrap();
+        assert!(parse_ops(docs[0].root.as_ref().unwrap()).is_ok());
+        // A mapping built by hand can repeat a member; parsed YAML cannot.
+        let op = Node::map_of(vec![
+            Entry::new("op", Node::plain("remove")),
+            Entry::new("path", Node::plain("/a")),
+            Entry::new("path", Node::plain("/b")),
+        ]);
+        let err = parse_ops(&Node::seq_of(vec![op])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "op 0 (remove): \"path\" appears more than once"
+        );
+    }
+
+    #[test]
+    fn apply_errors() {
+        let doc = "a: 1\nl: [x]\n";
+        let cases = [
+            ("{op: add, path: /a/b, value: 1}", "op 0 (add /a/b): /a is a scalar, it has no members"),
+            ("{op: add, path: /l/2, value: 1}", "op 0 (add /l/2): index 2 is out of range: the list at /l has 1 elements"),
+            ("{op: replace, path: /l/-, value: 1}", "op 0 (replace /l/-): \"-\" names no element of the list at /l (only add may use it, to append)"),
+            ("{op: remove, path: /l/01}", "op 0 (remove /l/01): \"01\" is not an index of the list at /l (digits without leading zeros)"),
+            ("{op: add, path: /l/99999999999999999999999, value: 1}", "op 0 (add /l/99999999999999999999999): index 99999999999999999999999 is out of range: the list at /l has 1 elements"),
+            ("{op: add, path: /x/y/z, value: 1}", "op 0 (add /x/y/z): path does not exist (nothing at /x)"),
+            ("{op: copy, from: /nope, path: /b}", "op 0 (copy from /nope): path does not exist"),
+            ("{op: add, path: /0, value: 1}", ""),
+        ];
+        for (op, msg) in cases {
+            match patched(doc, &format!("- {op}\n")) {
+                Err(e) => assert_eq!(e, msg, "{op}"),
+                Ok(out) => assert!(msg.is_empty(), "{op}: {out}"),
+            }
+        }
+    }
+
+    #[test]
+    fn json_values_become_block_yaml() {
+        let doc = "metadata:\n  name: web # the name\n";
+        let patch = r#"[{"op": "add", "path": "/metadata/labels", "value": {"app": "web", "tier": ["a", "b"]}},
+                       {"op": "add", "path": "/metadata/name", "value": "web2"}]"#;
+        assert_eq!(
+            patched(doc, patch).unwrap(),
+            "metadata:\n  name: web2 # the name\n  labels:\n    app: web\n    tier:\n    - a\n    - b\n"
+        );
+        // A YAML patch keeps the styles it was written in.
+        assert_eq!(
+            patched(doc, "- op: add\n  path: /metadata/tier\n  value: [a, b]\n").unwrap(),
+            "metadata:\n  name: web # the name\n  tier: [a, b]\n"
+        );
+        // An empty flow mapping that receives its first member becomes block.
+        assert_eq!(
+            patched(
+                "metadata:\n  annotations: {}\n",
+                r#"[{"op": "add", "path": "/metadata/annotations/a~1b", "value": "x"}]"#
+            )
+            .unwrap(),
+            "metadata:\n  annotations:\n    a/b: x\n"
+        );
+    }
+
+    #[test]
+    fn new_keys_are_appended_and_add_replaces_in_place() {
+        assert_eq!(
+            patched(
+                "b: 1\na: 2\n",
+                "- {op: add, path: /c, value: 3}\n- {op: add, path: /b, value: 0}\n"
+            )
+            .unwrap(),
+            "b: 0\na: 2\nc: 3\n"
+        );
+    }
+
+    #[test]
+    fn kustomize_replace_adds_a_missing_member() {
+        let patch = "- {op: replace, path: /metadata/namespace, value: ns}\n";
+        assert_eq!(
+            patched_with("metadata:\n  name: a\n", patch, &Options::kustomize()).unwrap(),
+            "metadata:\n  name: a\n  namespace: ns\n"
+        );
+        assert!(patched_with("kind: X\n", patch, &Options::kustomize()).is_err());
+        assert!(patched_with(
+            "l: [a]\n",
+            "- {op: replace, path: /l/1, value: b}\n",
+            &Options::kustomize()
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn aliases() {
+        let doc = "base: &b\n  x: 1\nuse: *b\nlater: *b\n";
+        // Changing something below an alias changes only that place.
+        assert_eq!(
+            patched(doc, "- {op: add, path: /use/z, value: 2}\n").unwrap(),
+            "base: &b\n  x: 1\nuse:\n  x: 1\n  z: 2\nlater: *b\n"
+        );
+        // Reading looks through aliases.
+        assert!(patched(doc, "- {op: test, path: /later, value: {x: 1}}\n").is_ok());
+        assert!(patched(doc, "- {op: test, path: /later/x, value: 1}\n").is_ok());
+        // An alias before its anchor is refused.
+        assert_eq!(
+            patched(doc, "- {op: move, from: /base, path: /zzz}\n").unwrap_err(),
+            "op 0 (move /zzz): the result would use alias *b before (or without) its anchor"
+        );
+        // Copies carry no anchors; replacing an alias keeps the anchor intact.
+        assert_eq!(
+            patched(
+                doc,
+                "- {op: copy, from: /base, path: /c}\n- {op: replace, path: /later, value: 3}\n"
+            )
+            .unwrap(),
+            "base: &b\n  x: 1\nuse: *b\nlater: 3\nc:\n  x: 1\n"
+        );
+        // Aliases in the patch are expanded.
+        assert_eq!(
+            patched(
+                "a: 1\n",
+                "- {op: add, path: /b, value: &v {k: v}}\n- {op: add, path: /c, value: *v}\n"
+            )
+            .unwrap(),
+            "a: 1\nb:\n  k: v\nc:\n  k: v\n"
+        );
+    }
+
+    #[test]
+    fn results_stay_within_the_nesting_limit() {
+        let deep = "[".repeat(MAX_DEPTH - 1) + &"]".repeat(MAX_DEPTH - 1);
+        let doc = format!("a: {deep}\n");
+        assert!(patched(&doc, "- {op: copy, from: /a, path: /b}\n").is_ok());
+        assert_eq!(
+            patched(
+                &doc,
+                "- {op: add, path: /b, value: {c: 1}}\n- {op: copy, from: /a, path: /b/c}\n"
+            )
+            .unwrap_err(),
+            format!("op 1 (copy /b/c): the result would nest deeper than {MAX_DEPTH} levels")
+        );
+    }
+
+    #[test]
+    fn spacing_of_the_place_is_kept() {
+        assert_eq!(
+            patched("a:   1 # c\n", "- {op: replace, path: /a, value: 2}\n").unwrap(),
+            "a:   2 # c\n"
+        );
+    }
+
+    #[test]
+    fn tokens_built_by_hand_mean_what_their_text_says() {
+        let mut doc = Node::seq_of(vec![Node::plain("x"), Node::plain("y")]);
+        let ops = [
+            Op::Remove {
+                path: Pointer(vec![Token::Name("1".into())]),
+            },
+            Op::Add {
+                path: Pointer(vec![Token::Name("-".into())]),
+                value: Node::plain("z"),
+            },
+        ];
+        apply(&mut doc, &ops).unwrap();
+        assert_eq!(to_json(&doc).unwrap(), serde_json::json!(["x", "z"]));
+    }
+
+    #[test]
+    fn errors_display_like_the_contract() {
+        let e = PatchError {
+            op: 2,
+            verb: Some(Verb::Replace),
+            path: "/spec/x".into(),
+            from: false,
+            kind: PatchErrorKind::NotFound { at: None },
+        };
+        assert_eq!(e.to_string(), "op 2 (replace /spec/x): path does not exist");
+        assert!(e.kind.is_missing());
+    }
+
+    #[test]
+    fn to_json_of_results_matches_the_data() {
+        let out = patched(
+            "a: [1]\n",
+            r#"[{"op": "add", "path": "/a/0", "value": {"b": null}}]"#,
+        )
+        .unwrap();
+        let docs = parse_stream(&out).unwrap();
+        assert_eq!(
+            to_json(docs[0].root.as_ref().unwrap()).unwrap(),
+            serde_json::json!({"a": [{"b": null}, 1]})
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! JSON Merge Patch (RFC 7386) on the lossless YAML tree.
+//!
+//! What it is: [`merge`] merges a partial document into a document, in place. A mapping in the
+//! patch is merged member by member: `null` removes the member, a mapping recurses, anything else
+//! (scalars, sequences) replaces the member's value whole. A patch that is not a mapping replaces
+//! the whole target; a mapping merged into something that is not a mapping replaces it with a
+//! mapping first. Mappings the patch creates contain no `null`s (the RFC's recursion into an
+//! empty target drops them), while a sequence is taken exactly as written, `null`s included.
+//!
+//! Presentation: where the target keeps a node its key order, comments and styles stay; new
+//! members are appended in the patch's order; a node taken from the patch keeps the patch's
+//! comments and style; where both have a comment for the same place the patch's wins (kyaml's
+//! rule, as in `merge2`). A patch written in flow style (JSON) is made block style first, so a
+//! YAML document stays block YAML.
+//!
+//! What it must not do: consult a schema (RFC 7386 has none: lists are never merged), select
+//! resources, or parse or write text.
+
+use crate::yaml::{AliasError, Entry, Kind, Node};
+
+/// The most nodes that expanding the patch's aliases may produce.
+const ALIAS_BUDGET: usize = 1_000_000;
+
+/// Merges `patch` into `dest` as RFC 7386 says (see the module doc).
+///
+/// Aliases in the patch are expanded first (and its anchors dropped); the only failure is an alias that names no anchor
+/// or whose expansion exceeds the node budget, and then `dest` is unchanged. An alias in `dest`
+/// that a patch mapping merges into becomes a copy of its anchored node, so the change stays at
+/// that place.
+///
+/// ```
+/// use krm_merge::{jsonmerge, yaml};
+/// let src = "a: 1 # one\nb: {c: 2}\n";
+/// let docs = yaml::parse_stream(src).unwrap();
+/// let mut dest = docs[0].root.clone().unwrap();
+/// let patch_docs = yaml::parse_stream(r#"{"a": null, "d": [1, null]}"#).unwrap();
+/// jsonmerge::merge(&mut dest, patch_docs[0].root.as_ref().unwrap()).unwrap();
+/// let mut out = String::new();
+/// yaml::emit_document(&yaml::Document::new(dest), &mut out);
+/// assert_eq!(out, "b: {c: 2}\nd:\n- 1\n- null\n");
+/// ```
+pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), AliasError> {
+    let mut owned = None;
+    let anchored = has_anchor(patch);
+    if patch.is_flow() || anchored || has_alias(patch) {
+        let mut p = patch.clone();
+        p.expand_aliases(ALIAS_BUDGET)?;
+        if anchored {
+            strip_anchors(&mut p);
+        }
+        if p.is_flow() {
+            p.make_block();
+        }
+        owned = Some(p);
+    }
+    let patch = owned.as_ref().unwrap_or(patch);
+    let anchors = if has_alias(dest) {
+        anchors_of(dest)
+    } else {
+        Vec::new()
+    };
+    merge_value(dest, patch, &anchors);
+    Ok(())
+}
+
+fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(String, Node<'a>)]) {
+    if !patch.is_map() {
+        put(dest, patch.clone());
+        return;
+    }
+    if dest.kind() == Kind::Alias {
+        if let Some(target) = dest
+            .alias_name()
+            .and_then(|n| anchors.iter().rev().find(|(a, _)| a == n))
+            .map(|(_, t)| t)
+        {
+            let mut copy = target.clone();
+            copy.set_anchor(None);
+            put(dest, copy);
+        }
+    }
+    if !dest.is_map() {
+        put(dest, shell(patch));
+    } else {
+        take_comments(dest, patch);
+    }
+    for pe in patch.entries() {
+        let Some(key) = pe.key.as_str() else {
+            continue;
+        };
+        match dest.position(key) {
+            Some(i) if pe.value.is_null() => {
+                if let Some(es) = dest.entries_mut() {
+                    es.remove(i);
+                }
+            }
+            None if pe.value.is_null() => {}
+            Some(i) => {
+                if let Some(de) = dest.entries_mut().and_then(|es| es.get_mut(i)) {
+                    take_comments(&mut de.key, &pe.key);
+                    merge_value(&mut de.value, &pe.value, anchors);
+                }
+            }
+            None => {
+                let value = if pe.value.is_map() {
+                    let mut v = shell(&pe.value);
+                    merge_value(&mut v, &pe.value, anchors);
+                    v
+                } else {
+                    pe.value.clone()
+                };
+                if let Some(es) = dest.entries_mut() {
+                    es.push(Entry {
+                        key: pe.key.clone(),
+                        value,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// A node with the patch node's presentation and no children: the start of a mapping built from
+/// the patch (members are added by merging, which drops `null`s).
+fn shell<'p>(node: &Node<'p>) -> Node<'p> {
+    let mut n = node.clone();
+    if let Some(es) = n.entries_mut() {
+        es.clear();
+    }
+    n
+}
+
+/// Puts `new` in the place of `dest`, keeping the blank lines before it and the comments that
+/// `new` does not bring.
+fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
+    let old = dest.comments().clone();
+    if !old.is_empty() {
+        let own = new.comments().clone();
+        let c = new.comments_mut();
+        if own.head.is_empty() {
+            c.head = old.head;
+        }
+        if own.line.is_none() {
+            c.line = old.line;
+        }
+        if own.foot.is_empty() {
+            c.foot = old.foot;
+        }
+    }
+    new.set_blank_lines(dest.blank_lines());
+    *dest = new;
+}
+
+/// Where the patch node has comments, they replace the target's.
+fn take_comments<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) {
+    let pc = patch.comments();
+    if pc.is_empty() {
+        return;
+    }
+    let c = dest.comments_mut();
+    if !pc.head.is_empty() {
+        c.head = pc.head.clone();
+    }
+    if pc.line.is_some() {
+        c.line = pc.line.clone();
+    }
+    if !pc.foot.is_empty() {
+        c.foot = pc.foot.clone();
+    }
+}
+
+fn has_alias(node: &Node<'_>) -> bool {
+    node.kind() == Kind::Alias
+        || node
+            .entries()
+            .iter()
+            .any(|e| has_alias(&e.key) || has_alias(&e.value))
+        || node.items().iter().any(has_alias)
+}
+
+fn has_anchor(node: &Node<'_>) -> bool {
+    node.anchor().is_some()
+        || node
+            .entries()
+            .iter()
+            .any(|e| has_anchor(&e.key) || has_anchor(&e.value))
+        || node.items().iter().any(has_anchor)
+}
+
+/// The patch's anchors stay in the patch: carried into the target they could capture its
+/// later aliases.
+fn strip_anchors(node: &mut Node<'_>) {
+    node.set_anchor(None);
+    if let Some(es) = node.entries_mut() {
+        for e in es {
+            strip_anchors(&mut e.key);
+            strip_anchors(&mut e.value);
+        }
+    } else if let Some(items) = node.items_mut() {
+        items.iter_mut().for_each(strip_anchors);
+    }
+}
+
+fn anchors_of<'a>(node: &Node<'a>) -> Vec<(String, Node<'a>)> {
+    let mut out = Vec::new();
+    collect(node, &mut out);
+    out
+}
+
+fn collect<'a>(node: &Node<'a>, out: &mut Vec<(String, Node<'a>)>) {
+    if let Some(a) = node.anchor() {
+        out.push((a.to_owned(), node.clone()));
+    }
+    for e in node.entries() {
+        collect(&e.key, out);
+        collect(&e.value, out);
+    }
+    for i in node.items() {
+        collect(i, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{emit_document, parse_stream, to_json, Document};
+
+    fn merged(dest: &str, patch: &str) -> String {
+        let d = parse_stream(dest).unwrap();
+        let p = parse_stream(patch).unwrap();
+        let mut node = d[0].root.clone().unwrap();
+        merge(&mut node, p[0].root.as_ref().unwrap()).unwrap();
+        let mut out = String::new();
+        emit_document(&Document::new(node), &mut out);
+        out
+    }
+
+    /// RFC 7386 Appendix A: every example, as JSON text, compared as JSON values.
+    #[test]
+    fn rfc7386_appendix_a() {
+        let cases = [
+            (r#"{"a":"b"}"#, r#"{"a":"c"}"#, r#"{"a":"c"}"#),
+            (r#"{"a":"b"}"#, r#"{"b":"c"}"#, r#"{"a":"b","b":"c"}"#),
+            (r#"{"a":"b"}"#, r#"{"a":null}"#, r#"{}"#),
+            (r#"{"a":"b","b":"c"}"#, r#"{"a":null}"#, r#"{"b":"c"}"#),
+            (r#"{"a":["b"]}"#, r#"{"a":"c"}"#, r#"{"a":"c"}"#),
+            (r#"{"a":"c"}"#, r#"{"a":["b"]}"#, r#"{"a":["b"]}"#),
+            (
+                r#"{"a":{"b":"c"}}"#,
+                r#"{"a":{"b":"d","c":null}}"#,
+                r#"{"a":{"b":"d"}}"#,
+            ),
+            (r#"{"a":[{"b":"c"}]}"#, r#"{"a":[1]}"#, r#"{"a":[1]}"#),
+            (r#"["a","b"]"#, r#"["c","d"]"#, r#"["c","d"]"#),
+            (r#"{"a":"b"}"#, r#"["c"]"#, r#"["c"]"#),
+            (r#"{"a":"foo"}"#, "null", "null"),
+            (r#"{"a":"foo"}"#, r#""bar""#, r#""bar""#),
+            (r#"{"e":null}"#, r#"{"a":1}"#, r#"{"e":null,"a":1}"#),
+            (r#"[1,2]"#, r#"{"a":"b","c":null}"#, r#"{"a":"b"}"#),
+            (
+                r#"{}"#,
+                r#"{"a":{"bb":{"ccc":null}}}"#,
+                r#"{"a":{"bb":{}}}"#,
+            ),
+        ];
+        for (dest, patch, want) in cases {
+            let got = merged(dest, patch);
+            let got_v = to_json(parse_stream(&got).unwrap()[0].root.as_ref().unwrap()).unwrap();
+            let want_v: serde_json::Value = serde_json::from_str(want).unwrap();
+            assert_eq!(got_v, want_v, "{dest} + {patch}:\n{got}");
+        }
+    }
+
+    /// RFC 7386 section 3's example, on YAML with comments.
+    #[test]
+    fn keeps_order_and_comments_of_the_target() {
+        let dest = "\
+# the title
+title: Goodbye!
+author: # who
+  givenName: John
+  familyName: Doe # family
+tags:
+- example
+- sample
+content: This will be unchanged
+";
+        let patch = "\
+title: Hello!
+phoneNumber: +01-123-456-7890
+author:
+  familyName: null
+tags:
+- example
+";
+        assert_eq!(
+            merged(dest, patch),
+            "\
+# the title
+title: Hello!
+author: # who
+  givenName: John
+tags:
+- example
+content: This will be unchanged
+phoneNumber: +01-123-456-7890
+"
+        );
+    }
+
+    #[test]
+    fn patch_comments_win_where_present() {
+        assert_eq!(
+            merged("a: 1 # old\nb: 2 # kept\n", "a: 3 # new\nb: 4\n"),
+            "a: 3 # new\nb: 4 # kept\n"
+        );
+        assert_eq!(
+            merged("# old head\na:\n  x: 1\n", "# new head\na:\n  y: 2\n"),
+            "# new head\na:\n  x: 1\n  y: 2\n"
+        );
+    }
+
+    #[test]
+    fn json_patch_into_yaml_stays_block() {
+        assert_eq!(
+            merged(
+                "metadata:\n  name: web\n",
+                r#"{"metadata": {"labels": {"app": "web"}}, "spec": {"ports": [{"port": 80}]}}"#
+            ),
+            "metadata:\n  name: web\n  labels:\n    app: web\nspec:\n  ports:\n  - port: 80\n"
+        );
+    }
+
+    #[test]
+    fn merging_into_an_alias_copies_it() {
+        assert_eq!(
+            merged("base: &b\n  x: 1\nuse: *b\nother: *b\n", "use:\n  y: 2\n"),
+            "base: &b\n  x: 1\nuse:\n  x: 1\n  y: 2\nother: *b\n"
+        );
+    }
+
+    #[test]
+    fn patch_aliases_are_expanded_within_a_budget() {
+        assert_eq!(
+            merged("a: 1\n", "x: &v [1, 2]\ny: *v\n"),
+            "a: 1\nx: [1, 2]\ny: [1, 2]\n"
+        );
+        let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..8 {
+            let p = i - 1;
+            bomb.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let d = parse_stream("k: v\n").unwrap();
+        let p = parse_stream(&bomb).unwrap();
+        let mut node = d[0].root.clone().unwrap();
+        let before = node.clone();
+        assert!(merge(&mut node, p[0].root.as_ref().unwrap()).is_err());
+        assert!(node.same_data(&before));
+    }
+
+    #[test]
+    fn idempotent() {
+        let dest = "a: 1\nb:\n  c: [1, 2]\n";
+        let patch = "b:\n  c: [3]\n  d: null\ne: {f: 1}\n";
+        let once = merged(dest, patch);
+        assert_eq!(merged(&once, patch), once);
+    }
+}
