@@ -6,6 +6,7 @@ pub mod json6902;
 pub mod jsonmerge;
 pub mod krm;
 pub mod merge2;
+pub mod merge3;
 pub mod path;
 pub mod resource;
 pub mod schema;

@@ -1,0 +1,933 @@
+//! Three-way merge of one resource: the change from `original` to `updated` carried into `dest`,
+//! in place (kyaml's merge3, the merge3 seed), with the conflicts it had to settle.
+//!
+//! `original` is the common ancestor, `updated` the new upstream version, `dest` the local copy.
+//! A field is *changed upstream* when `original` and `updated` differ there (data compared as
+//! data, [`Node::same_data`], and comments as text), *changed locally* when `original` and `dest`
+//! differ. Explicit `null` and absence are both "no value"; a `null` written upstream where the
+//! original had something else is an instruction to clear.
+//!
+//! * **Nothing changed upstream** — `dest` is left exactly as it is, whatever it holds. (kyaml
+//!   also clears `null`s in `dest` there; we keep them, so that a merge with no upstream change
+//!   never touches the local copy.)
+//! * **Scalars, lists without keys, atomic maps, values whose kind changed** — when the data
+//!   changed upstream the updated value is taken, even if `dest` changed it too (the upstream
+//!   value wins; [`ConflictKind::BothChanged`]). Deleted or cleared upstream: removed
+//!   ([`ConflictKind::DeletedUpstreamChangedLocally`] when `dest` had changed it).
+//! * **Maps** — paired by key and merged recursively. Keys only in `dest` keep their value and
+//!   place; keys new upstream are appended after `dest`'s, in `updated`'s order. A map deleted
+//!   upstream loses what the original had in it and keeps what `dest` added; a map that this
+//!   empties is removed, one that was already empty stays.
+//! * **Associative lists** (keys from the schema, a kyaml schema comment, or the associative-key
+//!   heuristic with [`Options::infer_keys`]; see [`crate::align`]) — elements are paired by key
+//!   and merged like maps; an element deleted upstream is removed with everything in it, one new
+//!   upstream is appended. Lists of scalars with merge semantics (`finalizers`) add what upstream
+//!   added and drop what it dropped.
+//! * **Missing from `dest`** — a field or element that `dest` lacks gets only the *delta*: what
+//!   changed between `original` and `updated` (the seed's rule; list elements keep their key
+//!   fields). If upstream changed something that `dest` deleted, that is
+//!   [`ConflictKind::ChangedUpstreamDeletedLocally`]; it is reported once, where `dest` stops.
+//!   An explicit `null` in `dest` where upstream changed the value clears it (same conflict).
+//!
+//! Comments: a scalar's comment travels with its value: when the upstream value is taken, its
+//! comment comes with it if upstream changed the comment, otherwise `dest`'s comment stays; a
+//! change of comment alone is taken only where `dest` still has the original's value and comment.
+//! Comments on keys (head comments, and the comment after `key:` of a collection) merge three-way
+//! on their own: upstream's are taken where `dest`'s are still the original's (kyaml's "Update
+//! comment" / "Don't update local modified comment").
+//!
+//! Presentation: `dest` keeps its key order, layout, comments and quoting (a replaced string keeps
+//! its quotes where it can: [`align::put`]); nodes taken from `updated` keep `updated`'s. Unlike
+//! kyaml, new keys follow `updated`'s order rather than lexicographic order.
+//!
+//! What it must not do: pair resources (deleting and adding whole resources is the caller's job),
+//! parse or write text, look at anything but the three nodes, the schema and the options, or
+//! compare nodes by printing them.
+
+use std::fmt;
+
+use crate::align::{self, key_seg, key_values, ListKind};
+use crate::merge2::{MergeError, MergeErrorKind};
+use crate::path::{Path, Seg};
+use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::{emit_node, to_json, Comments, Entry, Kind, Node};
+
+/// How to merge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Pair list elements by the associative-key heuristic when nothing else says how.
+    pub infer_keys: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { infer_keys: true }
+    }
+}
+
+/// What the two sides did to the same place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// Both changed the value, differently (or both added it with different values). The
+    /// updated value was taken.
+    BothChanged,
+    /// Upstream deleted (or explicitly cleared) what the local copy had changed. It was removed.
+    DeletedUpstreamChangedLocally,
+    /// Upstream changed what the local copy had deleted (or explicitly set to `null`). A deleted
+    /// field or element received upstream's delta; a local `null` cleared it.
+    ChangedUpstreamDeletedLocally,
+}
+
+/// A place where both sides changed the same thing; the merge settled it as [`ConflictKind`]
+/// says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// Where, from the resource's root: `spec.template.spec.containers[name=app].image`.
+    pub path: Path,
+    pub kind: ConflictKind,
+    /// `dest`'s value before the merge, as one line of YAML; `None` when it had none.
+    pub local: Option<String>,
+    /// `updated`'s value, as one line of YAML; `None` when upstream deleted it.
+    pub upstream: Option<String>,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_owned());
+        match self.kind {
+            ConflictKind::BothChanged => write!(
+                f,
+                "{}: changed locally to {} and upstream to {}; took upstream's",
+                self.path,
+                show(&self.local),
+                show(&self.upstream)
+            ),
+            ConflictKind::DeletedUpstreamChangedLocally => write!(
+                f,
+                "{}: deleted upstream but changed locally to {}; deleted",
+                self.path,
+                show(&self.local)
+            ),
+            ConflictKind::ChangedUpstreamDeletedLocally => write!(
+                f,
+                "{}: changed upstream to {} but deleted locally",
+                self.path,
+                show(&self.upstream)
+            ),
+        }
+    }
+}
+
+/// Merges the change from `original` to `updated` into `dest`, in place, and returns the
+/// conflicts: places where both sides changed the same field differently (the updated value
+/// wins), or where one side deleted what the other changed. `dest`'s kind is at `root` in
+/// `schema`.
+///
+/// `anchors` are the anchored nodes of `dest` ([`crate::merge2::anchors_of`]): merging into an
+/// alias replaces it with a copy of its anchored node. `original` and `updated` are only read;
+/// aliases in them compare by name.
+///
+/// When `updated` as a whole is `null` (cleared upstream), `dest` becomes `null`: dropping the
+/// resource is the caller's decision.
+pub fn merge<'a, 'p: 'a>(
+    dest: &mut Node<'a>,
+    original: &Node<'p>,
+    updated: &Node<'p>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+    anchors: &[(String, Node<'a>)],
+) -> Result<Vec<Conflict>, MergeError> {
+    let m = Merger {
+        schema,
+        opts: *opts,
+        anchors,
+    };
+    let mut out = Vec::new();
+    let fate = m.field(
+        Some(dest),
+        Some(original),
+        Some(updated),
+        root,
+        &FieldMeta::default(),
+        &mut out,
+    )?;
+    match fate {
+        Fate::Keep => {}
+        Fate::Remove => *dest = Node::null(),
+        Fate::Set(n) => align::put(dest, n),
+    }
+    Ok(out)
+}
+
+/// What becomes of a field (or element) of `dest`.
+enum Fate<'a> {
+    /// As it is now (merged in place, or still absent).
+    Keep,
+    /// Removed.
+    Remove,
+    /// Set to this node (added, or in place of a `null`).
+    Set(Node<'a>),
+}
+
+/// One side's value at a place.
+#[derive(Clone, Copy)]
+enum Side<'n, 'x> {
+    Absent,
+    Null,
+    Value(&'n Node<'x>),
+}
+
+impl<'n, 'x> Side<'n, 'x> {
+    fn of(n: Option<&'n Node<'x>>) -> Self {
+        match n {
+            None => Side::Absent,
+            Some(n) if n.is_null() => Side::Null,
+            Some(n) => Side::Value(n),
+        }
+    }
+
+    fn value(self) -> Option<&'n Node<'x>> {
+        match self {
+            Side::Value(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+/// Whether upstream left this place alone: same data and same comments, or no value on either
+/// side (a `null` dropped upstream is no change; a `null` written upstream is).
+fn unchanged(o: Side<'_, '_>, u: Side<'_, '_>) -> bool {
+    match (o, u) {
+        (Side::Value(a), Side::Value(b)) => identical(a, b),
+        (Side::Value(_), _) | (_, Side::Value(_)) => false,
+        (Side::Absent, Side::Null) => false,
+        (Side::Absent | Side::Null, Side::Absent) | (Side::Null, Side::Null) => true,
+    }
+}
+
+/// Same data and the same comment texts everywhere (layout of comments aside).
+fn identical(a: &Node<'_>, b: &Node<'_>) -> bool {
+    a.same_data(b) && same_comments_deep(a, b)
+}
+
+fn same_comments_deep(a: &Node<'_>, b: &Node<'_>) -> bool {
+    same_comments(a.comments(), b.comments())
+        && a.entries().iter().zip(b.entries()).all(|(x, y)| {
+            same_comments(x.key.comments(), y.key.comments())
+                && same_comments_deep(&x.value, &y.value)
+        })
+        && a.items()
+            .iter()
+            .zip(b.items())
+            .all(|(x, y)| same_comments_deep(x, y))
+}
+
+/// Same comment texts in the same slots; blank lines and columns do not count.
+fn same_comments(a: &Comments<'_>, b: &Comments<'_>) -> bool {
+    let texts = |v: &[crate::yaml::Comment<'_>], w: &[crate::yaml::Comment<'_>]| {
+        v.len() == w.len() && v.iter().zip(w).all(|(x, y)| x.text == y.text)
+    };
+    texts(&a.head, &b.head)
+        && texts(&a.foot, &b.foot)
+        && a.line.as_ref().map(|c| &c.text) == b.line.as_ref().map(|c| &c.text)
+}
+
+/// A node's value on one line, for conflict reports: plain YAML for scalars, JSON (which is
+/// YAML) for collections.
+fn one_line(n: &Node<'_>) -> String {
+    if matches!(n.kind(), Kind::Scalar | Kind::Alias) {
+        let mut bare = n.clone();
+        *bare.comments_mut() = Comments::default();
+        let s = emit_node(&bare, Default::default());
+        let s = s.trim_end();
+        if !s.contains('\n') {
+            return s.to_owned();
+        }
+    }
+    match to_json(n) {
+        Ok(v) => v.to_string(),
+        Err(_) => emit_node(n, Default::default())
+            .lines()
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+fn conflict(
+    out: &mut Vec<Conflict>,
+    kind: ConflictKind,
+    local: Option<&Node<'_>>,
+    upstream: Option<&Node<'_>>,
+) {
+    out.push(Conflict {
+        path: Path::root(),
+        kind,
+        local: local.map(one_line),
+        upstream: upstream.map(one_line),
+    });
+}
+
+/// Prefixes the conflicts recorded since `mark` with `seg`, as the walk unwinds.
+fn prefix(out: &mut [Conflict], mark: usize, seg: &Seg) {
+    for c in out.iter_mut().skip(mark) {
+        c.path = std::mem::take(&mut c.path).within(seg.clone());
+    }
+}
+
+fn err(kind: MergeErrorKind) -> MergeError {
+    MergeError {
+        path: Path::root(),
+        kind,
+    }
+}
+
+fn err_within(e: MergeError, seg: Seg) -> MergeError {
+    MergeError {
+        path: e.path.within(seg),
+        kind: e.kind,
+    }
+}
+
+/// Whether two map keys name the same field (by text for scalar keys).
+fn same_key(a: &Node<'_>, b: &Node<'_>) -> bool {
+    match (a.as_str(), b.as_str()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.same_data(b),
+    }
+}
+
+/// The entry of `map` whose key is `key` (by text for scalar keys).
+fn lookup<'n, 'x>(map: Option<&'n Node<'x>>, key: &Node<'_>) -> Option<&'n Entry<'x>> {
+    map?.entries().iter().find(|e| same_key(&e.key, key))
+}
+
+/// The first element of `list` (whose element keys are `ks`) with key `k`.
+fn find<'n, 'x>(
+    list: Option<&'n Node<'x>>,
+    ks: &[Vec<String>],
+    k: &[String],
+) -> Option<&'n Node<'x>> {
+    let i = ks.iter().position(|x| x == k)?;
+    list?.items().get(i)
+}
+
+/// The keys of a list's elements; an element without its key is an error at its index.
+fn keys_of(list: Option<&Node<'_>>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, MergeError> {
+    let Some(list) = list else {
+        return Ok(Vec::new());
+    };
+    list.items()
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            key_values(item, keys).ok_or_else(|| {
+                let missing = keys
+                    .iter()
+                    .find(|k| item.get(&k.name).is_none() && k.default.is_none())
+                    .or(keys.first())
+                    .map(|k| k.name.clone())
+                    .unwrap_or_default();
+                err_within(err(MergeErrorKind::MissingKey(missing)), Seg::Index(i))
+            })
+        })
+        .collect()
+}
+
+struct Merger<'s, 'x, 'a> {
+    schema: &'s Schema,
+    opts: Options,
+    anchors: &'x [(String, Node<'a>)],
+}
+
+impl<'a> Merger<'_, '_, 'a> {
+    /// Decides one place: `dest` may be absent, `orig` and `upd` may be absent.
+    fn field<'p: 'a>(
+        &self,
+        dest: Option<&mut Node<'a>>,
+        orig: Option<&Node<'p>>,
+        upd: Option<&Node<'p>>,
+        at: Cursor,
+        meta: &FieldMeta,
+        out: &mut Vec<Conflict>,
+    ) -> Result<Fate<'a>, MergeError> {
+        let (o, u) = (Side::of(orig), Side::of(upd));
+        if unchanged(o, u) {
+            return Ok(Fate::Keep);
+        }
+        let Side::Value(un) = u else {
+            // Deleted (absent) or cleared (`null`) upstream.
+            let Some(d) = dest else {
+                return Ok(Fate::Keep);
+            };
+            if d.is_null() {
+                return Ok(Fate::Remove);
+            }
+            if let (Side::Absent, Side::Value(on)) = (u, o) {
+                return self.deleted_upstream(d, on, at, meta, out);
+            }
+            if !o.value().is_some_and(|on| d.same_data(on)) {
+                conflict(
+                    out,
+                    ConflictKind::DeletedUpstreamChangedLocally,
+                    Some(d),
+                    None,
+                );
+            }
+            return Ok(Fate::Remove);
+        };
+        match dest {
+            None => self.missing_locally(o, un, at, meta, out),
+            Some(d) if d.is_null() => {
+                if let Side::Null = o {
+                    // The `null` is the original's: not a local change.
+                    return Ok(self.build(un, at, meta)?.map_or(Fate::Keep, Fate::Set));
+                }
+                conflict(
+                    out,
+                    ConflictKind::ChangedUpstreamDeletedLocally,
+                    Some(d),
+                    Some(un),
+                );
+                Ok(Fate::Remove)
+            }
+            Some(d) => self.both(d, o, un, at, meta, out),
+        }
+    }
+
+    /// `dest` lacks the place, upstream has a value.
+    fn missing_locally<'p: 'a>(
+        &self,
+        o: Side<'_, 'p>,
+        un: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+        out: &mut Vec<Conflict>,
+    ) -> Result<Fate<'a>, MergeError> {
+        let Side::Value(on) = o else {
+            // Added upstream.
+            return Ok(self.build(un, at, meta)?.map_or(Fate::Keep, Fate::Set));
+        };
+        if on.same_data(un) {
+            // Only comments changed, on something the local copy deleted.
+            return Ok(Fate::Keep);
+        }
+        match self.delta(on, un, at, meta)? {
+            Some(n) => {
+                conflict(
+                    out,
+                    ConflictKind::ChangedUpstreamDeletedLocally,
+                    None,
+                    Some(un),
+                );
+                Ok(Fate::Set(n))
+            }
+            None => Ok(Fate::Keep),
+        }
+    }
+
+    /// `dest` has a value that upstream deleted (`orig` had `on`, `updated` has nothing).
+    fn deleted_upstream<'p: 'a>(
+        &self,
+        d: &mut Node<'a>,
+        on: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+        out: &mut Vec<Conflict>,
+    ) -> Result<Fate<'a>, MergeError> {
+        let empty = |n: &Node<'_>| n.entries().is_empty() && n.items().is_empty();
+        let was_empty = empty(d);
+        if d.is_map() && on.is_map() && !meta.atomic_map {
+            self.map(d, Some(on), None, at, out)?;
+            return Ok(if empty(d) && !was_empty {
+                Fate::Remove
+            } else {
+                Fate::Keep
+            });
+        }
+        if d.is_seq() && on.is_seq() {
+            let merged = match self.list_kind(meta, &[d, on]) {
+                ListKind::Keyed(keys) => {
+                    self.keyed(d, Some(on), None, &keys, at, out)?;
+                    true
+                }
+                ListKind::Set => {
+                    set(d, Some(on), None);
+                    true
+                }
+                ListKind::Atomic => false,
+            };
+            if merged {
+                return Ok(if empty(d) && !was_empty {
+                    Fate::Remove
+                } else {
+                    Fate::Keep
+                });
+            }
+        }
+        if !d.same_data(on) {
+            conflict(
+                out,
+                ConflictKind::DeletedUpstreamChangedLocally,
+                Some(d),
+                None,
+            );
+        }
+        Ok(Fate::Remove)
+    }
+
+    /// Both `dest` and `updated` have a value, and upstream changed something.
+    fn both<'p: 'a>(
+        &self,
+        d: &mut Node<'a>,
+        o: Side<'_, 'p>,
+        un: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+        out: &mut Vec<Conflict>,
+    ) -> Result<Fate<'a>, MergeError> {
+        if d.kind() == Kind::Alias && matches!(un.kind(), Kind::Map | Kind::Seq) {
+            self.materialize(d)?;
+        }
+        let on = o.value();
+        let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
+        match (d.kind(), un.kind()) {
+            (Kind::Map, Kind::Map) if !meta.atomic_map && fits(Kind::Map) => {
+                self.own_comments(d, on, un);
+                self.map(d, on, Some(un), at, out)?;
+                Ok(Fate::Keep)
+            }
+            (Kind::Seq, Kind::Seq) if fits(Kind::Seq) => {
+                let lists: Vec<&Node<'_>> =
+                    [Some(&*d), on, Some(un)].into_iter().flatten().collect();
+                match self.list_kind(meta, &lists) {
+                    ListKind::Keyed(keys) => {
+                        self.own_comments(d, on, un);
+                        self.keyed(d, on, Some(un), &keys, at, out)?;
+                        Ok(Fate::Keep)
+                    }
+                    ListKind::Set => {
+                        self.own_comments(d, on, un);
+                        set(d, on, Some(un));
+                        Ok(Fate::Keep)
+                    }
+                    ListKind::Atomic => self.atomic(d, o, un, at, meta, out),
+                }
+            }
+            _ => self.atomic(d, o, un, at, meta, out),
+        }
+    }
+
+    /// A value merged as a whole: taken from upstream when upstream changed its data.
+    fn atomic<'p: 'a>(
+        &self,
+        d: &mut Node<'a>,
+        o: Side<'_, 'p>,
+        un: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+        out: &mut Vec<Conflict>,
+    ) -> Result<Fate<'a>, MergeError> {
+        let on = o.value();
+        if on.is_some_and(|on| on.same_data(un)) {
+            // Only comments changed upstream: taken where the local copy is still the original.
+            if on.is_some_and(|on| identical(d, on)) {
+                self.take(d, un, on, at, meta)?;
+            }
+            return Ok(Fate::Keep);
+        }
+        if d.same_data(un) {
+            // The same change on both sides.
+            return Ok(Fate::Keep);
+        }
+        let local_unchanged = match o {
+            Side::Value(on) => d.same_data(on),
+            Side::Null => d.is_null(),
+            Side::Absent => false,
+        };
+        if !local_unchanged {
+            conflict(out, ConflictKind::BothChanged, Some(d), Some(un));
+        }
+        self.take(d, un, on, at, meta)?;
+        Ok(Fate::Keep)
+    }
+
+    /// Puts upstream's value in `d`'s place. Its own comments come along when upstream changed
+    /// them (relative to `on`); otherwise `d` keeps its own.
+    fn take<'p: 'a>(
+        &self,
+        d: &mut Node<'a>,
+        un: &Node<'p>,
+        on: Option<&Node<'p>>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<(), MergeError> {
+        let Some(mut new) = self.build(un, at, meta)? else {
+            return Ok(());
+        };
+        let upstream_changed = !same_comments(
+            un.comments(),
+            on.map_or(&Comments::default(), |n| n.comments()),
+        );
+        if !upstream_changed {
+            *new.comments_mut() = d.comments().clone();
+        }
+        align::put(d, new);
+        Ok(())
+    }
+
+    /// A collection's own comments (its foot): upstream's where `dest`'s are the original's.
+    fn own_comments<'p: 'a>(&self, d: &mut Node<'a>, on: Option<&Node<'p>>, un: &Node<'p>) {
+        let empty = Comments::default();
+        let oc = on.map_or(&empty, |n| n.comments());
+        if !same_comments(oc, un.comments()) && same_comments(d.comments(), oc) {
+            *d.comments_mut() = un.comments().clone();
+        }
+    }
+
+    /// Merges the maps: `dest`'s keys in place, then upstream's new keys in `updated`'s order.
+    fn map<'p: 'a>(
+        &self,
+        d: &mut Node<'a>,
+        orig: Option<&Node<'p>>,
+        upd: Option<&Node<'p>>,
+        at: Cursor,
+        out: &mut Vec<Conflict>,
+    ) -> Result<(), MergeError> {
+        let had: Vec<Node<'a>> = d.entries().iter().map(|e| e.key.clone()).collect();
+        let mut i = 0;
+        while i < d.entries().len() {
+            let dk = d.entries()[i].key.clone();
+            let (oe, ue) = (lookup(orig, &dk), lookup(upd, &dk));
+            let (ov, uv) = (oe.map(|e| &e.value), ue.map(|e| &e.value));
+            if unchanged(Side::of(ov), Side::of(uv)) && key_unchanged(oe, ue) {
+                i += 1;
+                continue;
+            }
+            let name = dk.as_str().unwrap_or_default();
+            let seg = Seg::field(name);
+            let sources: Vec<&Node<'_>> = [Some(&dk), oe.map(|e| &e.key), ue.map(|e| &e.key)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let (meta, child) = align::field(self.schema, at, name, &sources);
+            let Some(entry) = d.entries_mut().and_then(|es| es.get_mut(i)) else {
+                break;
+            };
+            if let Some(ue) = ue {
+                key_comments(&mut entry.key, oe, ue);
+            }
+            let mark = out.len();
+            let fate = self
+                .field(Some(&mut entry.value), ov, uv, child, &meta, out)
+                .map_err(|e| err_within(e, seg.clone()))?;
+            prefix(out, mark, &seg);
+            match fate {
+                Fate::Keep => i += 1,
+                Fate::Remove => {
+                    if let Some(es) = d.entries_mut() {
+                        es.remove(i);
+                    }
+                }
+                Fate::Set(n) => {
+                    align::put(&mut entry.value, n);
+                    i += 1;
+                }
+            }
+        }
+        for ue in upd.map_or(&[][..], Node::entries) {
+            if had.iter().any(|k| same_key(k, &ue.key)) || lookup(Some(&*d), &ue.key).is_some() {
+                continue;
+            }
+            let oe = lookup(orig, &ue.key);
+            let name = ue.key.as_str().unwrap_or_default();
+            let seg = Seg::field(name);
+            let sources: Vec<&Node<'_>> = [oe.map(|e| &e.key), Some(&ue.key)]
+                .into_iter()
+                .flatten()
+                .collect();
+            let (meta, child) = align::field(self.schema, at, name, &sources);
+            let mark = out.len();
+            let fate = self
+                .field(
+                    None,
+                    oe.map(|e| &e.value),
+                    Some(&ue.value),
+                    child,
+                    &meta,
+                    out,
+                )
+                .map_err(|e| err_within(e, seg.clone()))?;
+            prefix(out, mark, &seg);
+            if let Fate::Set(value) = fate {
+                if let Some(es) = d.entries_mut() {
+                    es.push(Entry {
+                        key: ue.key.clone(),
+                        value,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges lists whose elements pair by `keys`: `dest`'s elements in place (removed when
+    /// deleted upstream), then the elements new to `dest`, in `updated`'s order.
+    fn keyed<'p: 'a>(
+        &self,
+        d: &mut Node<'a>,
+        orig: Option<&Node<'p>>,
+        upd: Option<&Node<'p>>,
+        keys: &[MapKey],
+        at: Cursor,
+        out: &mut Vec<Conflict>,
+    ) -> Result<(), MergeError> {
+        let mut dk = keys_of(Some(&*d), keys)?;
+        let had = dk.clone();
+        let ok = keys_of(orig, keys)?;
+        let uk = keys_of(upd, keys)?;
+        let elem = FieldMeta {
+            atomic_map: self.schema.is_atomic(at),
+            ..FieldMeta::default()
+        };
+        let mut i = 0;
+        while i < dk.len() {
+            let k = dk[i].clone();
+            let (oe, ue) = (find(orig, &ok, &k), find(upd, &uk, &k));
+            if unchanged(Side::of(oe), Side::of(ue)) {
+                i += 1;
+                continue;
+            }
+            let seg = key_seg(keys, &k);
+            let Some(item) = d.items_mut().and_then(|is| is.get_mut(i)) else {
+                break;
+            };
+            let mark = out.len();
+            let fate = match ue {
+                // Deleted upstream: the element goes, with whatever the local copy put in it.
+                None => {
+                    if !oe.is_some_and(|oe| item.same_data(oe)) {
+                        conflict(
+                            out,
+                            ConflictKind::DeletedUpstreamChangedLocally,
+                            Some(item),
+                            None,
+                        );
+                    }
+                    Fate::Remove
+                }
+                Some(_) => self
+                    .field(Some(item), oe, ue, at, &elem, out)
+                    .map_err(|e| err_within(e, seg.clone()))?,
+            };
+            prefix(out, mark, &seg);
+            match fate {
+                Fate::Keep => i += 1,
+                Fate::Remove => {
+                    if let Some(is) = d.items_mut() {
+                        is.remove(i);
+                    }
+                    dk.remove(i);
+                }
+                Fate::Set(n) => {
+                    if let Some(item) = d.items_mut().and_then(|is| is.get_mut(i)) {
+                        align::put(item, n);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        for (k, ue) in uk.iter().zip(upd.map_or(&[][..], Node::items)) {
+            if had.contains(k) || dk.contains(k) {
+                continue;
+            }
+            let oe = find(orig, &ok, k);
+            let seg = key_seg(keys, k);
+            let mark = out.len();
+            let fate = self
+                .field(None, oe, Some(ue), at, &elem, out)
+                .map_err(|e| err_within(e, seg.clone()))?;
+            prefix(out, mark, &seg);
+            if let Fate::Set(n) = fate {
+                if let Some(is) = d.items_mut() {
+                    is.push(with_keys(n, ue, keys));
+                }
+                dk.push(k.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// How lists at a field merge; keyed lists of anything but maps cannot be paired.
+    fn list_kind(&self, meta: &FieldMeta, lists: &[&Node<'_>]) -> ListKind {
+        match align::list_kind(meta, self.opts.infer_keys, lists, |_| false) {
+            ListKind::Keyed(_) if !lists.iter().all(|l| l.items().iter().all(Node::is_map)) => {
+                ListKind::Atomic
+            }
+            k => k,
+        }
+    }
+
+    /// A new node holding `un` for a place `dest` lacks and the original lacked: maps and
+    /// merged lists are built through the walk (so `null`s in them clear, i.e. are left out).
+    /// `None` when nothing is left.
+    fn build<'p: 'a>(
+        &self,
+        un: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<Option<Node<'a>>, MergeError> {
+        self.fill(None, un, at, meta, true)
+    }
+
+    /// What `dest` should get for a place it lacks while the original had `on`: the change from
+    /// `on` to `un` only. `None` when that change carries nothing (only deletions).
+    fn delta<'p: 'a>(
+        &self,
+        on: &Node<'p>,
+        un: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<Option<Node<'a>>, MergeError> {
+        self.fill(Some(on), un, at, meta, false)
+    }
+
+    /// Builds from an empty node shaped like `un`. Conflicts found inside are not reported: the
+    /// caller reports one where `dest` stops.
+    fn fill<'p: 'a>(
+        &self,
+        on: Option<&Node<'p>>,
+        un: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+        keep_empty: bool,
+    ) -> Result<Option<Node<'a>>, MergeError> {
+        let mut scratch = Vec::new();
+        let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
+        let mut n: Node<'a> = shell(un);
+        match un.kind() {
+            Kind::Map if !meta.atomic_map && fits(Kind::Map) => {
+                self.map(&mut n, on, Some(un), at, &mut scratch)?;
+                if n.entries().is_empty() && !keep_empty {
+                    return Ok(None);
+                }
+            }
+            Kind::Seq if fits(Kind::Seq) => {
+                let lists: Vec<&Node<'_>> = [on, Some(un)].into_iter().flatten().collect();
+                match self.list_kind(meta, &lists) {
+                    ListKind::Keyed(keys) => {
+                        self.keyed(&mut n, on, Some(un), &keys, at, &mut scratch)?
+                    }
+                    ListKind::Set => set(&mut n, on, Some(un)),
+                    ListKind::Atomic => return Ok(Some(un.clone())),
+                }
+                if n.items().is_empty() && !keep_empty {
+                    return Ok(None);
+                }
+            }
+            _ => return Ok(Some(un.clone())),
+        }
+        Ok(Some(n))
+    }
+
+    /// Replaces an alias with a copy of the node its anchor names, so a merge into it changes
+    /// this place only.
+    fn materialize(&self, d: &mut Node<'a>) -> Result<(), MergeError> {
+        let name = d.alias_name().unwrap_or_default().to_owned();
+        let target = self
+            .anchors
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, node)| node.clone())
+            .ok_or_else(|| err(MergeErrorKind::UnknownAlias(name.clone())))?;
+        let mut copy = target;
+        copy.set_anchor(None);
+        *copy.comments_mut() = d.comments().clone();
+        align::put(d, copy);
+        Ok(())
+    }
+}
+
+/// Whether upstream left a key's comments alone.
+fn key_unchanged(oe: Option<&Entry<'_>>, ue: Option<&Entry<'_>>) -> bool {
+    match (oe, ue) {
+        (Some(o), Some(u)) => same_comments(o.key.comments(), u.key.comments()),
+        (None, Some(u)) => u.key.comments().is_empty(),
+        _ => true,
+    }
+}
+
+/// Key comments merge three-way: upstream's where `dest`'s are still the original's.
+fn key_comments<'a, 'p: 'a>(dk: &mut Node<'a>, oe: Option<&Entry<'p>>, ue: &Entry<'p>) {
+    let empty = Comments::default();
+    let oc = oe.map_or(&empty, |e| e.key.comments());
+    let uc = ue.key.comments();
+    if !same_comments(oc, uc) && same_comments(dk.comments(), oc) {
+        *dk.comments_mut() = uc.clone();
+    }
+}
+
+/// Scalar lists merged as sets: what upstream dropped goes, what it added is appended.
+fn set<'a, 'p: 'a>(d: &mut Node<'a>, orig: Option<&Node<'p>>, upd: Option<&Node<'p>>) {
+    let (o, u) = (
+        orig.map_or(&[][..], Node::items),
+        upd.map_or(&[][..], Node::items),
+    );
+    let dropped: Vec<&Node<'p>> = o
+        .iter()
+        .filter(|x| !u.iter().any(|y| y.same_data(x)))
+        .collect();
+    let added: Vec<&Node<'p>> = u
+        .iter()
+        .filter(|x| !o.iter().any(|y| y.same_data(x)))
+        .collect();
+    let Some(items) = d.items_mut() else {
+        return;
+    };
+    items.retain(|x| !dropped.iter().any(|y| y.same_data(x)));
+    for a in added {
+        if !items.iter().any(|x| x.same_data(a)) {
+            items.push(a.clone());
+        }
+    }
+}
+
+/// A node with `n`'s presentation and no children: the start of a node built from `n`.
+fn shell<'p>(n: &Node<'p>) -> Node<'p> {
+    let mut s = n.clone();
+    if let Some(es) = s.entries_mut() {
+        es.clear();
+    } else if let Some(is) = s.items_mut() {
+        is.clear();
+    }
+    s
+}
+
+/// An element built from a delta, given back its key fields (which did not change, so the delta
+/// lacks them), all fields in the upstream element's order.
+fn with_keys<'a, 'p: 'a>(mut n: Node<'a>, ue: &Node<'p>, keys: &[MapKey]) -> Node<'a> {
+    let Some(es) = n.entries_mut() else {
+        return n;
+    };
+    for k in keys {
+        if !es.iter().any(|e| e.key.as_str() == Some(&k.name)) {
+            if let Some(src) = ue
+                .entries()
+                .iter()
+                .find(|e| e.key.as_str() == Some(&k.name))
+            {
+                es.push(src.clone());
+            }
+        }
+    }
+    let rank = |e: &Entry<'_>| {
+        ue.entries()
+            .iter()
+            .position(|u| e.key.as_str().is_some() && u.key.as_str() == e.key.as_str())
+            .unwrap_or(usize::MAX)
+    };
+    es.sort_by_key(rank);
+    n
+}
