@@ -1,6 +1,7 @@
 //! krm-merge: a KRM function that merges and patches the resources of a package.
 
 pub mod align;
+pub mod apply;
 pub mod config;
 pub mod json6902;
 pub mod jsonmerge;

@@ -1,0 +1,776 @@
+//! kubectl client-side apply, offline: the local configuration applied to the live object, with
+//! the last applied configuration (the `kubectl.kubernetes.io/last-applied-configuration`
+//! annotation) as the common ancestor, and the annotation rewritten as kubectl writes it.
+//!
+//! kubectl computes a three-way strategic merge patch (apimachinery's `CreateThreeWayMergePatch`:
+//! the changes from live to local, plus the deletions from last-applied to local) and the server
+//! applies it. [`three_way`] computes the result of that directly, field by field, per the tables
+//! of the "Merging Fields" seed:
+//!
+//! * **primitives, and lists without merge semantics** — set to the local value; removed when the
+//!   last applied configuration had them and the local one does not; kept (owned by someone
+//!   else) when neither has them. `null` in the local configuration removes the field.
+//! * **objects and maps** — merged key by key by the same rules; an object whose patch strategy
+//!   is `replace` (or `x-kubernetes-map-type: atomic`) is set as a whole.
+//! * **lists of primitives with patch strategy `merge`** (`finalizers`) — ordered sets: local
+//!   elements are added, elements the last applied configuration had and the local one lacks are
+//!   removed, others are kept.
+//! * **lists of objects with a merge key** — elements paired by key and merged; elements the last
+//!   applied configuration had and the local one lacks are removed (with every duplicate of
+//!   their key), new ones are added, others are kept.
+//! * **order** — the local configuration's order for its elements, the live order for the rest,
+//!   interleaved as apimachinery does (`$setElementOrder`: a live-only element stays before a
+//!   local element only when it was before it in the live list).
+//! * **`retainKeys`** (Deployment `spec.strategy`, volume sources) — fields of the live object
+//!   that the local configuration does not set are cleared.
+//! * `null`s inside values the live object does not have yet are dropped, as the API server
+//!   drops them; `null`s in lists without merge semantics and in `replace` objects are kept.
+//!
+//! Merge metadata comes from the [`Schema`] (built-in kinds, CRDs, declarations, kyaml schema
+//! comments) and, with [`Options::infer_keys`], the associative-key heuristic. Two differences
+//! from kubectl follow from that: kubectl pairs `ports` on `containerPort` alone (the patch merge
+//! key) where we pair on `containerPort` + `protocol` (the list-map keys), and kubectl falls back
+//! to a JSON merge patch (every list replaced) for kinds it has no Go type for (custom
+//! resources), where we use what the schema knows.
+//!
+//! [`apply`] wraps [`three_way`] with the annotation: see its documentation for exactly what
+//! kubectl writes there.
+//!
+//! Presentation: the live object keeps its key order, layout and comments; a value the local
+//! configuration sets keeps the live quoting where it can ([`align::put`]) and brings its comments
+//! where it has some; new fields and elements come from the local configuration as written.
+//!
+//! What it must not do: talk to a cluster, select resources, parse or write YAML text, or compare
+//! nodes by printing them.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::align::{self, key_values, ListKind};
+use crate::path::{Path, Seg};
+use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::{from_json, to_json, AliasError, Comments, Entry, Kind, Node};
+
+/// The annotation in which kubectl keeps the configuration it applied last.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Most nodes that expanding the aliases of a local configuration may make (for the annotation,
+/// which is JSON and has no aliases).
+pub const ALIAS_BUDGET: usize = 200_000;
+
+/// How to apply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Pair list elements by the associative-key heuristic when nothing else says how. kubectl
+    /// never does; the default is off.
+    pub infer_keys: bool,
+}
+
+/// A configuration that cannot be applied, and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {kind}")]
+pub struct ApplyError {
+    pub path: Path,
+    pub kind: ApplyErrorKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyErrorKind {
+    /// The last-applied annotation holds something that is not JSON.
+    #[error("the last applied configuration is not valid JSON: {message} at line {line}, column {column}")]
+    BadAnnotation {
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// The last-applied annotation is JSON, but not an object (or not a string at all).
+    #[error("the last applied configuration must be a JSON object, not {0}")]
+    AnnotationNotObject(&'static str),
+    #[error("list element has no merge key {0:?}")]
+    MissingKey(String),
+    #[error("alias *{0} refers to no anchor in this resource")]
+    UnknownAlias(String),
+    /// The local configuration has something JSON cannot hold (a non-scalar key, say).
+    #[error("the local configuration cannot be written as JSON: {0}")]
+    NotJson(String),
+    #[error("the local configuration: {0}")]
+    Alias(AliasError),
+}
+
+impl ApplyError {
+    fn new(kind: ApplyErrorKind) -> Self {
+        ApplyError {
+            path: Path::root(),
+            kind,
+        }
+    }
+
+    fn within(mut self, seg: Seg) -> Self {
+        self.path = self.path.within(seg);
+        self
+    }
+}
+
+/// The path of the annotation, for errors.
+fn annotation_path() -> Path {
+    Path(vec![
+        Seg::field("metadata"),
+        Seg::field("annotations"),
+        Seg::field(LAST_APPLIED),
+    ])
+}
+
+/// Applies the local configuration `local` (what `kubectl apply -f` would send) to the live
+/// object `live`, in place: the original is `live`'s last-applied annotation; fields set in
+/// `local` are set or merged, fields the original has and `local` lacks are deleted, fields in
+/// neither are kept (owned by others); then the annotation is rewritten as kubectl writes it.
+/// Without the annotation nothing is deleted.
+///
+/// The annotation is what kubectl's `GetModifiedConfiguration` writes: the local configuration
+/// with `metadata.annotations` minus the annotation itself (an empty `annotations: {}` when
+/// nothing else is left, as kubectl leaves it), and with `metadata.namespace` set to the live
+/// object's when the local configuration has none (kubectl fills in the namespace it applies
+/// to); encoded as Go's `json.Encoder` does: compact, object keys sorted, `<`, `>` and `&`
+/// escaped as `\u003c`, `\u003e`, `\u0026`, numbers as Go prints them, and a final newline. It
+/// is stored as a string (written as a `|` block when new).
+///
+/// Scalars are read as YAML 1.2 (kubectl reads YAML 1.1, where `yes`/`on` are booleans and
+/// `0777` is octal; such plain scalars may appear differently in the annotation).
+pub fn apply<'a, 'p: 'a>(
+    live: &mut Node<'a>,
+    local: &Node<'p>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+    anchors: &[(String, Node<'a>)],
+) -> Result<(), ApplyError> {
+    let original = last_applied(live)?;
+    let mut modified: Node<'p> = local.clone();
+    modified
+        .expand_aliases(ALIAS_BUDGET)
+        .map_err(|e| ApplyError::new(ApplyErrorKind::Alias(e)))?;
+    if modified.is_map() {
+        let namespace = live
+            .get_path(&["metadata", "namespace"])
+            .filter(|n| !n.is_null())
+            .cloned();
+        let meta = modified.map_at("metadata");
+        if let Some(meta) = meta {
+            if let Some(ns) = namespace {
+                if meta.get("namespace").is_none_or(Node::is_null) {
+                    meta.set("namespace", ns.into_owned());
+                }
+            }
+            if let Some(annotations) = meta.map_at("annotations") {
+                annotations.remove(LAST_APPLIED);
+            } else {
+                // `annotations` is there but not a map: kubectl would fail to read it too.
+                meta.set("annotations", Node::map());
+            }
+        }
+    }
+    let text = kubectl_json(&modified)?;
+    if let Some(annotations) = modified
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+    {
+        annotations.set(LAST_APPLIED, Node::string(text));
+    }
+    three_way(
+        live,
+        original.as_ref(),
+        &modified,
+        schema,
+        root,
+        opts,
+        anchors,
+    )
+}
+
+/// The last applied configuration, from `live`'s annotation; `None` without one (or with an
+/// empty one, which kubectl also reads as none).
+fn last_applied(live: &Node<'_>) -> Result<Option<Node<'static>>, ApplyError> {
+    let Some(value) = live.get_path(&["metadata", "annotations", LAST_APPLIED]) else {
+        return Ok(None);
+    };
+    let bad = |kind| {
+        Err(ApplyError {
+            path: annotation_path(),
+            kind,
+        })
+    };
+    let Some(text) = value.as_str().filter(|_| value.is_scalar()) else {
+        return bad(ApplyErrorKind::AnnotationNotObject("a YAML collection"));
+    };
+    if value.is_null() || text.is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(o)) => Ok(Some(from_json(&Value::Object(o)))),
+        Ok(Value::Null) => Ok(None),
+        Ok(Value::Array(_)) => bad(ApplyErrorKind::AnnotationNotObject("an array")),
+        Ok(_) => bad(ApplyErrorKind::AnnotationNotObject("a scalar")),
+        Err(e) => bad(ApplyErrorKind::BadAnnotation {
+            line: e.line(),
+            column: e.column(),
+            message: json_message(&e),
+        }),
+    }
+}
+
+/// serde_json's message without its own " at line L column C" suffix.
+fn json_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    match full.rfind(" at line ") {
+        Some(i) => full[..i].to_owned(),
+        None => full,
+    }
+}
+
+/// `node` as Go's `json.NewEncoder(w).Encode` writes an unstructured object: see [`apply`].
+pub fn kubectl_json(node: &Node<'_>) -> Result<String, ApplyError> {
+    let v = to_json(node).map_err(|e| ApplyError::new(ApplyErrorKind::NotJson(e.to_string())))?;
+    let mut out = String::new();
+    write_go_json(&v, &mut out);
+    out.push('\n');
+    Ok(out)
+}
+
+fn write_go_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                let _ = write!(out, "{i}");
+            } else if let Some(f) = n.as_f64() {
+                // Go reads integers beyond int64 as float64, and prints floats its own way.
+                out.push_str(&go_float(f));
+            }
+        }
+        Value::String(s) => go_string(s, out),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_string(k, out);
+                out.push(':');
+                if let Some(x) = o.get(k) {
+                    write_go_json(x, out);
+                }
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A float as Go's encoding/json writes it: shortest form, exponent only below 1e-6 or from
+/// 1e21 on, written `1e+21` / `1e-7`.
+fn go_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let s = format!("{f:e}");
+        match s.split_once('e') {
+            Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
+            _ => s,
+        }
+    } else {
+        format!("{f}")
+    }
+}
+
+/// A string as Go's encoding/json writes it with HTML escaping on (its default).
+fn go_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// The three-way merge `kubectl apply` performs, without the annotation: `local` applied to
+/// `live` in place, deleting what `original` (the last applied configuration) has and `local`
+/// lacks. `original` is only read.
+pub fn three_way<'a, 'p: 'a>(
+    live: &mut Node<'a>,
+    original: Option<&Node<'_>>,
+    local: &Node<'p>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+    anchors: &[(String, Node<'a>)],
+) -> Result<(), ApplyError> {
+    let w = Walker {
+        schema,
+        opts: *opts,
+        anchors,
+    };
+    w.value(live, original, local, root, &FieldMeta::default())
+}
+
+struct Walker<'s, 'x, 'a> {
+    schema: &'s Schema,
+    opts: Options,
+    anchors: &'x [(String, Node<'a>)],
+}
+
+impl<'a> Walker<'_, '_, 'a> {
+    /// Applies `mv` to the live value `lv` (both present), `ov` being the last applied value.
+    fn value<'p: 'a>(
+        &self,
+        lv: &mut Node<'a>,
+        ov: Option<&Node<'_>>,
+        mv: &Node<'p>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<(), ApplyError> {
+        if lv.same_data(mv) {
+            // Nothing to add or change, and nothing the original has that live still has.
+            return Ok(());
+        }
+        if lv.kind() == Kind::Alias && matches!(mv.kind(), Kind::Map | Kind::Seq) {
+            self.materialize(lv)?;
+        }
+        match (lv.kind(), mv.kind()) {
+            (Kind::Map, Kind::Map) if !meta.atomic_map => {
+                self.map(lv, ov.filter(|o| o.is_map()), mv, at, meta.retain_keys)
+            }
+            (Kind::Seq, Kind::Seq) => {
+                let ov = ov.filter(|o| o.is_seq());
+                let lists: Vec<&Node<'_>> =
+                    [Some(&*lv), ov, Some(mv)].into_iter().flatten().collect();
+                match align::list_kind(meta, self.opts.infer_keys, &lists, |_| false) {
+                    ListKind::Keyed(keys)
+                        if lists.iter().all(|l| l.items().iter().all(Node::is_map)) =>
+                    {
+                        let elem = FieldMeta {
+                            atomic_map: self.schema.is_atomic(at),
+                            retain_keys: meta.retain_keys,
+                            ..FieldMeta::default()
+                        };
+                        self.keyed(lv, ov, mv, &keys, at, &elem)
+                    }
+                    ListKind::Set => {
+                        set(lv, ov, mv);
+                        Ok(())
+                    }
+                    _ => {
+                        set_value(lv, mv.clone());
+                        Ok(())
+                    }
+                }
+            }
+            (l, m) if l == m => {
+                set_value(lv, mv.clone());
+                Ok(())
+            }
+            // The kind changed: the new value is added as the server adds it, without `null`s.
+            _ => {
+                set_value(lv, without_nulls(mv.clone()));
+                Ok(())
+            }
+        }
+    }
+
+    /// Merges the local map `mv` into the live map `lv`.
+    fn map<'p: 'a>(
+        &self,
+        lv: &mut Node<'a>,
+        ov: Option<&Node<'_>>,
+        mv: &Node<'p>,
+        at: Cursor,
+        retain_keys: bool,
+    ) -> Result<(), ApplyError> {
+        let before = retain_keys.then(|| lv.clone());
+        for me in mv.entries() {
+            let Some(name) = me.key.as_str() else {
+                continue;
+            };
+            let seg = || Seg::field(name);
+            let pos = lv.position(name);
+            if me.value.is_null() {
+                // `null` deletes, except where live holds `null` too (no change, no patch).
+                let live_null = pos.is_some_and(|i| lv.entries()[i].value.is_null());
+                if let (Some(i), Some(es), false) = (pos, lv.entries_mut(), live_null) {
+                    es.remove(i);
+                }
+                continue;
+            }
+            match pos {
+                None => {
+                    if let Some(es) = lv.entries_mut() {
+                        es.push(Entry {
+                            key: me.key.clone(),
+                            value: without_nulls(me.value.clone()),
+                        });
+                    }
+                }
+                Some(i) => {
+                    if lv.entries()[i].value.same_data(&me.value) {
+                        continue;
+                    }
+                    let sources = [&lv.entries()[i].key, &me.key];
+                    let (meta, child) = align::field(self.schema, at, name, &sources);
+                    let ov = ov.and_then(|o| o.get(name));
+                    if let Some(e) = lv.entries_mut().and_then(|es| es.get_mut(i)) {
+                        take_comments(&mut e.key, &me.key);
+                        self.value(&mut e.value, ov, &me.value, child, &meta)
+                            .map_err(|e| e.within(seg()))?;
+                    }
+                }
+            }
+        }
+        for oe in ov.map_or(&[][..], Node::entries) {
+            let Some(name) = oe.key.as_str() else {
+                continue;
+            };
+            if mv.position(name).is_none() {
+                lv.remove(name);
+            }
+        }
+        if let Some(before) = before {
+            // `$retainKeys`: kubectl sends it when this map changes or live has more fields.
+            let keep = |k: &str| mv.get(k).is_some_and(|v| !v.is_null());
+            let extra = before
+                .entries()
+                .iter()
+                .any(|e| !e.value.is_null() && e.key.as_str().is_some_and(|k| !keep(k)));
+            let from_original = ov.is_some_and(|o| {
+                o.entries()
+                    .iter()
+                    .any(|e| !e.value.is_null() && e.key.as_str().is_some_and(|k| !keep(k)))
+            });
+            if extra || from_original || !before.same_data(lv) {
+                if let Some(es) = lv.entries_mut() {
+                    es.retain(|e| e.key.as_str().is_some_and(keep));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges lists whose elements pair by `keys`.
+    ///
+    /// Duplicate keys pair by occurrence (the second local `name: a` with the second live one),
+    /// and a local element with no live partner of its occurrence merges into the first live
+    /// element with its key, as apimachinery's sorted pairing does.
+    fn keyed<'p: 'a>(
+        &self,
+        lv: &mut Node<'a>,
+        ov: Option<&Node<'_>>,
+        mv: &Node<'p>,
+        keys: &[MapKey],
+        at: Cursor,
+        elem: &FieldMeta,
+    ) -> Result<(), ApplyError> {
+        let live_keys = keys_of(lv, keys)?;
+        let local_keys = keys_of(mv, keys)?;
+        let orig_keys = ov.map_or(Ok(Vec::new()), |o| keys_of(o, keys))?;
+        // Local elements that are `{$patch: delete}` directives name elements to delete; every
+        // other local element is data.
+        let (local, deletes): (Vec<_>, Vec<_>) = local_keys
+            .iter()
+            .zip(mv.items())
+            .partition(|(_, m)| !is_delete_directive(m));
+        let local: Vec<(&Vec<String>, &Node<'p>)> = local;
+        let local_order: Vec<Vec<String>> = local.iter().map(|(k, _)| (*k).clone()).collect();
+        let gone: Vec<&Vec<String>> = orig_keys
+            .iter()
+            .filter(|k| !local_order.contains(k))
+            .chain(deletes.iter().map(|(k, _)| *k))
+            .collect();
+        let Some(items) = lv.items_mut() else {
+            return Ok(());
+        };
+        let all: Vec<(Vec<String>, Node<'a>, bool)> = live_keys
+            .iter()
+            .cloned()
+            .zip(items.drain(..))
+            .map(|(k, n)| (k, n, true))
+            .collect();
+        let before = all.len();
+        // (key, element, came from live)
+        let mut current: Vec<(Vec<String>, Node<'a>, bool)> = all
+            .into_iter()
+            .filter(|(k, _, _)| !gone.contains(&k))
+            .collect();
+        let removed = before - current.len();
+        let mut server_order: Vec<Vec<String>> =
+            current.iter().map(|(k, _, _)| k.clone()).collect();
+        let mut appended: Vec<Vec<String>> = Vec::new();
+        for (j, (k, me)) in local.iter().enumerate() {
+            let nth = local[..j].iter().filter(|(x, _)| x == k).count();
+            let seg = || align::key_seg(keys, k);
+            let from_live = current
+                .iter()
+                .enumerate()
+                .filter(|(_, (ck, _, live))| *live && ck == *k)
+                .nth(nth)
+                .map(|(i, _)| i);
+            let target = from_live.or_else(|| current.iter().position(|(ck, _, _)| ck == *k));
+            match target {
+                Some(i) => {
+                    let oe = ov.and_then(|o| {
+                        orig_keys
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, x)| x == k)
+                            .nth(nth)
+                            .and_then(|(oi, _)| o.items().get(oi))
+                    });
+                    let le = &mut current[i].1;
+                    self.value(le, oe, me, at, elem)
+                        .map_err(|e| e.within(seg()))?;
+                }
+                None => {
+                    current.push(((*k).clone(), without_nulls((*me).clone()), false));
+                    appended.push((*k).clone());
+                }
+            }
+        }
+        // apimachinery places live-only elements by the order of the live list as its merge
+        // left it: deleted elements taken out, and new elements written into the places that
+        // freed (it merges into the live list's storage and reads that storage back). A new
+        // element thus comes after the live-only elements that followed a deleted one.
+        server_order.extend(appended.into_iter().take(removed));
+        let current: Vec<(Vec<String>, Node<'a>)> =
+            current.into_iter().map(|(k, n, _)| (k, n)).collect();
+        items.extend(interleave(current, &local_order, &server_order));
+        Ok(())
+    }
+
+    /// Replaces an alias with a copy of the node its anchor names, so a change to it changes
+    /// this place only.
+    fn materialize(&self, lv: &mut Node<'a>) -> Result<(), ApplyError> {
+        let name = lv.alias_name().unwrap_or_default().to_owned();
+        let target = self
+            .anchors
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, node)| node.clone())
+            .ok_or_else(|| ApplyError::new(ApplyErrorKind::UnknownAlias(name.clone())))?;
+        let mut copy = target;
+        copy.set_anchor(None);
+        *copy.comments_mut() = lv.comments().clone();
+        align::put(lv, copy);
+        Ok(())
+    }
+}
+
+/// The keys of a list's elements; an element without its key is an error at its index.
+fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, ApplyError> {
+    list.items()
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            key_values(item, keys).ok_or_else(|| {
+                let missing = keys
+                    .iter()
+                    .find(|k| item.get(&k.name).is_none() && k.default.is_none())
+                    .or(keys.first())
+                    .map(|k| k.name.clone())
+                    .unwrap_or_default();
+                ApplyError::new(ApplyErrorKind::MissingKey(missing)).within(Seg::Index(i))
+            })
+        })
+        .collect()
+}
+
+/// apimachinery's order after a merge with `$setElementOrder`: the elements the local list names,
+/// in its order, and the live-only elements in their live order, interleaved so that a live-only
+/// element goes first only when both are in the live list and it was before there.
+fn interleave<'a, K: PartialEq>(
+    current: Vec<(K, Node<'a>)>,
+    local: &[K],
+    live: &[K],
+) -> Vec<Node<'a>> {
+    let rank = |k: &K, order: &[K]| order.iter().position(|x| x == k);
+    let (mut named, mut others): (Vec<_>, Vec<_>) = current
+        .into_iter()
+        .partition(|(k, _)| rank(k, local).is_some());
+    named.sort_by_key(|(k, _)| rank(k, local));
+    others.sort_by_key(|(k, _)| rank(k, live));
+    let mut out = Vec::with_capacity(named.len() + others.len());
+    let (mut named, mut others) = (named.into_iter().peekable(), others.into_iter().peekable());
+    loop {
+        let take_other = match (others.peek(), named.peek()) {
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+            (Some((o, _)), Some((n, _))) => match (rank(o, live), rank(n, live)) {
+                (Some(a), Some(b)) => a < b,
+                _ => false,
+            },
+        };
+        let next = if take_other {
+            others.next()
+        } else {
+            named.next()
+        };
+        if let Some((_, n)) = next {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// Lists of scalars with merge semantics: local elements added, elements the original had and
+/// the local list lacks removed, in apimachinery's order.
+fn set<'a, 'p: 'a>(lv: &mut Node<'a>, ov: Option<&Node<'_>>, mv: &Node<'p>) {
+    let local = mv.items();
+    let gone: Vec<&Node<'_>> = ov
+        .map_or(&[][..], Node::items)
+        .iter()
+        .filter(|o| !local.iter().any(|m| m.same_data(o)))
+        .collect();
+    let Some(items) = lv.items_mut() else {
+        return;
+    };
+    let live: Vec<Node<'a>> = items.clone();
+    let added: Vec<&Node<'p>> = local
+        .iter()
+        .filter(|m| !live.iter().any(|l| l.same_data(m)))
+        .collect();
+    let mut current: Vec<Node<'a>> = std::mem::take(items);
+    if !added.is_empty() {
+        // The server merges by appending, then removing duplicates.
+        current.extend(added.into_iter().cloned());
+        let mut unique: Vec<Node<'a>> = Vec::with_capacity(current.len());
+        for n in current {
+            if !unique.iter().any(|u| u.same_data(&n)) {
+                unique.push(n);
+            }
+        }
+        current = unique;
+    }
+    // Scalars are identified by their first equal in live-then-local order.
+    let universe: Vec<&Node<'_>> = live
+        .iter()
+        .chain(local.iter().map(|n| n as &Node<'_>))
+        .collect();
+    let id = |n: &Node<'_>| universe.iter().position(|u| u.same_data(n));
+    let live_ids: Vec<Option<usize>> = live.iter().map(&id).collect();
+    let local_ids: Vec<Option<usize>> = local.iter().map(&id).collect();
+    let current: Vec<(Option<usize>, Node<'a>)> =
+        current.into_iter().map(|n| (id(&n), n)).collect();
+    let mut ordered = interleave(current, &local_ids, &live_ids);
+    ordered.retain(|n| !gone.iter().any(|g| g.same_data(n)));
+    *items = ordered;
+}
+
+const PATCH: &str = "$patch";
+
+/// A map carrying a `$patch` directive (which the server never stores).
+fn has_directive(n: &Node<'_>) -> bool {
+    n.get(PATCH).is_some()
+}
+
+/// A list element `{name: x, $patch: delete}`: delete the element with that key.
+fn is_delete_directive(n: &Node<'_>) -> bool {
+    n.get(PATCH).and_then(Node::as_str) == Some("delete")
+}
+
+/// Sets a value from the local configuration in the live one's place: live keeps its comments
+/// where the local value has none, its blank lines and its quoting ([`align::put`]).
+fn set_value<'a>(lv: &mut Node<'a>, mut new: Node<'a>) {
+    keep_comments(&mut new, lv.comments());
+    align::put(lv, new);
+}
+
+/// Gives `node` the comments of `from` where it has none of its own.
+fn keep_comments<'a>(node: &mut Node<'a>, from: &Comments<'a>) {
+    if from.is_empty() {
+        return;
+    }
+    let own = node.comments().clone();
+    let c = node.comments_mut();
+    if own.head.is_empty() {
+        c.head = from.head.clone();
+    }
+    if own.line.is_none() {
+        c.line = from.line.clone();
+    }
+    if own.foot.is_empty() {
+        c.foot = from.foot.clone();
+    }
+}
+
+/// Where the local key has comments, they replace the live key's (merge2's rule).
+fn take_comments<'a, 'p: 'a>(lk: &mut Node<'a>, mk: &Node<'p>) {
+    let mc = mk.comments();
+    if mc.is_empty() {
+        return;
+    }
+    let c = lk.comments_mut();
+    if !mc.head.is_empty() {
+        c.head = mc.head.clone();
+    }
+    if mc.line.is_some() {
+        c.line = mc.line.clone();
+    }
+    if !mc.foot.is_empty() {
+        c.foot = mc.foot.clone();
+    }
+}
+
+/// A value as the server stores it when it is new: `null` fields of maps (at any depth, also in
+/// maps inside lists) are dropped, and so are maps holding a `$patch` directive; `null` items
+/// of lists stay.
+fn without_nulls(mut n: Node<'_>) -> Node<'_> {
+    strip_nulls(&mut n);
+    n
+}
+
+fn strip_nulls(n: &mut Node<'_>) {
+    let has = |n: &Node<'_>| {
+        n.entries()
+            .iter()
+            .any(|e| e.value.is_null() || !e.value.is_scalar())
+            || n.items().iter().any(|i| !i.is_scalar())
+    };
+    if !has(n) {
+        return;
+    }
+    if let Some(es) = n.entries_mut() {
+        es.retain(|e| !e.value.is_null() && !has_directive(&e.value));
+        for e in es {
+            strip_nulls(&mut e.value);
+        }
+    } else if let Some(is) = n.items_mut() {
+        is.retain(|i| !has_directive(i));
+        for i in is {
+            strip_nulls(i);
+        }
+    }
+}
