@@ -23,8 +23,10 @@
 //!   local element only when it was before it in the live list).
 //! * **`retainKeys`** (Deployment `spec.strategy`, volume sources) — fields of the live object
 //!   that the local configuration does not set are cleared.
-//! * `null`s inside values the live object does not have yet are dropped, as the API server
-//!   drops them; `null`s in lists without merge semantics and in `replace` objects are kept.
+//! * `null` fields inside the values set from the local configuration are dropped, as the API
+//!   server drops them; `null` items of lists are kept. (apimachinery itself keeps `null` fields
+//!   when it replaces a whole list or `replace` object; dropping them there too is what makes a
+//!   second apply change nothing.)
 //!
 //! Merge metadata comes from the [`Schema`] (built-in kinds, CRDs, declarations, kyaml schema
 //! comments) and, with [`Options::infer_keys`], the associative-key heuristic. Two differences
@@ -385,16 +387,14 @@ impl<'a> Walker<'_, '_, 'a> {
                         Ok(())
                     }
                     _ => {
-                        set_value(lv, mv.clone());
+                        set_value(lv, without_nulls(mv.clone()));
                         Ok(())
                     }
                 }
             }
-            (l, m) if l == m => {
-                set_value(lv, mv.clone());
-                Ok(())
-            }
-            // The kind changed: the new value is added as the server adds it, without `null`s.
+            // Scalars, `replace` objects, and values whose kind changed: set as the server
+            // stores a new value, without `null` fields (so that applying again changes
+            // nothing: a value added and a value replaced look the same).
             _ => {
                 set_value(lv, without_nulls(mv.clone()));
                 Ok(())

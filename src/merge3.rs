@@ -27,7 +27,8 @@
 //!   changed between `original` and `updated` (the seed's rule; list elements keep their key
 //!   fields). If upstream changed something that `dest` deleted, that is
 //!   [`ConflictKind::ChangedUpstreamDeletedLocally`]; it is reported once, where `dest` stops.
-//!   An explicit `null` in `dest` where upstream changed the value clears it (same conflict).
+//!   An explicit `null` in `dest` is a local deletion: where upstream changed the value, the
+//!   `null` stays (same conflict), rather than going, so that merging again changes nothing.
 //!
 //! Comments: a scalar's comment travels with its value: when the upstream value is taken, its
 //! comment comes with it if upstream changed the comment, otherwise `dest`'s comment stays; a
@@ -74,7 +75,7 @@ pub enum ConflictKind {
     /// Upstream deleted (or explicitly cleared) what the local copy had changed. It was removed.
     DeletedUpstreamChangedLocally,
     /// Upstream changed what the local copy had deleted (or explicitly set to `null`). A deleted
-    /// field or element received upstream's delta; a local `null` cleared it.
+    /// field or element received upstream's delta; a local `null` stayed.
     ChangedUpstreamDeletedLocally,
 }
 
@@ -384,13 +385,15 @@ impl<'a> Merger<'_, '_, 'a> {
                     // The `null` is the original's: not a local change.
                     return Ok(self.build(un, at, meta)?.map_or(Fate::Keep, Fate::Set));
                 }
+                // A local `null` clears the value; it stays, so that merging again changes
+                // nothing.
                 conflict(
                     out,
                     ConflictKind::ChangedUpstreamDeletedLocally,
                     Some(d),
                     Some(un),
                 );
-                Ok(Fate::Remove)
+                Ok(Fate::Keep)
             }
             Some(d) => self.both(d, o, un, at, meta, out),
         }
@@ -492,6 +495,9 @@ impl<'a> Merger<'_, '_, 'a> {
         }
         let on = o.value();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
+        if d.kind() == un.kind() {
+            unflow_if_empty(d, un);
+        }
         match (d.kind(), un.kind()) {
             (Kind::Map, Kind::Map) if !meta.atomic_map && fits(Kind::Map) => {
                 self.own_comments(d, on, un);
@@ -894,6 +900,17 @@ fn set<'a, 'p: 'a>(d: &mut Node<'a>, orig: Option<&Node<'p>>, upd: Option<&Node<
     }
 }
 
+/// An empty flow collection (`[]`, `{}`) about to receive elements from a block one becomes a
+/// block collection, so that what it receives is not squeezed onto one line (kyaml does the same).
+fn unflow_if_empty(d: &mut Node<'_>, un: &Node<'_>) {
+    let empty = d.entries().is_empty() && d.items().is_empty();
+    if d.is_flow() && empty && !un.is_flow() {
+        let blank = d.blank_lines();
+        d.make_block();
+        d.set_blank_lines(blank);
+    }
+}
+
 /// A node with `n`'s presentation and no children: the start of a node built from `n`.
 fn shell<'p>(n: &Node<'p>) -> Node<'p> {
     let mut s = n.clone();
@@ -930,4 +947,347 @@ fn with_keys<'a, 'p: 'a>(mut n: Node<'a>, ue: &Node<'p>, keys: &[MapKey]) -> Nod
     };
     es.sort_by_key(rank);
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge2::anchors_of;
+    use crate::yaml::{emit_document, parse_stream};
+
+    /// merge3 of `original` → `updated` into `dest` (schema from dest's apiVersion/kind): the
+    /// result and the conflicts as `path: kind`.
+    fn run(original: &str, updated: &str, dest: &str) -> (String, Vec<String>) {
+        let o = parse_stream(original).unwrap();
+        let u = parse_stream(updated).unwrap();
+        let mut d = parse_stream(dest).unwrap();
+        let schema = Schema::builtin();
+        let node = d[0].root.as_mut().unwrap();
+        let root = match (node.str_at(&["apiVersion"]), node.str_at(&["kind"])) {
+            (Some(av), Some(k)) => {
+                let (g, v) = crate::target::split_api_version(av);
+                schema.root(g, v, k)
+            }
+            _ => Cursor::default(),
+        };
+        let anchors = anchors_of(node);
+        let conflicts = merge(
+            node,
+            o[0].root.as_ref().unwrap(),
+            u[0].root.as_ref().unwrap(),
+            &schema,
+            root,
+            &Options::default(),
+            &anchors,
+        )
+        .unwrap();
+        let mut out = String::new();
+        emit_document(&d[0], &mut out);
+        let cs = conflicts
+            .iter()
+            .map(|c| format!("{}: {:?}", c.path, c.kind))
+            .collect();
+        (out, cs)
+    }
+
+    const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:1\n";
+
+    /// (what, original, updated, dest, expected result, expected conflicts)
+    type Case = (
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static [&'static str],
+    );
+
+    const CASES: &[Case] = &[
+        (
+            "changed upstream only: taken",
+            "a: 1\nb: x\n",
+            "a: 2\nb: x\n",
+            "a: 1\nb: y\n",
+            "a: 2\nb: y\n",
+            &[],
+        ),
+        (
+            "changed locally only: kept",
+            "a: 1\n",
+            "a: 1\n",
+            "a: 5 # mine\n",
+            "a: 5 # mine\n",
+            &[],
+        ),
+        (
+            "both changed: upstream wins",
+            "a: 1\n",
+            "a: 2\n",
+            "a: 3\n",
+            "a: 2\n",
+            &["a: BothChanged"],
+        ),
+        (
+            "both made the same change: no conflict",
+            "a: 1\n",
+            "a: 2\n",
+            "a: 2\n",
+            "a: 2\n",
+            &[],
+        ),
+        (
+            "both added, differently",
+            "{}\n",
+            "a: 2\n",
+            "a: 3\n",
+            "a: 2\n",
+            &["a: BothChanged"],
+        ),
+        (
+            "deleted upstream, unchanged locally: deleted",
+            "a: 1\nb: 2\n",
+            "b: 2\n",
+            "a: 1\nb: 2\n",
+            "b: 2\n",
+            &[],
+        ),
+        (
+            "deleted upstream, changed locally: deleted",
+            "a: 1\nb: 2\n",
+            "b: 2\n",
+            "a: 9\nb: 2\n",
+            "b: 2\n",
+            &["a: DeletedUpstreamChangedLocally"],
+        ),
+        (
+            "changed upstream, deleted locally: taken",
+            "a: 1\nb: 2\n",
+            "a: 3\nb: 2\n",
+            "b: 2\n",
+            "b: 2\na: 3\n",
+            &["a: ChangedUpstreamDeletedLocally"],
+        ),
+        (
+            "explicit null upstream clears",
+            "b: 2\n",
+            "a: null\nb: 2\n",
+            "a: 1\nb: 2\n",
+            "b: 2\n",
+            &["a: DeletedUpstreamChangedLocally"],
+        ),
+        (
+            "a null in dest is a local deletion",
+            "a: 1\n",
+            "a: 2\n",
+            "a: null\n",
+            "a: null\n",
+            &["a: ChangedUpstreamDeletedLocally"],
+        ),
+        (
+            "null kept as null when upstream did not touch it",
+            "a: 1\nn: ~\n",
+            "a: 2\nn: ~\n",
+            "a: 1\nn: ~\nm: null\n",
+            "a: 2\nn: ~\nm: null\n",
+            &[],
+        ),
+        (
+            "new keys follow dest's, in updated's order",
+            "a: 1\n",
+            "z: 1\na: 1\nb: 2\n",
+            "a: 1\nlocal: x\n",
+            "a: 1\nlocal: x\nz: 1\nb: 2\n",
+            &[],
+        ),
+        (
+            "map deleted upstream keeps what dest added, and goes when emptied",
+            "m:\n  a: 1\nn:\n  a: 1\n",
+            "{}\n",
+            "m:\n  a: 1\n  mine: 2\nn:\n  a: 1\n",
+            "m:\n  mine: 2\n",
+            &[],
+        ),
+        (
+            "a map missing locally gets only the delta",
+            "m:\n  a: 1\n  b: 1\n",
+            "m:\n  a: 1\n  b: 2\n",
+            "x: 1\n",
+            "x: 1\nm:\n  b: 2\n",
+            &["m: ChangedUpstreamDeletedLocally"],
+        ),
+        (
+            "a map missing locally and unchanged upstream stays missing",
+            "m:\n  a: 1\nx: 1\n",
+            "m:\n  a: 1\nx: 2\n",
+            "x: 1\n",
+            "x: 2\n",
+            &[],
+        ),
+        (
+            "lists without keys are replaced when changed upstream",
+            "l: [1, 2]\n",
+            "l: [1, 2, 3]\n",
+            "l: [1, 2, 9]\n",
+            "l: [1, 2, 3]\n",
+            &["l: BothChanged"],
+        ),
+        (
+            "quoting of dest is kept for a replaced string",
+            "a: x\n",
+            "a: 'y'\n",
+            "a: \"x\"\n",
+            "a: \"y\"\n",
+            &[],
+        ),
+    ];
+
+    #[test]
+    fn rules() {
+        for (what, o, u, d, want, conflicts) in CASES {
+            let (out, cs) = run(o, u, d);
+            assert_eq!(out, *want, "{what}");
+            assert_eq!(cs, *conflicts, "{what}");
+            // Idempotent: the same change merged again into the result changes nothing.
+            assert_eq!(run(o, u, &out).0, out, "{what}: not idempotent");
+        }
+    }
+
+    #[test]
+    fn no_upstream_change_leaves_dest_byte_identical() {
+        let dest = "a: {x: 1,   y: [1,2]}  # flow, spaced\nb: null\nc:\n- name: q\n  v: ~\n";
+        let (out, cs) = run("a: 1\n", "a: 1\n", dest);
+        assert_eq!(out, dest);
+        assert!(cs.is_empty());
+    }
+
+    #[test]
+    fn keyed_lists_and_conflict_paths() {
+        let orig = DEPLOY;
+        let upd = DEPLOY.replace("app:1", "app:2") + "      - name: side\n        image: side:1\n";
+        let dest = DEPLOY.replace("app:1", "app:local");
+        let (out, cs) = run(orig, &upd, &dest);
+        assert!(
+            out.contains("image: app:2\n      - name: side\n        image: side:1\n"),
+            "{out}"
+        );
+        assert_eq!(
+            cs,
+            ["spec.template.spec.containers[name=app].image: BothChanged"]
+        );
+        // An element deleted upstream goes, even with local changes (reported).
+        let upd = DEPLOY.replace("      - name: app\n        image: app:1\n", "        []\n");
+        let dest = DEPLOY.to_owned() + "        args: [x]\n";
+        let (out, cs) = run(orig, &upd, &dest);
+        assert!(out.ends_with("containers: []\n"), "{out}");
+        assert_eq!(
+            cs,
+            ["spec.template.spec.containers[name=app]: DeletedUpstreamChangedLocally"]
+        );
+        // An element changed upstream that dest deleted comes back as its delta.
+        let upd = DEPLOY.to_owned() + "        args: [y]\n";
+        let dest = DEPLOY.replace("      - name: app\n        image: app:1\n", "        []\n");
+        let (out, cs) = run(orig, &upd, &dest);
+        assert!(
+            out.ends_with("containers:\n      - name: app\n        args: [y]\n"),
+            "{out}"
+        );
+        assert_eq!(
+            cs,
+            ["spec.template.spec.containers[name=app]: ChangedUpstreamDeletedLocally"]
+        );
+    }
+
+    #[test]
+    fn sets_merge_as_sets() {
+        let (out, cs) = run(
+            "metadata:\n  finalizers: [a, b]\n",
+            "metadata:\n  finalizers: [b, c]\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: [a, b, d]\n",
+        );
+        assert_eq!(
+            out,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: [b, d, c]\n"
+        );
+        assert!(cs.is_empty());
+    }
+
+    #[test]
+    fn comments() {
+        // A key's comment: upstream's where dest's is the original's, dest's otherwise.
+        let (out, _) = run("a: # o\n- 1\n", "a: # u\n- 2\n", "a: # o\n- 1\n");
+        assert_eq!(out, "a: # u\n- 2\n");
+        let (out, _) = run("a: # o\n- 1\n", "a: # u\n- 2\n", "a: # mine\n- 1\n");
+        assert_eq!(out, "a: # mine\n- 2\n");
+        // A scalar's comment travels with the upstream value when upstream changed it...
+        let (out, _) = run("a: 1 # o\n", "a: 2 # u\n", "a: 3 # mine\n");
+        assert_eq!(out, "a: 2 # u\n");
+        // ...and dest's stays when upstream changed only the value.
+        let (out, _) = run("a: 1 # o\n", "a: 2 # o\n", "a: 1 # mine\n");
+        assert_eq!(out, "a: 2 # mine\n");
+        // A change of comment alone is taken only where dest is still the original.
+        let (out, _) = run("a: 1 # o\n", "a: 1 # u\n", "a: 1 # o\n");
+        assert_eq!(out, "a: 1 # u\n");
+        let (out, _) = run("a: 1 # o\n", "a: 1 # u\n", "a: 4 # o\n");
+        assert_eq!(out, "a: 4 # o\n");
+    }
+
+    #[test]
+    fn merging_into_an_alias_changes_only_that_place() {
+        let (out, _) = run(
+            "a: &x\n  k: 1\nb: *x\n",
+            "a: &x\n  k: 1\nb:\n  k: 1\n  j: 2\n",
+            "a: &x\n  k: 1\nb: *x\n",
+        );
+        assert_eq!(out, "a: &x\n  k: 1\nb:\n  k: 1\n  j: 2\n");
+    }
+
+    #[test]
+    fn elements_without_their_key_are_errors_with_a_path() {
+        let o = parse_stream(DEPLOY).unwrap();
+        let (ut, dt) = (
+            DEPLOY.replace("app:1", "app:2"),
+            DEPLOY.replace("- name: app\n        image", "- image"),
+        );
+        let u = parse_stream(&ut).unwrap();
+        let mut d = parse_stream(&dt).unwrap();
+        let schema = Schema::builtin();
+        let root = schema.root("apps", "v1", "Deployment");
+        let err = merge(
+            d[0].root.as_mut().unwrap(),
+            o[0].root.as_ref().unwrap(),
+            u[0].root.as_ref().unwrap(),
+            &schema,
+            root,
+            &Options::default(),
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "spec.template.spec.containers[0]: list element has no merge key \"name\""
+        );
+    }
+
+    #[test]
+    fn conflicts_display() {
+        let c = Conflict {
+            path: Path(vec![Seg::field("spec"), Seg::field("replicas")]),
+            kind: ConflictKind::BothChanged,
+            local: Some("2".into()),
+            upstream: Some("3".into()),
+        };
+        assert_eq!(
+            c.to_string(),
+            "spec.replicas: changed locally to 2 and upstream to 3; took upstream's"
+        );
+        assert_eq!(
+            one_line(
+                &parse_stream("{a: [1, x]}\n").unwrap()[0]
+                    .root
+                    .clone()
+                    .unwrap()
+            ),
+            r#"{"a":[1,"x"]}"#
+        );
+    }
 }

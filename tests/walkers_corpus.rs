@@ -233,10 +233,25 @@ fn merge3_schema() -> Schema {
 
 fn run_merge3(case: &Node<'_>, schema: &Schema) -> Result<String, String> {
     let input = |k: &str| text(case, &["inputs", k]).unwrap_or_default().to_owned();
-    let (orig_t, upd_t, dest_t) = (input("original"), input("updated"), input("dest"));
-    let orig = parse_stream(&orig_t).map_err(|e| e.to_string())?;
-    let upd = parse_stream(&upd_t).map_err(|e| e.to_string())?;
-    let mut dest = parse_stream(&dest_t).map_err(|e| e.to_string())?;
+    merge3_texts(
+        case,
+        schema,
+        &input("original"),
+        &input("updated"),
+        &input("dest"),
+    )
+}
+
+fn merge3_texts(
+    case: &Node<'_>,
+    schema: &Schema,
+    orig_t: &str,
+    upd_t: &str,
+    dest_t: &str,
+) -> Result<String, String> {
+    let orig = parse_stream(orig_t).map_err(|e| e.to_string())?;
+    let upd = parse_stream(upd_t).map_err(|e| e.to_string())?;
+    let mut dest = parse_stream(dest_t).map_err(|e| e.to_string())?;
     let empty = Node::map();
     let o = orig.first().and_then(|d| d.root.as_ref()).unwrap_or(&empty);
     let u = upd.first().and_then(|d| d.root.as_ref()).unwrap_or(&empty);
@@ -272,7 +287,18 @@ fn kyaml_merge3_corpus() {
             let name = text(case, &["name"]).unwrap_or_default();
             let expected = text(case, &["expected"]).unwrap_or_default();
             let got = match run_merge3(case, &schema) {
-                Ok(out) => agreement(&out, expected),
+                Ok(out) => {
+                    // Idempotent: merged again into its own output, nothing changes.
+                    let input = |k: &str| text(case, &["inputs", k]).unwrap_or_default();
+                    match merge3_texts(case, &schema, input("original"), input("updated"), &out) {
+                        Ok(again) if again == out => {}
+                        Ok(again) => problems.push(format!(
+                            "{file}: {name}: not idempotent:\n{out}\n---\n{again}"
+                        )),
+                        Err(e) => problems.push(format!("{file}: {name}: second run: {e}")),
+                    }
+                    agreement(&out, expected)
+                }
                 Err(e) => {
                     problems.push(format!("{file}: {name}: error {e}"));
                     Agreement::Differs
@@ -473,17 +499,36 @@ fn run_three_way(case: &Node<'_>, schema: &Schema, root: Cursor) -> Result<Value
     let original = input("original")?;
     let modified = input("modified")?.unwrap_or_else(Node::map);
     let mut live = input("current")?.unwrap_or_else(Node::map);
-    let anchors = krm_merge::merge2::anchors_of(&live);
+    let opts = apply::Options::default();
     apply::three_way(
         &mut live,
         original.as_ref(),
         &modified,
         schema,
         root,
-        &apply::Options::default(),
-        &anchors,
+        &opts,
+        &[],
     )
     .map_err(|e| e.to_string())?;
+    // Idempotent: applied again, with what was just applied as the last applied configuration.
+    let mut again = live.clone();
+    apply::three_way(
+        &mut again,
+        Some(&modified),
+        &modified,
+        schema,
+        root,
+        &opts,
+        &[],
+    )
+    .map_err(|e| e.to_string())?;
+    if json_of(&again) != json_of(&live) {
+        return Err(format!(
+            "not idempotent: {} then {}",
+            json_of(&live),
+            json_of(&again)
+        ));
+    }
     Ok(json_of(&live))
 }
 
