@@ -149,3 +149,15 @@ fn kept_style(old: &Node<'_>, new: &Node<'_>) -> Option<ScalarStyle> {
         ScalarStyle::Literal | ScalarStyle::Folded => None,
     }
 }
+
+/// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection
+/// becomes a block collection, so that what it receives is not squeezed onto one line (kyaml
+/// does the same).
+pub fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
+    let empty = dest.entries().is_empty() && dest.items().is_empty();
+    if dest.is_flow() && empty && !source.is_flow() && dest.kind() == source.kind() {
+        let blank = dest.blank_lines();
+        dest.make_block();
+        dest.set_blank_lines(blank);
+    }
+}

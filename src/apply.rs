@@ -363,6 +363,7 @@ impl<'a> Walker<'_, '_, 'a> {
         if lv.kind() == Kind::Alias && matches!(mv.kind(), Kind::Map | Kind::Seq) {
             self.materialize(lv)?;
         }
+        align::block_if_empty(lv, mv);
         match (lv.kind(), mv.kind()) {
             (Kind::Map, Kind::Map) if !meta.atomic_map => {
                 self.map(lv, ov.filter(|o| o.is_map()), mv, at, meta.retain_keys)
@@ -772,5 +773,347 @@ fn strip_nulls(n: &mut Node<'_>) {
         for i in is {
             strip_nulls(i);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge2::anchors_of;
+    use crate::yaml::{emit_document, parse_stream};
+
+    fn root_of(schema: &Schema, n: &Node<'_>) -> Cursor {
+        match (n.str_at(&["apiVersion"]), n.str_at(&["kind"])) {
+            (Some(av), Some(k)) => {
+                let (g, v) = crate::target::split_api_version(av);
+                schema.root(g, v, k)
+            }
+            _ => Cursor::default(),
+        }
+    }
+
+    /// `apply` of `local` to `live`, written back.
+    fn run(live: &str, local: &str) -> Result<String, ApplyError> {
+        let mut l = parse_stream(live).unwrap();
+        let m = parse_stream(local).unwrap();
+        let schema = Schema::builtin();
+        let node = l[0].root.as_mut().unwrap();
+        let root = root_of(&schema, node);
+        let anchors = anchors_of(node);
+        let opts = Options::default();
+        apply(
+            node,
+            m[0].root.as_ref().unwrap(),
+            &schema,
+            root,
+            &opts,
+            &anchors,
+        )?;
+        let mut out = String::new();
+        emit_document(&l[0], &mut out);
+        Ok(out)
+    }
+
+    /// `three_way` with an explicit last applied configuration, written back.
+    fn three(live: &str, last: Option<&str>, local: &str) -> String {
+        let mut l = parse_stream(live).unwrap();
+        let m = parse_stream(local).unwrap();
+        let o = last.map(|t| parse_stream(t).unwrap());
+        let schema = Schema::builtin();
+        let node = l[0].root.as_mut().unwrap();
+        let root = root_of(&schema, node);
+        let original = o.as_ref().and_then(|o| o[0].root.as_ref());
+        let local = m[0].root.as_ref().unwrap();
+        three_way(
+            node,
+            original,
+            local,
+            &schema,
+            root,
+            &Options::default(),
+            &[],
+        )
+        .unwrap();
+        let mut out = String::new();
+        emit_document(&l[0], &mut out);
+        out
+    }
+
+    const HEAD: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+
+    /// The rows of the "Merging Fields" tables: (table row, live, last applied, local, result).
+    /// Every document gets `HEAD` in front.
+    const TABLES: &[(&str, &str, Option<&str>, &str, &str)] = &[
+        // Merging primitives.
+        (
+            "primitive in config and in live: set to the config's value",
+            "spec:\n  replicas: 1\n",
+            None,
+            "spec:\n  replicas: 2\n",
+            "spec:\n  replicas: 2\n",
+        ),
+        (
+            "primitive in config, not in live: set",
+            "spec: {}\n",
+            None,
+            "spec:\n  minReadySeconds: 3\n",
+            "spec:\n  minReadySeconds: 3\n",
+        ),
+        (
+            "primitive not in config, in last applied: removed",
+            "spec:\n  replicas: 2\n  paused: true\n",
+            Some("spec:\n  replicas: 2\n"),
+            "spec:\n  paused: true\n",
+            "spec:\n  paused: true\n",
+        ),
+        (
+            "primitive in neither config nor last applied: kept",
+            "spec:\n  replicas: 5 # set by an autoscaler\n",
+            Some("spec: {}\n"),
+            "spec: {}\n",
+            "spec:\n  replicas: 5 # set by an autoscaler\n",
+        ),
+        // Merging objects.
+        (
+            "object in config and in live: merged field by field",
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 1\n        fsGroup: 2\n",
+            None,
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 3\n",
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 3\n        fsGroup: 2\n",
+        ),
+        (
+            "object in config, not in live: set",
+            "spec:\n  template:\n    spec: {}\n",
+            None,
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 3\n",
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 3\n",
+        ),
+        (
+            "object not in config, in last applied: removed",
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 1\n",
+            Some("spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 1\n"),
+            "spec:\n  template:\n    spec: {}\n",
+            "spec:\n  template:\n    spec: {}\n",
+        ),
+        (
+            "object in neither: kept",
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 1\n",
+            Some("spec:\n  template: {}\n"),
+            "spec:\n  template: {}\n",
+            "spec:\n  template:\n    spec:\n      securityContext:\n        runAsUser: 1\n",
+        ),
+        // Merging maps: every row at once, key by key.
+        (
+            "map keys: merged, set, removed, kept",
+            "spec:\n  template:\n    metadata:\n      labels:\n        a: '0'\n        gone: x\n        theirs: y\n",
+            Some("spec:\n  template:\n    metadata:\n      labels:\n        a: '0'\n        gone: x\n"),
+            "spec:\n  template:\n    metadata:\n      labels:\n        a: '1'\n        new: z\n",
+            "spec:\n  template:\n    metadata:\n      labels:\n        a: '1'\n        theirs: y\n        new: z\n",
+        ),
+        (
+            "null in the config removes",
+            "spec:\n  replicas: 3\n  paused: true\n",
+            None,
+            "spec:\n  replicas: null\n",
+            "spec:\n  paused: true\n",
+        ),
+        // Merging lists of objects (the seed's containers example). The seed promises no order
+        // for elements the config does not have; apimachinery puts the new element where the
+        // deleted one freed a place in the live list, so after helper-d.
+        (
+            "list of objects by merge key",
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.10\n      - name: nginx-helper-a\n        image: helper:1.3\n      - name: nginx-helper-b\n        image: helper:1.3\n        args: [run]\n      - name: nginx-helper-d\n        image: helper:1.3\n",
+            Some("spec:\n  template:\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.10\n      - name: nginx-helper-a\n        image: helper:1.3\n      - name: nginx-helper-b\n        image: helper:1.3\n"),
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.10\n      - name: nginx-helper-b\n        image: helper:1.3\n      - name: nginx-helper-c\n        image: helper:1.3\n",
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.10\n      - name: nginx-helper-b\n        image: helper:1.3\n        args: [run]\n      - name: nginx-helper-d\n        image: helper:1.3\n      - name: nginx-helper-c\n        image: helper:1.3\n",
+        ),
+        (
+            "list of objects: the config's order for its elements; x was before b in live",
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n      - name: x\n      - name: b\n",
+            None,
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: b\n      - name: a\n",
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: x\n      - name: b\n      - name: a\n",
+        ),
+        (
+            "list without merge key: replaced",
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n        args: [x, y]\n",
+            None,
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n        args: [z]\n",
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: a\n        args: [z]\n",
+        ),
+        (
+            "retainKeys: live fields the config does not set are cleared",
+            "spec:\n  strategy:\n    type: RollingUpdate\n    rollingUpdate:\n      maxSurge: 1\n",
+            None,
+            "spec:\n  strategy:\n    type: Recreate\n",
+            "spec:\n  strategy:\n    type: Recreate\n",
+        ),
+    ];
+
+    #[test]
+    fn merging_fields_tables() {
+        for (row, live, last, local, want) in TABLES {
+            let with_head = |t: &str| format!("{HEAD}{t}");
+            let last = last.map(with_head);
+            let out = three(&with_head(live), last.as_deref(), &with_head(local));
+            assert_eq!(out, with_head(want), "{row}");
+            // Applied again, with the config as the last applied one: nothing changes.
+            let again = three(&out, Some(&with_head(local)), &with_head(local));
+            assert_eq!(again, out, "{row}: not idempotent");
+        }
+    }
+
+    #[test]
+    fn lists_of_primitives_are_ordered_sets() {
+        // The seed's example, on a list with patch strategy merge (finalizers).
+        let cm =
+            |f: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: {f}\n");
+        assert_eq!(
+            three(&cm("[a, b, d]"), Some(&cm("[a, b]")), &cm("[a, c]")),
+            cm("[a, c, d]")
+        );
+    }
+
+    const SEED_LOCAL: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\nspec:\n  selector:\n    matchLabels:\n      app: nginx\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.7.9\n";
+
+    const SEED_ANNOTATION: &str = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"nginx-deployment","namespace":"default"},"spec":{"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"image":"nginx:1.7.9","name":"nginx"}]}}}}"#;
+
+    #[test]
+    fn writes_the_annotation_as_kubectl_does() {
+        // Live as the cluster has it: namespace filled in, a status, no annotation yet.
+        let live = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\n  namespace: default\nspec:\n  replicas: 1\nstatus:\n  replicas: 1\n";
+        let out = run(live, SEED_LOCAL).unwrap();
+        let docs = parse_stream(&out).unwrap();
+        let root = docs[0].root.as_ref().unwrap();
+        let ann = root
+            .get_path(&["metadata", "annotations", LAST_APPLIED])
+            .unwrap();
+        assert_eq!(
+            ann.as_string(),
+            Some(format!("{SEED_ANNOTATION}\n").as_str())
+        );
+        assert!(
+            out.contains(&format!(
+                "  annotations:\n    {LAST_APPLIED}: |\n      {SEED_ANNOTATION}\n"
+            )),
+            "{out}"
+        );
+        assert!(
+            out.contains("spec:\n  replicas: 1\n  selector:\n"),
+            "kept: {out}"
+        );
+        assert!(out.ends_with("status:\n  replicas: 1\n"), "kept: {out}");
+        // Applied again: nothing changes.
+        assert_eq!(run(&out, SEED_LOCAL).unwrap(), out);
+        // The field removed from the config is deleted, because the annotation has it.
+        let local = SEED_LOCAL.replace(
+            "spec:\n  selector",
+            "spec:\n  minReadySeconds: 3\n  selector",
+        );
+        let out = run(&out, &local).unwrap();
+        assert!(out.contains("minReadySeconds: 3"), "{out}");
+        let out = run(&out, SEED_LOCAL).unwrap();
+        assert!(!out.contains("minReadySeconds"), "{out}");
+        assert!(
+            out.contains("  replicas: 1\n"),
+            "never applied, so kept: {out}"
+        );
+    }
+
+    #[test]
+    fn without_the_annotation_nothing_is_deleted() {
+        let live =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '1'\n  b: '2'\n";
+        let out = run(
+            live,
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: '3'\n",
+        )
+        .unwrap();
+        assert!(out.contains("data:\n  a: '3'\n  b: '2'\n"), "{out}");
+    }
+
+    #[test]
+    fn other_annotations_are_in_the_annotation_and_kept() {
+        let live = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    {LAST_APPLIED}: '{{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{{\"annotations\":{{\"x\":\"1\"}},\"name\":\"c\"}}}}'\n    x: '1'\n    owner: ops\n"
+        );
+        let local =
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    y: <&>\n";
+        let out = run(&live, local).unwrap();
+        // `x` was applied before and is gone from the config: deleted. `owner` never was: kept.
+        assert!(!out.contains("    x: '1'"), "{out}");
+        assert!(out.contains("    owner: ops\n    y: <&>\n"), "{out}");
+        // The old annotation was single-quoted: it stays a quoted string.
+        let want = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{"y":"\u003c\u0026\u003e"},"name":"c"}}"#;
+        let docs = parse_stream(&out).unwrap();
+        let ann =
+            docs[0]
+                .root
+                .as_ref()
+                .unwrap()
+                .get_path(&["metadata", "annotations", LAST_APPLIED]);
+        assert_eq!(
+            ann.and_then(Node::as_string),
+            Some(format!("{want}\n").as_str())
+        );
+    }
+
+    #[test]
+    fn malformed_annotation_is_a_typed_error() {
+        let live = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    {LAST_APPLIED}: '{{\"a\": }}'\n");
+        let err = run(&live, "apiVersion: v1\nkind: ConfigMap\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("metadata.annotations[{LAST_APPLIED}]: the last applied configuration is not valid JSON: expected value at line 1, column 7")
+        );
+        assert!(matches!(
+            err.kind,
+            ApplyErrorKind::BadAnnotation {
+                line: 1,
+                column: 7,
+                ..
+            }
+        ));
+        let live = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    {LAST_APPLIED}: '[1]'\n");
+        let err = run(&live, "apiVersion: v1\nkind: ConfigMap\n").unwrap_err();
+        assert_eq!(err.kind, ApplyErrorKind::AnnotationNotObject("an array"));
+        // An empty annotation reads as none (as kubectl reads it).
+        let live = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    {LAST_APPLIED}: ''\n"
+        );
+        assert!(run(&live, "apiVersion: v1\nkind: ConfigMap\n").is_ok());
+    }
+
+    #[test]
+    fn missing_merge_key_is_an_error_with_a_path() {
+        let live =
+            format!("{HEAD}spec:\n  template:\n    spec:\n      containers:\n      - name: a\n");
+        let local =
+            format!("{HEAD}spec:\n  template:\n    spec:\n      containers:\n      - image: b\n");
+        let err = run(&live, &local).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "spec.template.spec.containers[0]: list element has no merge key \"name\""
+        );
+    }
+
+    #[test]
+    fn go_json_encoding() {
+        let doc = "s: \"<a href='x'>&\\n\\t\\u0001\\u2028é\"\ni: 42\nneg: -7\nf: 1.5\nwhole: 2.0\nbig: 1.0e21\nsmall: 1.5e-7\nhuge: 100000000000000000000000\nt: true\nn: null\nl: [b, a]\nm: {z: 1, a: 2}\n";
+        let n = parse_stream(doc).unwrap()[0].root.clone().unwrap();
+        assert_eq!(
+            kubectl_json(&n).unwrap(),
+            "{\"big\":1e+21,\"f\":1.5,\"huge\":1e+23,\"i\":42,\"l\":[\"b\",\"a\"],\"m\":{\"a\":2,\"z\":1},\"n\":null,\"neg\":-7,\"s\":\"\\u003ca href='x'\\u003e\\u0026\\n\\t\\u0001\\u2028é\",\"small\":1.5e-7,\"t\":true,\"whole\":2}\n"
+        );
+    }
+
+    #[test]
+    fn presentation_of_the_live_object_is_kept() {
+        let live = format!("{HEAD}spec:\n  # how many\n  replicas: 1 # live\n  paused: false\n");
+        let local = format!("{HEAD}spec:\n  replicas: 2\n  minReadySeconds: 3 # from the config\n");
+        assert_eq!(
+            three(&live, None, &local),
+            format!("{HEAD}spec:\n  # how many\n  replicas: 2 # live\n  paused: false\n  minReadySeconds: 3 # from the config\n")
+        );
     }
 }

@@ -496,7 +496,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let on = o.value();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         if d.kind() == un.kind() {
-            unflow_if_empty(d, un);
+            align::block_if_empty(d, un);
         }
         match (d.kind(), un.kind()) {
             (Kind::Map, Kind::Map) if !meta.atomic_map && fits(Kind::Map) => {
@@ -897,17 +897,6 @@ fn set<'a, 'p: 'a>(d: &mut Node<'a>, orig: Option<&Node<'p>>, upd: Option<&Node<
         if !items.iter().any(|x| x.same_data(a)) {
             items.push(a.clone());
         }
-    }
-}
-
-/// An empty flow collection (`[]`, `{}`) about to receive elements from a block one becomes a
-/// block collection, so that what it receives is not squeezed onto one line (kyaml does the same).
-fn unflow_if_empty(d: &mut Node<'_>, un: &Node<'_>) {
-    let empty = d.entries().is_empty() && d.items().is_empty();
-    if d.is_flow() && empty && !un.is_flow() {
-        let blank = d.blank_lines();
-        d.make_block();
-        d.set_blank_lines(blank);
     }
 }
 
