@@ -7,10 +7,12 @@
 //! shares once it has decided: putting a node in another's place ([`put`]) without disturbing
 //! the layout around it.
 
+use std::collections::HashMap;
+
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::scalar::{self, Resolved};
-use crate::yaml::{Node, ScalarStyle};
+use crate::yaml::{Entry, Node, ScalarStyle};
 
 /// How the elements of a list correspond.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,5 +161,109 @@ pub fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
         let blank = dest.blank_lines();
         dest.make_block();
         dest.set_blank_lines(blank);
+    }
+}
+
+/// The entries of a map by key, so that pairing the fields of two or three maps costs one
+/// lookup per field instead of a scan. Scalar keys match by text (as everywhere: `"6443"` and
+/// `6443` are the same field); other keys by data. The first of duplicate keys wins.
+pub struct FieldIndex<'n, 'x> {
+    by_text: HashMap<&'n str, &'n Entry<'x>>,
+    others: Vec<&'n Entry<'x>>,
+}
+
+impl<'n, 'x> FieldIndex<'n, 'x> {
+    /// Indexes `map`'s entries; an absent map or a non-map has none.
+    pub fn new(map: Option<&'n Node<'x>>) -> Self {
+        let mut idx = FieldIndex {
+            by_text: HashMap::new(),
+            others: Vec::new(),
+        };
+        for e in map.map_or(&[][..], Node::entries) {
+            match e.key.as_str() {
+                Some(t) => {
+                    idx.by_text.entry(t).or_insert(e);
+                }
+                None => idx.others.push(e),
+            }
+        }
+        idx
+    }
+
+    /// The entry whose key is `key`.
+    pub fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
+        match key.as_str() {
+            Some(t) => self.by_text.get(t).copied(),
+            None => self.others.iter().copied().find(|e| e.key.same_data(key)),
+        }
+    }
+
+    /// The entry whose key has this text.
+    pub fn get_str(&self, key: &str) -> Option<&'n Entry<'x>> {
+        self.by_text.get(key).copied()
+    }
+}
+
+/// Where each key occurs in a list of element keys (as [`key_values`] gives them), in order.
+pub fn positions(keys: &[Vec<String>]) -> HashMap<&[String], Vec<usize>> {
+    let mut m: HashMap<&[String], Vec<usize>> = HashMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        m.entry(k.as_slice()).or_default().push(i);
+    }
+    m
+}
+
+/// A scalar's value in a form that can be hashed: two scalars have the same `ScalarKey` exactly
+/// when [`Node::same_data`] holds for them (`3` and `3`, `"a"` and `a`, not `3` and `"3"`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarKey {
+    Null,
+    Bool(bool),
+    Int(i128),
+    /// The bits of the value, `-0.0` counted as `0.0`.
+    Float(u64),
+    Str(String),
+}
+
+impl ScalarKey {
+    /// The key of a scalar; `None` for collections and aliases.
+    pub fn of(n: &Node<'_>) -> Option<ScalarKey> {
+        Some(match n.resolved()? {
+            Resolved::Null => ScalarKey::Null,
+            Resolved::Bool(b) => ScalarKey::Bool(b),
+            Resolved::Int(i) => ScalarKey::Int(i),
+            Resolved::Float(f) => ScalarKey::Float(if f == 0.0 { 0 } else { f.to_bits() }),
+            Resolved::Str(s) => ScalarKey::Str(s.to_owned()),
+        })
+    }
+}
+
+/// Identifies the values of lists merged as sets: equal data, equal id. Scalars are found by
+/// hashing; the rare collections in such lists by comparison (kept as copies).
+#[derive(Default)]
+pub struct ValueIds {
+    scalars: HashMap<ScalarKey, usize>,
+    others: Vec<(Node<'static>, usize)>,
+    next: usize,
+}
+
+impl ValueIds {
+    /// The id of `n`: that of an equal value seen before, or a new one.
+    pub fn id(&mut self, n: &Node<'_>) -> usize {
+        let next = self.next;
+        let id = match ScalarKey::of(n) {
+            Some(k) => *self.scalars.entry(k).or_insert(next),
+            None => match self.others.iter().find(|(o, _)| o.same_data(n)) {
+                Some((_, id)) => *id,
+                None => {
+                    self.others.push((n.clone().into_owned(), next));
+                    next
+                }
+            },
+        };
+        if id == next {
+            self.next += 1;
+        }
+        id
     }
 }

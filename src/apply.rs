@@ -45,11 +45,13 @@
 //! What it must not do: talk to a cluster, select resources, parse or write YAML text, or compare
 //! nodes by printing them.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::hash::Hash;
 
 use serde_json::Value;
 
-use crate::align::{self, key_values, ListKind};
+use crate::align::{self, key_values, FieldIndex, ListKind, ValueIds};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{from_json, to_json, AliasError, Comments, Entry, Kind, Node};
@@ -413,65 +415,80 @@ impl<'a> Walker<'_, '_, 'a> {
         retain_keys: bool,
     ) -> Result<(), ApplyError> {
         let before = retain_keys.then(|| lv.clone());
+        let Some(entries) = lv.entries_mut().map(std::mem::take) else {
+            return Ok(());
+        };
+        let mut live: Vec<Option<Entry<'a>>> = entries.into_iter().map(Some).collect();
+        let mut pos: HashMap<String, usize> = HashMap::new();
+        for (i, e) in live.iter().enumerate() {
+            if let Some(t) = e.as_ref().and_then(|e| e.key.as_str()) {
+                pos.entry(t.to_owned()).or_insert(i);
+            }
+        }
+        let (oi, mi) = (FieldIndex::new(ov), FieldIndex::new(Some(mv)));
+        let mut added: Vec<Entry<'a>> = Vec::new();
+        let mut added_names: HashSet<&str> = HashSet::new();
+        let mut failed = None;
         for me in mv.entries() {
             let Some(name) = me.key.as_str() else {
                 continue;
             };
-            let seg = || Seg::field(name);
-            let pos = lv.position(name);
+            let slot = pos.get(name).copied();
+            let Some(le) = slot.and_then(|i| live.get_mut(i)).and_then(Option::as_mut) else {
+                if !me.value.is_null() && added_names.insert(name) {
+                    added.push(Entry {
+                        key: me.key.clone(),
+                        value: without_nulls(me.value.clone()),
+                    });
+                }
+                continue;
+            };
             if me.value.is_null() {
                 // `null` deletes, except where live holds `null` too (no change, no patch).
-                let live_null = pos.is_some_and(|i| lv.entries()[i].value.is_null());
-                if let (Some(i), Some(es), false) = (pos, lv.entries_mut(), live_null) {
-                    es.remove(i);
+                if !le.value.is_null() {
+                    if let Some(s) = slot.and_then(|i| live.get_mut(i)) {
+                        *s = None;
+                    }
                 }
                 continue;
             }
-            match pos {
-                None => {
-                    if let Some(es) = lv.entries_mut() {
-                        es.push(Entry {
-                            key: me.key.clone(),
-                            value: without_nulls(me.value.clone()),
-                        });
-                    }
-                }
-                Some(i) => {
-                    if lv.entries()[i].value.same_data(&me.value) {
-                        continue;
-                    }
-                    let sources = [&lv.entries()[i].key, &me.key];
-                    let (meta, child) = align::field(self.schema, at, name, &sources);
-                    let ov = ov.and_then(|o| o.get(name));
-                    if let Some(e) = lv.entries_mut().and_then(|es| es.get_mut(i)) {
-                        take_comments(&mut e.key, &me.key);
-                        self.value(&mut e.value, ov, &me.value, child, &meta)
-                            .map_err(|e| e.within(seg()))?;
-                    }
+            if le.value.same_data(&me.value) {
+                continue;
+            }
+            let (meta, child) = align::field(self.schema, at, name, &[&le.key, &me.key]);
+            take_comments(&mut le.key, &me.key);
+            let ov = oi.get_str(name).map(|e| &e.value);
+            if let Err(e) = self.value(&mut le.value, ov, &me.value, child, &meta) {
+                failed = Some(e.within(Seg::field(name)));
+                break;
+            }
+        }
+        if failed.is_none() {
+            // What the last applied configuration has and the local one lacks is deleted.
+            for oe in ov.map_or(&[][..], Node::entries) {
+                let gone = oe.key.as_str().filter(|_| mi.get(&oe.key).is_none());
+                if let Some(slot) = gone.and_then(|t| pos.get(t)).and_then(|&i| live.get_mut(i)) {
+                    *slot = None;
                 }
             }
         }
-        for oe in ov.map_or(&[][..], Node::entries) {
-            let Some(name) = oe.key.as_str() else {
-                continue;
-            };
-            if mv.position(name).is_none() {
-                lv.remove(name);
-            }
+        let mut result: Vec<Entry<'a>> = live.into_iter().flatten().collect();
+        result.extend(added);
+        if let Some(es) = lv.entries_mut() {
+            *es = result;
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         if let Some(before) = before {
             // `$retainKeys`: kubectl sends it when this map changes or live has more fields.
-            let keep = |k: &str| mv.get(k).is_some_and(|v| !v.is_null());
-            let extra = before
-                .entries()
-                .iter()
-                .any(|e| !e.value.is_null() && e.key.as_str().is_some_and(|k| !keep(k)));
-            let from_original = ov.is_some_and(|o| {
-                o.entries()
+            let keep = |k: &str| mi.get_str(k).is_some_and(|e| !e.value.is_null());
+            let extra = |n: &Node<'_>| {
+                n.entries()
                     .iter()
                     .any(|e| !e.value.is_null() && e.key.as_str().is_some_and(|k| !keep(k)))
-            });
-            if extra || from_original || !before.same_data(lv) {
+            };
+            if extra(&before) || ov.is_some_and(extra) || !before.same_data(lv) {
                 if let Some(es) = lv.entries_mut() {
                     es.retain(|e| e.key.as_str().is_some_and(keep));
                 }
@@ -497,6 +514,7 @@ impl<'a> Walker<'_, '_, 'a> {
         let live_keys = keys_of(lv, keys)?;
         let local_keys = keys_of(mv, keys)?;
         let orig_keys = ov.map_or(Ok(Vec::new()), |o| keys_of(o, keys))?;
+        let orig_pos = align::positions(&orig_keys);
         // Local elements that are `{$patch: delete}` directives name elements to delete; every
         // other local element is data.
         let (local, deletes): (Vec<_>, Vec<_>) = local_keys
@@ -505,68 +523,84 @@ impl<'a> Walker<'_, '_, 'a> {
             .partition(|(_, m)| !is_delete_directive(m));
         let local: Vec<(&Vec<String>, &Node<'p>)> = local;
         let local_order: Vec<Vec<String>> = local.iter().map(|(k, _)| (*k).clone()).collect();
-        let gone: Vec<&Vec<String>> = orig_keys
+        let local_set: HashSet<&Vec<String>> = local_order.iter().collect();
+        let gone: HashSet<&Vec<String>> = orig_keys
             .iter()
-            .filter(|k| !local_order.contains(k))
+            .filter(|k| !local_set.contains(k))
             .chain(deletes.iter().map(|(k, _)| *k))
             .collect();
-        let Some(items) = lv.items_mut() else {
+        let Some(items) = lv.items_mut().map(std::mem::take) else {
             return Ok(());
         };
-        let all: Vec<(Vec<String>, Node<'a>, bool)> = live_keys
-            .iter()
-            .cloned()
-            .zip(items.drain(..))
-            .map(|(k, n)| (k, n, true))
-            .collect();
-        let before = all.len();
-        // (key, element, came from live)
-        let mut current: Vec<(Vec<String>, Node<'a>, bool)> = all
+        let before = items.len();
+        // The live elements that stay, with their keys.
+        let mut current: Vec<(Vec<String>, Node<'a>)> = live_keys
             .into_iter()
-            .filter(|(k, _, _)| !gone.contains(&k))
+            .zip(items)
+            .filter(|(k, _)| !gone.contains(k))
             .collect();
         let removed = before - current.len();
-        let mut server_order: Vec<Vec<String>> =
-            current.iter().map(|(k, _, _)| k.clone()).collect();
-        let mut appended: Vec<Vec<String>> = Vec::new();
-        for (j, (k, me)) in local.iter().enumerate() {
-            let nth = local[..j].iter().filter(|(x, _)| x == k).count();
-            let seg = || align::key_seg(keys, k);
-            let from_live = current
-                .iter()
-                .enumerate()
-                .filter(|(_, (ck, _, live))| *live && ck == *k)
-                .nth(nth)
-                .map(|(i, _)| i);
-            let target = from_live.or_else(|| current.iter().position(|(ck, _, _)| ck == *k));
+        let from_live = current.len();
+        let mut server_order: Vec<Vec<String>> = current.iter().map(|(k, _)| k.clone()).collect();
+        let live_pos: HashMap<Vec<String>, Vec<usize>> = align::positions(&server_order)
+            .into_iter()
+            .map(|(k, v)| (k.to_vec(), v))
+            .collect();
+        let mut appended: HashMap<Vec<String>, usize> = HashMap::new();
+        let mut seen: HashMap<&Vec<String>, usize> = HashMap::new();
+        let mut failed = None;
+        for (k, me) in &local {
+            let nth = {
+                let n = seen.entry(k).or_insert(0);
+                *n += 1;
+                *n - 1
+            };
+            let in_live = live_pos.get(*k);
+            let target = in_live
+                .and_then(|p| p.get(nth).or_else(|| p.first()))
+                .or_else(|| appended.get(*k))
+                .copied();
             match target {
                 Some(i) => {
                     let oe = ov.and_then(|o| {
-                        orig_keys
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, x)| x == k)
-                            .nth(nth)
-                            .and_then(|(oi, _)| o.items().get(oi))
+                        orig_pos
+                            .get(k.as_slice())
+                            .and_then(|p| p.get(nth))
+                            .and_then(|&oi| o.items().get(oi))
                     });
-                    let le = &mut current[i].1;
-                    self.value(le, oe, me, at, elem)
-                        .map_err(|e| e.within(seg()))?;
+                    if let Some((_, le)) = current.get_mut(i) {
+                        if let Err(e) = self.value(le, oe, me, at, elem) {
+                            failed = Some(e.within(align::key_seg(keys, k)));
+                            break;
+                        }
+                    }
                 }
                 None => {
-                    current.push(((*k).clone(), without_nulls((*me).clone()), false));
-                    appended.push((*k).clone());
+                    appended.insert((*k).clone(), current.len());
+                    current.push(((*k).clone(), without_nulls((*me).clone())));
                 }
             }
+        }
+        if let Some(e) = failed {
+            if let Some(is) = lv.items_mut() {
+                *is = current.into_iter().map(|(_, n)| n).collect();
+            }
+            return Err(e);
         }
         // apimachinery places live-only elements by the order of the live list as its merge
         // left it: deleted elements taken out, and new elements written into the places that
         // freed (it merges into the live list's storage and reads that storage back). A new
         // element thus comes after the live-only elements that followed a deleted one.
-        server_order.extend(appended.into_iter().take(removed));
-        let current: Vec<(Vec<String>, Node<'a>)> =
-            current.into_iter().map(|(k, n, _)| (k, n)).collect();
-        items.extend(interleave(current, &local_order, &server_order));
+        server_order.extend(
+            current[from_live..]
+                .iter()
+                .take(removed)
+                .map(|(k, _)| k.clone()),
+        );
+        let ordered = interleave(current, &local_order, &server_order);
+        if let Some(is) = lv.items_mut() {
+            *is = ordered;
+        }
         Ok(())
     }
 
@@ -611,17 +645,24 @@ fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, ApplyEr
 /// apimachinery's order after a merge with `$setElementOrder`: the elements the local list names,
 /// in its order, and the live-only elements in their live order, interleaved so that a live-only
 /// element goes first only when both are in the live list and it was before there.
-fn interleave<'a, K: PartialEq>(
+fn interleave<'a, K: Eq + Hash>(
     current: Vec<(K, Node<'a>)>,
     local: &[K],
     live: &[K],
 ) -> Vec<Node<'a>> {
-    let rank = |k: &K, order: &[K]| order.iter().position(|x| x == k);
+    fn ranks<K: Eq + Hash>(order: &[K]) -> HashMap<&K, usize> {
+        let mut m: HashMap<&K, usize> = HashMap::new();
+        for (i, k) in order.iter().enumerate() {
+            m.entry(k).or_insert(i);
+        }
+        m
+    }
+    let (local_rank, live_rank) = (ranks(local), ranks(live));
     let (mut named, mut others): (Vec<_>, Vec<_>) = current
         .into_iter()
-        .partition(|(k, _)| rank(k, local).is_some());
-    named.sort_by_key(|(k, _)| rank(k, local));
-    others.sort_by_key(|(k, _)| rank(k, live));
+        .partition(|(k, _)| local_rank.contains_key(k));
+    named.sort_by_key(|(k, _)| local_rank.get(k).copied());
+    others.sort_by_key(|(k, _)| live_rank.get(k).copied());
     let mut out = Vec::with_capacity(named.len() + others.len());
     let (mut named, mut others) = (named.into_iter().peekable(), others.into_iter().peekable());
     loop {
@@ -629,7 +670,7 @@ fn interleave<'a, K: PartialEq>(
             (Some(_), None) => true,
             (None, Some(_)) => false,
             (None, None) => break,
-            (Some((o, _)), Some((n, _))) => match (rank(o, live), rank(n, live)) {
+            (Some((o, _)), Some((n, _))) => match (live_rank.get(o), live_rank.get(n)) {
                 (Some(a), Some(b)) => a < b,
                 _ => false,
             },
@@ -649,45 +690,40 @@ fn interleave<'a, K: PartialEq>(
 /// Lists of scalars with merge semantics: local elements added, elements the original had and
 /// the local list lacks removed, in apimachinery's order.
 fn set<'a, 'p: 'a>(lv: &mut Node<'a>, ov: Option<&Node<'_>>, mv: &Node<'p>) {
-    let local = mv.items();
-    let gone: Vec<&Node<'_>> = ov
-        .map_or(&[][..], Node::items)
-        .iter()
-        .filter(|o| !local.iter().any(|m| m.same_data(o)))
-        .collect();
-    let Some(items) = lv.items_mut() else {
+    let mut ids = ValueIds::default();
+    let Some(items) = lv.items_mut().map(std::mem::take) else {
         return;
     };
-    let live: Vec<Node<'a>> = items.clone();
-    let added: Vec<&Node<'p>> = local
+    let live: Vec<usize> = items.iter().map(|n| ids.id(n)).collect();
+    let local: Vec<usize> = mv.items().iter().map(|n| ids.id(n)).collect();
+    let (live_set, local_set): (HashSet<usize>, HashSet<usize>) = (
+        live.iter().copied().collect(),
+        local.iter().copied().collect(),
+    );
+    let gone: HashSet<usize> = ov
+        .map_or(&[][..], Node::items)
         .iter()
-        .filter(|m| !live.iter().any(|l| l.same_data(m)))
+        .map(|n| ids.id(n))
+        .filter(|id| !local_set.contains(id))
         .collect();
-    let mut current: Vec<Node<'a>> = std::mem::take(items);
+    let mut current: Vec<(usize, Node<'a>)> = live.iter().copied().zip(items).collect();
+    let mut added: HashSet<usize> = HashSet::new();
+    for (id, n) in local.iter().zip(mv.items()) {
+        if !live_set.contains(id) && added.insert(*id) {
+            current.push((*id, n.clone()));
+        }
+    }
     if !added.is_empty() {
         // The server merges by appending, then removing duplicates.
-        current.extend(added.into_iter().cloned());
-        let mut unique: Vec<Node<'a>> = Vec::with_capacity(current.len());
-        for n in current {
-            if !unique.iter().any(|u| u.same_data(&n)) {
-                unique.push(n);
-            }
-        }
-        current = unique;
+        let mut unique: HashSet<usize> = HashSet::new();
+        current.retain(|(id, _)| unique.insert(*id));
     }
-    // Scalars are identified by their first equal in live-then-local order.
-    let universe: Vec<&Node<'_>> = live
-        .iter()
-        .chain(local.iter().map(|n| n as &Node<'_>))
-        .collect();
-    let id = |n: &Node<'_>| universe.iter().position(|u| u.same_data(n));
-    let live_ids: Vec<Option<usize>> = live.iter().map(&id).collect();
-    let local_ids: Vec<Option<usize>> = local.iter().map(&id).collect();
-    let current: Vec<(Option<usize>, Node<'a>)> =
-        current.into_iter().map(|n| (id(&n), n)).collect();
-    let mut ordered = interleave(current, &local_ids, &live_ids);
-    ordered.retain(|n| !gone.iter().any(|g| g.same_data(n)));
-    *items = ordered;
+    // Deletions come last (apimachinery applies them after ordering); they do not move the rest.
+    let mut kept = interleave(current, &local, &live);
+    kept.retain(|n| !gone.contains(&ids.id(n)));
+    if let Some(is) = lv.items_mut() {
+        *is = kept;
+    }
 }
 
 const PATCH: &str = "$patch";

@@ -45,9 +45,10 @@
 //! parse or write text, look at anything but the three nodes, the schema and the options, or
 //! compare nodes by printing them.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
-use crate::align::{self, key_seg, key_values, ListKind};
+use crate::align::{self, key_seg, key_values, FieldIndex, ListKind, ValueIds};
 use crate::merge2::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
@@ -291,26 +292,13 @@ fn err_within(e: MergeError, seg: Seg) -> MergeError {
     }
 }
 
-/// Whether two map keys name the same field (by text for scalar keys).
-fn same_key(a: &Node<'_>, b: &Node<'_>) -> bool {
-    match (a.as_str(), b.as_str()) {
-        (Some(x), Some(y)) => x == y,
-        _ => a.same_data(b),
-    }
-}
-
-/// The entry of `map` whose key is `key` (by text for scalar keys).
-fn lookup<'n, 'x>(map: Option<&'n Node<'x>>, key: &Node<'_>) -> Option<&'n Entry<'x>> {
-    map?.entries().iter().find(|e| same_key(&e.key, key))
-}
-
-/// The first element of `list` (whose element keys are `ks`) with key `k`.
-fn find<'n, 'x>(
+/// The first element of `list` with key `k`, by the list's [`align::positions`].
+fn first<'n, 'x>(
+    positions: &HashMap<&[String], Vec<usize>>,
     list: Option<&'n Node<'x>>,
-    ks: &[Vec<String>],
     k: &[String],
 ) -> Option<&'n Node<'x>> {
-    let i = ks.iter().position(|x| x == k)?;
+    let i = *positions.get(k)?.first()?;
     list?.items().get(i)
 }
 
@@ -601,81 +589,137 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         out: &mut Vec<Conflict>,
     ) -> Result<(), MergeError> {
-        let had: Vec<Node<'a>> = d.entries().iter().map(|e| e.key.clone()).collect();
-        let mut i = 0;
-        while i < d.entries().len() {
-            let dk = d.entries()[i].key.clone();
-            let (oe, ue) = (lookup(orig, &dk), lookup(upd, &dk));
-            let (ov, uv) = (oe.map(|e| &e.value), ue.map(|e| &e.value));
-            if unchanged(Side::of(ov), Side::of(uv)) && key_unchanged(oe, ue) {
-                i += 1;
-                continue;
-            }
-            let name = dk.as_str().unwrap_or_default();
-            let seg = Seg::field(name);
-            let sources: Vec<&Node<'_>> = [Some(&dk), oe.map(|e| &e.key), ue.map(|e| &e.key)]
-                .into_iter()
-                .flatten()
-                .collect();
-            let (meta, child) = align::field(self.schema, at, name, &sources);
-            let Some(entry) = d.entries_mut().and_then(|es| es.get_mut(i)) else {
-                break;
-            };
-            if let Some(ue) = ue {
-                key_comments(&mut entry.key, oe, ue);
-            }
-            let mark = out.len();
-            let fate = self
-                .field(Some(&mut entry.value), ov, uv, child, &meta, out)
-                .map_err(|e| err_within(e, seg.clone()))?;
-            prefix(out, mark, &seg);
-            match fate {
-                Fate::Keep => i += 1,
-                Fate::Remove => {
-                    if let Some(es) = d.entries_mut() {
-                        es.remove(i);
-                    }
+        let (oi, ui) = (FieldIndex::new(orig), FieldIndex::new(upd));
+        let Some(entries) = d.entries_mut().map(std::mem::take) else {
+            return Ok(());
+        };
+        let mut had_text: HashSet<String> = HashSet::new();
+        let mut had_other: Vec<Node<'a>> = Vec::new();
+        let mut kept: Vec<Entry<'a>> = Vec::with_capacity(entries.len());
+        let mut rest = entries.into_iter();
+        while let Some(mut entry) = rest.next() {
+            match entry.key.as_str() {
+                Some(t) => {
+                    had_text.insert(t.to_owned());
                 }
-                Fate::Set(n) => {
-                    align::put(&mut entry.value, n);
-                    i += 1;
+                None => had_other.push(entry.key.clone()),
+            }
+            let (oe, ue) = (oi.get(&entry.key), ui.get(&entry.key));
+            match self.entry(&mut entry, oe, ue, at, out) {
+                Ok(true) => kept.push(entry),
+                Ok(false) => {}
+                Err(e) => {
+                    // Nothing is lost: the entries go back, as far as they got.
+                    kept.push(entry);
+                    kept.extend(rest);
+                    if let Some(es) = d.entries_mut() {
+                        *es = kept;
+                    }
+                    return Err(e);
                 }
             }
         }
         for ue in upd.map_or(&[][..], Node::entries) {
-            if had.iter().any(|k| same_key(k, &ue.key)) || lookup(Some(&*d), &ue.key).is_some() {
+            let seen = match ue.key.as_str() {
+                Some(t) => had_text.contains(t),
+                None => had_other.iter().any(|k| k.same_data(&ue.key)),
+            };
+            if seen {
                 continue;
             }
-            let oe = lookup(orig, &ue.key);
-            let name = ue.key.as_str().unwrap_or_default();
-            let seg = Seg::field(name);
-            let sources: Vec<&Node<'_>> = [oe.map(|e| &e.key), Some(&ue.key)]
-                .into_iter()
-                .flatten()
-                .collect();
-            let (meta, child) = align::field(self.schema, at, name, &sources);
-            let mark = out.len();
-            let fate = self
-                .field(
-                    None,
-                    oe.map(|e| &e.value),
-                    Some(&ue.value),
-                    child,
-                    &meta,
-                    out,
-                )
-                .map_err(|e| err_within(e, seg.clone()))?;
-            prefix(out, mark, &seg);
-            if let Fate::Set(value) = fate {
-                if let Some(es) = d.entries_mut() {
-                    es.push(Entry {
-                        key: ue.key.clone(),
-                        value,
-                    });
+            match self.new_field(oi.get(&ue.key), ue, at, out) {
+                Ok(Some(e)) => {
+                    if let Some(t) = e.key.as_str() {
+                        had_text.insert(t.to_owned());
+                    }
+                    kept.push(e);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    if let Some(es) = d.entries_mut() {
+                        *es = kept;
+                    }
+                    return Err(e);
                 }
             }
         }
+        if let Some(es) = d.entries_mut() {
+            *es = kept;
+        }
         Ok(())
+    }
+
+    /// The entry `dest` gets for a key it lacks and `updated` has, if any.
+    fn new_field<'p: 'a>(
+        &self,
+        oe: Option<&Entry<'p>>,
+        ue: &Entry<'p>,
+        at: Cursor,
+        out: &mut Vec<Conflict>,
+    ) -> Result<Option<Entry<'a>>, MergeError> {
+        let name = ue.key.as_str().unwrap_or_default();
+        let sources: Vec<&Node<'_>> = [oe.map(|e| &e.key), Some(&ue.key)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let (meta, child) = align::field(self.schema, at, name, &sources);
+        let mark = out.len();
+        let fate = self
+            .field(
+                None,
+                oe.map(|e| &e.value),
+                Some(&ue.value),
+                child,
+                &meta,
+                out,
+            )
+            .map_err(|e| err_within(e, Seg::field(name)))?;
+        prefix(out, mark, &Seg::field(name));
+        Ok(match fate {
+            Fate::Set(value) => Some(Entry {
+                key: ue.key.clone(),
+                value,
+            }),
+            Fate::Keep | Fate::Remove => None,
+        })
+    }
+
+    /// Merges one entry of `dest` with its counterparts; false when it is to be removed.
+    fn entry<'p: 'a>(
+        &self,
+        entry: &mut Entry<'a>,
+        oe: Option<&Entry<'p>>,
+        ue: Option<&Entry<'p>>,
+        at: Cursor,
+        out: &mut Vec<Conflict>,
+    ) -> Result<bool, MergeError> {
+        let (ov, uv) = (oe.map(|e| &e.value), ue.map(|e| &e.value));
+        if unchanged(Side::of(ov), Side::of(uv)) && key_unchanged(oe, ue) {
+            return Ok(true);
+        }
+        let name = entry.key.as_str().unwrap_or_default().to_owned();
+        let seg = Seg::field(&name);
+        let sources: Vec<&Node<'_>> = [Some(&entry.key), oe.map(|e| &e.key), ue.map(|e| &e.key)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let (meta, child) = align::field(self.schema, at, &name, &sources);
+        if let Some(ue) = ue {
+            key_comments(&mut entry.key, oe, ue);
+        }
+        let mark = out.len();
+        let fate = self
+            .field(Some(&mut entry.value), ov, uv, child, &meta, out)
+            .map_err(|e| err_within(e, seg.clone()))?;
+        prefix(out, mark, &seg);
+        Ok(match fate {
+            Fate::Keep => true,
+            Fate::Remove => false,
+            Fate::Set(n) => {
+                align::put(&mut entry.value, n);
+                true
+            }
+        })
     }
 
     /// Merges lists whose elements pair by `keys`: `dest`'s elements in place (removed when
@@ -689,26 +733,27 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         out: &mut Vec<Conflict>,
     ) -> Result<(), MergeError> {
-        let mut dk = keys_of(Some(&*d), keys)?;
-        let had = dk.clone();
+        let dk = keys_of(Some(&*d), keys)?;
         let ok = keys_of(orig, keys)?;
         let uk = keys_of(upd, keys)?;
+        let (op, up) = (align::positions(&ok), align::positions(&uk));
         let elem = FieldMeta {
             atomic_map: self.schema.is_atomic(at),
             ..FieldMeta::default()
         };
-        let mut i = 0;
-        while i < dk.len() {
-            let k = dk[i].clone();
-            let (oe, ue) = (find(orig, &ok, &k), find(upd, &uk, &k));
+        let Some(items) = d.items_mut().map(std::mem::take) else {
+            return Ok(());
+        };
+        let mut have: HashSet<Vec<String>> = dk.iter().cloned().collect();
+        let mut kept: Vec<Node<'a>> = Vec::with_capacity(items.len());
+        let mut rest = dk.iter().zip(items);
+        while let Some((k, mut item)) = rest.next() {
+            let (oe, ue) = (first(&op, orig, k), first(&up, upd, k));
             if unchanged(Side::of(oe), Side::of(ue)) {
-                i += 1;
+                kept.push(item);
                 continue;
             }
-            let seg = key_seg(keys, &k);
-            let Some(item) = d.items_mut().and_then(|is| is.get_mut(i)) else {
-                break;
-            };
+            let seg = key_seg(keys, k);
             let mark = out.len();
             let fate = match ue {
                 // Deleted upstream: the element goes, with whatever the local copy put in it.
@@ -717,50 +762,56 @@ impl<'a> Merger<'_, '_, 'a> {
                         conflict(
                             out,
                             ConflictKind::DeletedUpstreamChangedLocally,
-                            Some(item),
+                            Some(&item),
                             None,
                         );
                     }
-                    Fate::Remove
+                    Ok(Fate::Remove)
                 }
-                Some(_) => self
-                    .field(Some(item), oe, ue, at, &elem, out)
-                    .map_err(|e| err_within(e, seg.clone()))?,
+                Some(_) => self.field(Some(&mut item), oe, ue, at, &elem, out),
             };
-            prefix(out, mark, &seg);
             match fate {
-                Fate::Keep => i += 1,
-                Fate::Remove => {
-                    if let Some(is) = d.items_mut() {
-                        is.remove(i);
-                    }
-                    dk.remove(i);
+                Ok(Fate::Keep) => kept.push(item),
+                Ok(Fate::Remove) => {}
+                Ok(Fate::Set(n)) => {
+                    align::put(&mut item, n);
+                    kept.push(item);
                 }
-                Fate::Set(n) => {
-                    if let Some(item) = d.items_mut().and_then(|is| is.get_mut(i)) {
-                        align::put(item, n);
+                Err(e) => {
+                    kept.push(item);
+                    kept.extend(rest.map(|(_, n)| n));
+                    if let Some(is) = d.items_mut() {
+                        *is = kept;
                     }
-                    i += 1;
+                    return Err(err_within(e, seg));
                 }
             }
+            prefix(out, mark, &seg);
         }
         for (k, ue) in uk.iter().zip(upd.map_or(&[][..], Node::items)) {
-            if had.contains(k) || dk.contains(k) {
+            if have.contains(k) {
                 continue;
             }
-            let oe = find(orig, &ok, k);
+            let oe = first(&op, orig, k);
             let seg = key_seg(keys, k);
             let mark = out.len();
-            let fate = self
-                .field(None, oe, Some(ue), at, &elem, out)
-                .map_err(|e| err_within(e, seg.clone()))?;
+            let fate = match self.field(None, oe, Some(ue), at, &elem, out) {
+                Ok(f) => f,
+                Err(e) => {
+                    if let Some(is) = d.items_mut() {
+                        *is = kept;
+                    }
+                    return Err(err_within(e, seg));
+                }
+            };
             prefix(out, mark, &seg);
             if let Fate::Set(n) = fate {
-                if let Some(is) = d.items_mut() {
-                    is.push(with_keys(n, ue, keys));
-                }
-                dk.push(k.clone());
+                kept.push(with_keys(n, ue, keys));
+                have.insert(k.clone());
             }
+        }
+        if let Some(is) = d.items_mut() {
+            *is = kept;
         }
         Ok(())
     }
@@ -881,21 +932,30 @@ fn set<'a, 'p: 'a>(d: &mut Node<'a>, orig: Option<&Node<'p>>, upd: Option<&Node<
         orig.map_or(&[][..], Node::items),
         upd.map_or(&[][..], Node::items),
     );
-    let dropped: Vec<&Node<'p>> = o
-        .iter()
-        .filter(|x| !u.iter().any(|y| y.same_data(x)))
-        .collect();
-    let added: Vec<&Node<'p>> = u
-        .iter()
-        .filter(|x| !o.iter().any(|y| y.same_data(x)))
-        .collect();
+    let mut ids = ValueIds::default();
+    let oid: HashSet<usize> = o.iter().map(|x| ids.id(x)).collect();
+    let uid: Vec<usize> = u.iter().map(|x| ids.id(x)).collect();
+    let uset: HashSet<usize> = uid.iter().copied().collect();
     let Some(items) = d.items_mut() else {
         return;
     };
-    items.retain(|x| !dropped.iter().any(|y| y.same_data(x)));
-    for a in added {
-        if !items.iter().any(|x| x.same_data(a)) {
-            items.push(a.clone());
+    let mut present: HashSet<usize> = HashSet::new();
+    let keep: Vec<bool> = items
+        .iter()
+        .map(|x| {
+            let id = ids.id(x);
+            let dropped = oid.contains(&id) && !uset.contains(&id);
+            if !dropped {
+                present.insert(id);
+            }
+            !dropped
+        })
+        .collect();
+    let mut keep = keep.into_iter();
+    items.retain(|_| keep.next().unwrap_or(true));
+    for (x, id) in u.iter().zip(uid) {
+        if !oid.contains(&id) && present.insert(id) {
+            items.push(x.clone());
         }
     }
 }

@@ -641,3 +641,130 @@ fn show_inputs(case: &Node<'_>) -> String {
         .collect::<Vec<_>>()
         .join(" | ")
 }
+
+// ----- hostile shapes: large and deep inputs ------------------------------------------------
+
+fn parse_one(text: &str) -> Node<'static> {
+    parse_stream(text)
+        .ok()
+        .and_then(|d| d.into_iter().next())
+        .and_then(|d| d.root)
+        .map(Node::into_owned)
+        .unwrap_or_else(Node::map)
+}
+
+/// Tens of thousands of keys and list elements: pairing is by index, not by scanning, so this
+/// takes a moment rather than minutes.
+#[test]
+fn large_maps_and_lists_stay_fast() {
+    const N: usize = 20_000;
+    let doc = |tag: &str| {
+        let mut s = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers:\n");
+        for i in 0..N {
+            s.push_str(&format!("  - f{i}\n"));
+        }
+        s.push_str("data:\n");
+        for i in 0..N {
+            s.push_str(&format!(
+                "  k{i}: v{i}{}\n",
+                if i % 7 == 0 { tag } else { "" }
+            ));
+        }
+        s.push_str("spec:\n  items:\n");
+        for i in 0..N {
+            s.push_str(&format!(
+                "  - name: n{i}\n    v: {i}{}\n",
+                if i % 5 == 0 { tag } else { "" }
+            ));
+        }
+        s
+    };
+    let (o, u, d) = (
+        parse_one(&doc("")),
+        parse_one(&doc("u")),
+        parse_one(&doc("d")),
+    );
+    let schema = Schema::builtin();
+    let root = schema.root("", "v1", "ConfigMap");
+    let mut dest = d.clone();
+    let conflicts = merge3::merge(
+        &mut dest,
+        &o,
+        &u,
+        &schema,
+        root,
+        &merge3::Options::default(),
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let both_changed =
+        (0..N).filter(|i| i % 7 == 0).count() + (0..N).filter(|i| i % 5 == 0).count();
+    assert_eq!(
+        conflicts.len(),
+        both_changed,
+        "every field both sides changed"
+    );
+    let mut live = d.clone();
+    apply::three_way(
+        &mut live,
+        Some(&o),
+        &u,
+        &schema,
+        root,
+        &apply::Options { infer_keys: true },
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(json_of(&live), json_of(&u));
+}
+
+/// Nesting as deep as the parser allows ([`krm_merge::yaml::MAX_DEPTH`]) merges without running
+/// out of stack on a thread the size of a main thread (8 MiB), which is where the binary merges.
+/// Debug builds need about 6.5 KB of stack per level for merge3 and 4.5 KB for apply (merge2:
+/// 4.8 KB), so a default 2 MiB test thread would not do at this depth; release builds need far
+/// less.
+#[test]
+fn deep_nesting() {
+    let run = || {
+        let depth = krm_merge::yaml::MAX_DEPTH - 2;
+        let doc = |leaf: &str| {
+            let mut s = String::new();
+            for i in 0..depth {
+                s.push_str(&" ".repeat(i));
+                s.push_str("a:\n");
+            }
+            s.push_str(&" ".repeat(depth));
+            s.push_str(&format!("leaf: {leaf}\n"));
+            s
+        };
+        let (o, u) = (parse_one(&doc("1")), parse_one(&doc("2")));
+        assert!(o.get("a").is_some(), "the document parses at this depth");
+        let schema = Schema::builtin();
+        let mut dest = parse_one(&doc("3"));
+        let opts = merge3::Options::default();
+        let conflicts = merge3::merge(&mut dest, &o, &u, &schema, Cursor::default(), &opts, &[])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(conflicts.len(), 1);
+        assert_eq!(json_of(&dest), json_of(&u));
+        let mut live = parse_one(&doc("3"));
+        let opts = apply::Options::default();
+        apply::three_way(
+            &mut live,
+            Some(&o),
+            &u,
+            &schema,
+            Cursor::default(),
+            &opts,
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(json_of(&live), json_of(&u));
+    };
+    let worker = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(run)
+        .unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = worker.join() {
+        std::panic::resume_unwind(e);
+    }
+}
