@@ -16,7 +16,8 @@ use krm_merge::merge3;
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::yaml::{emit_document, parse_stream, Node, ScalarStyle};
 
-fn corpus(dir: &str) -> Vec<(String, Vec<Node<'static>>)> {
+/// The files of one corpus directory, in name order: (file stem, top-level node).
+fn corpus(dir: &str) -> Vec<(String, Node<'static>)> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/conformance")
         .join(dir);
@@ -31,7 +32,7 @@ fn corpus(dir: &str) -> Vec<(String, Vec<Node<'static>>)> {
         .map(|p| {
             let text = fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             let docs = parse_stream(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            let root = docs
+            let top = docs
                 .into_iter()
                 .next()
                 .and_then(|d| d.root)
@@ -41,13 +42,15 @@ fn corpus(dir: &str) -> Vec<(String, Vec<Node<'static>>)> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let cases = root
-                .get("cases")
-                .map(|c| c.items().to_vec())
-                .unwrap_or_default();
-            (name, cases)
+            (name, top)
         })
         .collect()
+}
+
+fn cases(top: &Node<'static>) -> Vec<Node<'static>> {
+    top.get("cases")
+        .map(|c| c.items().to_vec())
+        .unwrap_or_default()
 }
 
 fn text<'n>(case: &'n Node<'_>, path: &[&str]) -> Option<&'n str> {
@@ -281,7 +284,8 @@ fn kyaml_merge3_corpus() {
     let mut problems = Vec::new();
     let mut report = Vec::new();
     let mut notes = Vec::new();
-    for (file, cases) in corpus("kyaml-merge3") {
+    for (file, top) in corpus("kyaml-merge3") {
+        let cases = cases(&top);
         let mut counts = [0usize; 4];
         for case in &cases {
             let name = text(case, &["name"]).unwrap_or_default();
@@ -537,24 +541,11 @@ fn k8s_strategicpatch_three_way_corpus() {
     let mut problems = Vec::new();
     let mut report = Vec::new();
     let mut notes = Vec::new();
-    for (file, _) in corpus("k8s-strategicpatch") {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/conformance/k8s-strategicpatch")
-            .join(format!("{file}.yaml"));
-        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
-        let docs = parse_stream(&text).unwrap_or_else(|e| panic!("{e}"));
-        let Some(top) = docs.first().and_then(|d| d.root.as_ref()) else {
-            continue;
-        };
-        let cases: Vec<&Node<'_>> = top
-            .get("cases")
-            .map(|c| {
-                c.items()
-                    .iter()
-                    .filter(|c| c.str_at(&["op"]) == Some("k8s-threeway"))
-                    .collect()
-            })
-            .unwrap_or_default();
+    for (file, top) in corpus("k8s-strategicpatch") {
+        let cases: Vec<Node<'static>> = cases(&top)
+            .into_iter()
+            .filter(|c| c.str_at(&["op"]) == Some("k8s-threeway"))
+            .collect();
         if cases.is_empty() {
             continue;
         }
