@@ -183,6 +183,9 @@ pub struct Item<'a> {
     pub origin: Origin,
     /// A patch was applied to it: it is written from its tree, not copied from the input.
     pub touched: bool,
+    /// Its identity before the first patch that changed it (kustomize's "original id"): later
+    /// patches without a target still find it by its old name.
+    pub first_id: Option<resource::OwnedId>,
 }
 
 /// The wrapper around the items.
@@ -267,6 +270,7 @@ impl<'a> Input<'a> {
                                 node,
                                 origin: Origin::Input(n),
                                 touched: false,
+                                first_id: None,
                             })
                             .collect()
                     }
@@ -307,6 +311,7 @@ impl<'a> Input<'a> {
                 node: root,
                 origin: Origin::Input(items.len()),
                 touched: false,
+                first_id: None,
             });
         }
         Ok(Input {

@@ -2,7 +2,9 @@
 
 pub mod align;
 pub mod apply;
+pub mod cli;
 pub mod config;
+pub mod engine;
 pub mod json6902;
 pub mod jsonmerge;
 pub mod krm;

@@ -1,1 +1,48 @@
-fn main() {}
+//! The `krm-merge` binary: arguments in, one mode run, an exit code out. Everything else is in
+//! the library (`krm_merge::cli`).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// The walkers recurse once per nesting level (at most `yaml::MAX_DEPTH`); this much stack
+/// covers that with room to spare in any build. It is reserved, not committed.
+const STACK_BYTES: usize = 256 << 20;
+
+fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let plugin_env = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_STRING").is_some();
+    let mode = match krm_merge::cli::parse_args(&args, plugin_env) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "krm-merge: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let worker = std::thread::Builder::new()
+        .stack_size(STACK_BYTES)
+        .spawn(move || {
+            let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+            let (mut out, mut err) = (stdout.lock(), stderr.lock());
+            let mut io = krm_merge::cli::Io {
+                stdout: &mut out,
+                stderr: &mut err,
+            };
+            krm_merge::cli::run(mode, &mut std::io::stdin().lock(), &mut io)
+        });
+    let code = match worker.map(|w| w.join()) {
+        Ok(Ok(code)) => code,
+        // A panic is a bug; it must still end as a clear failure, never an abort.
+        Ok(Err(_)) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "krm-merge: internal error (please report it); nothing was changed"
+            );
+            1
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "krm-merge: cannot start: {e}");
+            1
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}

@@ -94,6 +94,36 @@ impl std::fmt::Display for Id<'_> {
     }
 }
 
+/// An [`Id`] that owns its strings: a resource's identity at an earlier moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnedId {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+impl OwnedId {
+    pub fn of(node: &Node<'_>) -> OwnedId {
+        let id = Id::of(node);
+        OwnedId {
+            api_version: id.api_version.to_owned(),
+            kind: id.kind.to_owned(),
+            name: id.name.to_owned(),
+            namespace: id.namespace.to_owned(),
+        }
+    }
+
+    pub fn as_id(&self) -> Id<'_> {
+        Id {
+            api_version: &self.api_version,
+            kind: &self.kind,
+            name: &self.name,
+            namespace: &self.namespace,
+        }
+    }
+}
+
 /// The string-valued entries of a map at `path` (labels, annotations).
 pub fn string_map<'n>(node: &'n Node<'_>, path: &[&str]) -> Vec<(&'n str, &'n str)> {
     node.get_path(path)

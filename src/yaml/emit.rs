@@ -45,7 +45,7 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
         e.out.push_str("---");
         let inline_root = doc.root.as_ref().filter(|r| {
             !is_block_collection(r)
-                && r.layout().flags & flags::NEXT_LINE == 0
+                && !doc.root_next_line
                 && r.comments().head.is_empty()
                 && r.layout().flags & flags::SOURCE != 0
                 && !(r.as_str() == Some("")
@@ -54,9 +54,7 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
         });
         match (inline_root, &doc.root) {
             (Some(r), _) => e.value(r, 0, None, Ctx::DocStart),
-            (None, Some(r))
-                if is_block_collection(r) && r.layout().flags & flags::NEXT_LINE == 0 =>
-            {
+            (None, Some(r)) if is_block_collection(r) && !doc.root_next_line => {
                 // `--- !tag` / `--- &anchor`: the collection's properties share the marker's line.
                 let mut props = String::new();
                 push_props(r, &mut props);

@@ -252,6 +252,8 @@ pub struct Document<'a> {
     /// Empty lines before `...`, and after everything else at the end of the document's text.
     pub(crate) end_blank: u8,
     pub(crate) tail_blank: u8,
+    /// The root starts on a line after `---` (rather than on it).
+    pub(crate) root_next_line: bool,
     /// Comments after `...` at the end of the stream.
     pub(crate) trailer: Vec<Comment<'a>>,
     /// How this document indents block sequences under a key; new sequences follow it.
@@ -271,6 +273,7 @@ impl<'a> Document<'a> {
             end: false,
             end_blank: 0,
             tail_blank: 0,
+            root_next_line: false,
             trailer: Vec::new(),
             seq_indent: SeqIndent::Compact,
         }

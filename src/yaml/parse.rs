@@ -601,10 +601,10 @@ impl<'a> Builder<'a> {
                     .as_ref()
                     .and_then(|d| d.start.as_ref())
                     .map(|_| self.doc_start_line);
-                if let Some(sl) = start_line {
-                    if line > sl {
-                        lay.flags |= flags::NEXT_LINE;
-                    }
+                // Whether the root shares the `---` line is the document's business, not the
+                // node's: a root can become a list item elsewhere.
+                if let (Some(sl), Some(doc)) = (start_line, self.doc.as_mut()) {
+                    doc.root_next_line = line > sl;
                 }
                 lay.indent = clamp_u8(col);
                 head = self.take_pending(0);

@@ -1,0 +1,573 @@
+//! The command line: arguments into a [`Mode`], then each mode's I/O around the library.
+//!
+//! Exit codes: 0 success, 1 when any result has severity `error` (the output is still written),
+//! 2 for usage errors. Every error result is also one line on stderr, which is all kustomize
+//! shows of a function's failure.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::config::{self, PatchKind, PatchOptions, PatchStep, Plan};
+use crate::engine::{self, ConfigId};
+use crate::krm::{self, FnResult, Input, Severity};
+
+/// What the process was asked to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A ResourceList on stdin, its functionConfig saying what to do (kpt, kustomize).
+    Krm,
+    /// `--config FN.yaml [PATH...]`: resources from files, directories or stdin.
+    Standalone {
+        config: PathBuf,
+        paths: Vec<PathBuf>,
+    },
+    /// kustomize's legacy exec plugin: the config file is the only argument, stdin a stream.
+    Plugin {
+        config: PathBuf,
+    },
+    /// `merge2 SRC DEST`.
+    Merge2 {
+        src: PathBuf,
+        dest: PathBuf,
+        opts: PatchOptions,
+    },
+    /// `merge3 ORIGINAL UPDATED DEST`.
+    Merge3 {
+        original: PathBuf,
+        updated: PathBuf,
+        dest: PathBuf,
+        opts: PatchOptions,
+    },
+    /// `schema`: the functionConfig's JSON Schema.
+    Schema,
+    Help,
+    Version,
+}
+
+/// Arguments that make no sense.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}\nRun 'krm-merge --help' for usage.")]
+pub struct UsageError(pub String);
+
+pub const USAGE: &str = "\
+krm-merge: merge and patch the resources of a Kubernetes package (a KRM function).
+
+Usage:
+  krm-merge                               read a ResourceList on stdin, apply its functionConfig,
+                                          write the ResourceList to stdout (kpt, kustomize)
+  krm-merge --config FN.yaml [PATH...]    apply FN.yaml to the YAML files or directories PATH
+                                          (or to stdin), write the result to stdout
+  krm-merge CONFIG                        kustomize legacy exec plugin (stdin: a YAML stream)
+  krm-merge merge2 SRC DEST               merge SRC into DEST (2-way strategic merge)
+  krm-merge merge3 ORIGINAL UPDATED DEST  merge the change ORIGINAL->UPDATED into DEST (3-way)
+  krm-merge schema                        print the JSON Schema of the functionConfig
+  krm-merge --help | --version
+
+Options of merge2 and merge3:
+  --new-list-items append|prepend         where new list elements go (default append)
+  --no-infer-merge-keys                   replace lists no schema describes
+  --conflicts warn|error                  merge3: what a conflict is (default warn)
+
+functionConfig (apiVersion: fn.krm-merge.dev/v1alpha1, kind: Merge):
+  spec:
+    patches:                  applied in order, each to the output of the previous
+    - type: merge2            merge2 | json6902 | jsonmerge | merge3 | apply (or kustomize's names)
+      patch: |                the patch (YAML or JSON, several documents allowed), or path: FILE
+      original: |             merge3: the common ancestor (or originalPath: FILE)
+      target:                 group, version, kind, name, namespace (anchored regexes),
+        kind: Deployment      labelSelector, annotationSelector; omitted: the patch's own identity
+      options: {newListItems: append, inferMergeKeys: true, allowNameChange: false,
+                allowKindChange: false, conflicts: warn}
+    schema:                   merge keys for kinds the built-in Kubernetes schema lacks
+      openAPI: {path: FILE}   (or inline:), and/or
+      mergeKeys: [{group: example.com, kind: Foo, path: spec.items, keys: [name]}]
+Also accepted: kustomize's PatchTransformer config, and a ConfigMap (kpt fn eval -- key=value)
+with keys type, patch, original, group, version, kind, name, namespace, labelSelector,
+annotationSelector.
+
+Exit status: 0 success, 1 an error result (the output is still written), 2 usage error.
+";
+
+fn arg_str(a: &OsString) -> Result<&str, UsageError> {
+    a.to_str()
+        .ok_or_else(|| UsageError(format!("argument {a:?} is not valid UTF-8")))
+}
+
+/// Reads the arguments (without the program name). `plugin_env`: kustomize's
+/// `KUSTOMIZE_PLUGIN_CONFIG_STRING` is set.
+pub fn parse_args(args: &[OsString], plugin_env: bool) -> Result<Mode, UsageError> {
+    let strs: Vec<&str> = args.iter().map(arg_str).collect::<Result<_, _>>()?;
+    if strs.iter().any(|a| *a == "--help" || *a == "-h") {
+        return Ok(Mode::Help);
+    }
+    if strs.iter().any(|a| *a == "--version" || *a == "-V") {
+        return Ok(Mode::Version);
+    }
+    match strs.first().copied() {
+        None => Ok(Mode::Krm),
+        Some("schema") if strs.len() == 1 => Ok(Mode::Schema),
+        Some("merge2") => {
+            let (files, opts) = merge_args(&strs[1..])?;
+            match files[..] {
+                [src, dest] => Ok(Mode::Merge2 {
+                    src: src.into(),
+                    dest: dest.into(),
+                    opts,
+                }),
+                _ => Err(UsageError("merge2 takes two files: SRC DEST".into())),
+            }
+        }
+        Some("merge3") => {
+            let (files, opts) = merge_args(&strs[1..])?;
+            match files[..] {
+                [original, updated, dest] => Ok(Mode::Merge3 {
+                    original: original.into(),
+                    updated: updated.into(),
+                    dest: dest.into(),
+                    opts,
+                }),
+                _ => Err(UsageError(
+                    "merge3 takes three files: ORIGINAL UPDATED DEST".into(),
+                )),
+            }
+        }
+        Some("--config") | Some("-c") => match strs.get(1) {
+            Some(cfg) => Ok(Mode::Standalone {
+                config: cfg.into(),
+                paths: strs[2..].iter().map(PathBuf::from).collect(),
+            }),
+            None => Err(UsageError("--config needs a file".into())),
+        },
+        Some(a) if a.starts_with("--config=") => Ok(Mode::Standalone {
+            config: a.trim_start_matches("--config=").into(),
+            paths: strs[1..].iter().map(PathBuf::from).collect(),
+        }),
+        Some(a)
+            if strs.len() == 1 && !a.starts_with('-') && (plugin_env || Path::new(a).is_file()) =>
+        {
+            Ok(Mode::Plugin { config: a.into() })
+        }
+        Some(a) if a.starts_with('-') => Err(UsageError(format!("unknown option {a}"))),
+        Some(a) => Err(UsageError(format!("unknown command or missing file {a:?}"))),
+    }
+}
+
+fn merge_args<'s>(args: &[&'s str]) -> Result<(Vec<&'s str>, PatchOptions), UsageError> {
+    let mut opts = PatchOptions::default();
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(&a) = it.next() {
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if a.starts_with("--") => (n, Some(v)),
+            _ => (a, None),
+        };
+        let mut value = |flag: &str| -> Result<&'s str, UsageError> {
+            inline
+                .or_else(|| it.next().copied())
+                .ok_or_else(|| UsageError(format!("{flag} needs a value")))
+        };
+        match name {
+            "--new-list-items" => {
+                opts.new_list_items = match value(name)? {
+                    "append" => config::NewListItems::Append,
+                    "prepend" => config::NewListItems::Prepend,
+                    v => {
+                        return Err(UsageError(format!(
+                            "--new-list-items: {v:?} is not append or prepend"
+                        )))
+                    }
+                }
+            }
+            "--no-infer-merge-keys" => opts.infer_merge_keys = false,
+            "--conflicts" => {
+                opts.conflicts = match value(name)? {
+                    "warn" => config::Conflicts::Warn,
+                    "error" => config::Conflicts::Error,
+                    v => {
+                        return Err(UsageError(format!(
+                            "--conflicts: {v:?} is not warn or error"
+                        )))
+                    }
+                }
+            }
+            _ if a.starts_with('-') && a.len() > 1 => {
+                return Err(UsageError(format!("unknown option {a}")))
+            }
+            _ => files.push(a),
+        }
+    }
+    Ok((files, opts))
+}
+
+/// Where the process writes.
+pub struct Io<'o> {
+    pub stdout: &'o mut dyn Write,
+    pub stderr: &'o mut dyn Write,
+}
+
+impl Io<'_> {
+    fn out(&mut self, s: &str) {
+        // A closed stdout (`| head`) is not our failure to report.
+        let _ = self.stdout.write_all(s.as_bytes());
+        let _ = self.stdout.flush();
+    }
+
+    fn err(&mut self, s: &str) {
+        let _ = writeln!(self.stderr, "krm-merge: {s}");
+    }
+
+    /// One stderr line per error result; the exit code the results call for.
+    fn finish(&mut self, results: &[FnResult]) -> i32 {
+        let mut code = 0;
+        for r in results.iter().filter(|r| r.severity == Severity::Error) {
+            self.err(&r.to_string());
+            code = 1;
+        }
+        code
+    }
+}
+
+/// Runs a mode; returns the exit code.
+pub fn run(mode: Mode, stdin: &mut dyn Read, io: &mut Io<'_>) -> i32 {
+    match mode {
+        Mode::Help => {
+            io.out(USAGE);
+            0
+        }
+        Mode::Version => {
+            io.out(&format!("krm-merge {}\n", env!("CARGO_PKG_VERSION")));
+            0
+        }
+        Mode::Schema => {
+            let s = serde_json::to_string_pretty(&config::json_schema()).unwrap_or_default();
+            io.out(&s);
+            io.out("\n");
+            0
+        }
+        Mode::Krm => match read_stdin(stdin) {
+            Ok(src) => run_krm(&src, io),
+            Err(e) => fail_unreadable(io, e, true),
+        },
+        Mode::Standalone { config, paths } => {
+            let plan = match load_config(&config, None) {
+                Ok(p) => p,
+                Err(e) => return usage(io, &e),
+            };
+            let src = if paths.is_empty() {
+                match read_stdin(stdin) {
+                    Ok(s) => s,
+                    Err(e) => return fail_unreadable(io, e, false),
+                }
+            } else {
+                match read_paths(&paths) {
+                    Ok(s) => s,
+                    Err(e) => return usage(io, &e),
+                }
+            };
+            run_with_plan(&src, &plan.0, plan.1.as_ref(), io)
+        }
+        Mode::Plugin { config } => {
+            let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
+            let plan = match load_config(&config, root.as_deref()) {
+                Ok(p) => p,
+                Err(e) => return usage(io, &e),
+            };
+            match read_stdin(stdin) {
+                Ok(src) => run_with_plan(&src, &plan.0, plan.1.as_ref(), io),
+                Err(e) => fail_unreadable(io, e, false),
+            }
+        }
+        Mode::Merge2 { src, dest, opts } => {
+            let (src_text, dest_text) = match (read_file(&src), read_file(&dest)) {
+                (Ok(a), Ok(b)) => (a, b),
+                (Err(e), _) | (_, Err(e)) => return usage(io, &e),
+            };
+            merge_files(PatchKind::Merge2, &src_text, None, &dest_text, opts, io)
+        }
+        Mode::Merge3 {
+            original,
+            updated,
+            dest,
+            opts,
+        } => {
+            let texts = (read_file(&original), read_file(&updated), read_file(&dest));
+            let (o, u, d) = match texts {
+                (Ok(o), Ok(u), Ok(d)) => (o, u, d),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return usage(io, &e),
+            };
+            merge_files(PatchKind::Merge3, &u, Some(&o), &d, opts, io)
+        }
+    }
+}
+
+fn usage(io: &mut Io<'_>, msg: &str) -> i32 {
+    io.err(msg);
+    2
+}
+
+/// The input is not text we can read at all.
+fn fail_unreadable(io: &mut Io<'_>, msg: String, krm: bool) -> i32 {
+    let r = FnResult::new(Severity::Error, msg);
+    if krm {
+        io.out(&krm::results_only(std::slice::from_ref(&r)));
+    }
+    io.finish(&[r])
+}
+
+fn read_stdin(stdin: &mut dyn Read) -> Result<String, String> {
+    let mut buf = Vec::new();
+    stdin
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    utf8(buf, "stdin")
+}
+
+fn utf8(buf: Vec<u8>, what: &str) -> Result<String, String> {
+    String::from_utf8(buf).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        let col = at
+            - bytes[..at]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
+        format!("{what}: invalid UTF-8 at line {line}, column {col}")
+    })
+}
+
+fn read_file(path: &Path) -> Result<String, String> {
+    let buf = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    utf8(buf, &path.display().to_string())
+}
+
+/// The resources of files and directories (YAML and JSON files, recursively, sorted), as one
+/// stream.
+fn read_paths(paths: &[PathBuf]) -> Result<String, String> {
+    let mut files = Vec::new();
+    for p in paths {
+        collect_files(p, &mut files)?;
+    }
+    let mut out = String::new();
+    for f in files {
+        let text = read_file(&f)?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            if !text.starts_with("---") {
+                out.push_str("---\n");
+            }
+        }
+        out.push_str(&text);
+    }
+    Ok(out)
+}
+
+fn collect_files(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    if p.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+            .map_err(|e| format!("{}: {e}", p.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            let hidden = e
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
+            if hidden {
+                continue;
+            }
+            if e.is_dir() {
+                collect_files(&e, out)?;
+            } else if e
+                .extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| matches!(x, "yaml" | "yml" | "json"))
+            {
+                out.push(e);
+            }
+        }
+        Ok(())
+    } else if p.is_file() {
+        out.push(p.to_path_buf());
+        Ok(())
+    } else {
+        Err(format!("{}: no such file or directory", p.display()))
+    }
+}
+
+/// Reads a functionConfig file; `root` is where its `path:` files are (default: its directory).
+fn load_config(path: &Path, root: Option<&Path>) -> Result<(Plan, Option<ConfigId>), String> {
+    let text = read_file(path)?;
+    let docs = crate::yaml::parse_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let node = docs
+        .iter()
+        .find_map(|d| d.root.as_ref())
+        .ok_or_else(|| format!("{}: no functionConfig in the file", path.display()))?;
+    let dir = root
+        .map(Path::to_path_buf)
+        .or_else(|| path.parent().map(Path::to_path_buf));
+    let plan =
+        config::plan(node, dir.as_deref()).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((plan, Some(ConfigId::of(node))))
+}
+
+fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
+    let input = match Input::read(src) {
+        Ok(i) => i,
+        Err(e) => return fail_unreadable(io, format!("stdin: {e}"), true),
+    };
+    if !input.is_resource_list() {
+        let r = FnResult::new(
+            Severity::Error,
+            "stdin is not a ResourceList; to patch plain YAML give the functionConfig with --config FN.yaml",
+        );
+        io.out(&krm::results_only(std::slice::from_ref(&r)));
+        return io.finish(&[r]);
+    }
+    let Some(fc) = input.function_config() else {
+        let r = FnResult::new(
+            Severity::Error,
+            "the ResourceList has no functionConfig: nothing says what to merge",
+        );
+        return write_back(src, input, vec![r], io);
+    };
+    let base = resource_dir(fc);
+    let config_id = ConfigId::of(fc);
+    match config::plan(fc, base.as_deref()) {
+        Ok(plan) => run_with_input(src, input, &plan, Some(&config_id), io),
+        Err(e) => {
+            let r = FnResult::new(
+                Severity::Error,
+                format!("invalid functionConfig: {}", e.message),
+            )
+            .at_field(e.field.clone());
+            write_back(src, input, vec![r], io)
+        }
+    }
+}
+
+/// The directory of the functionConfig's file when kpt says where it is.
+fn resource_dir(fc: &crate::yaml::Node<'_>) -> Option<PathBuf> {
+    let (path, _) = crate::resource::file_of(fc)?;
+    let dir = Path::new(path).parent()?;
+    Some(if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir.to_path_buf()
+    })
+}
+
+fn run_with_plan(src: &str, plan: &Plan, config: Option<&ConfigId>, io: &mut Io<'_>) -> i32 {
+    match Input::read(src) {
+        Ok(input) => run_with_input(src, input, plan, config, io),
+        Err(e) => {
+            // The items go back as they came: here, the text itself.
+            io.out(src);
+            let r = FnResult::new(Severity::Error, format!("input: {e}"));
+            io.finish(&[r])
+        }
+    }
+}
+
+fn run_with_input(
+    src: &str,
+    input: Input<'_>,
+    plan: &Plan,
+    config: Option<&ConfigId>,
+    io: &mut Io<'_>,
+) -> i32 {
+    let Input { form, items } = input;
+    let run = engine::run(plan, items, config);
+    if run.failed {
+        // All or nothing: the items as they came in.
+        return match Input::read(src) {
+            Ok(fresh) => write_back(src, fresh, run.results, io),
+            Err(_) => {
+                io.out(src);
+                io.finish(&run.results)
+            }
+        };
+    }
+    let mut out = String::with_capacity(src.len() + 256);
+    krm::write(form, run.items, &run.results, &mut out);
+    io.out(&out);
+    io.finish(&run.results)
+}
+
+/// Writes the input's items unchanged with `results`.
+fn write_back(src: &str, input: Input<'_>, results: Vec<FnResult>, io: &mut Io<'_>) -> i32 {
+    let Input { form, items } = input;
+    let mut out = String::with_capacity(src.len() + 256);
+    krm::write(form, items, &results, &mut out);
+    io.out(&out);
+    io.finish(&results)
+}
+
+/// `merge2 SRC DEST` / `merge3 ORIGINAL UPDATED DEST`: DEST's documents, merged, on stdout.
+fn merge_files(
+    kind: PatchKind,
+    patch: &str,
+    original: Option<&str>,
+    dest: &str,
+    opts: PatchOptions,
+    io: &mut Io<'_>,
+) -> i32 {
+    let docs = |text: &str, what: &str| -> Result<Vec<crate::yaml::Node<'static>>, String> {
+        let parsed = crate::yaml::parse_stream(text).map_err(|e| format!("{what}: {e}"))?;
+        Ok(parsed
+            .into_iter()
+            .filter_map(|d| d.root)
+            .map(crate::yaml::Node::into_owned)
+            .collect())
+    };
+    let patch_docs = match docs(
+        patch,
+        if kind == PatchKind::Merge2 {
+            "SRC"
+        } else {
+            "UPDATED"
+        },
+    ) {
+        Ok(d) => d,
+        Err(e) => return usage(io, &e),
+    };
+    let original_docs = match original.map(|o| docs(o, "ORIGINAL")).transpose() {
+        Ok(d) => d.unwrap_or_default(),
+        Err(e) => return usage(io, &e),
+    };
+    let input = match Input::read(dest) {
+        Ok(i) => i,
+        Err(e) => return usage(io, &format!("DEST: {e}")),
+    };
+    // Two single documents merge directly, whatever their names (like `kustomize cfg merge`
+    // on one file each); otherwise documents pair by identity.
+    let single = patch_docs.len() == 1 && input.items.len() == 1 && original_docs.len() <= 1;
+    let target = if single {
+        Some(crate::target::Target::default())
+    } else {
+        None
+    };
+    let step = PatchStep {
+        index: 0,
+        kind,
+        patch: patch_docs,
+        original: original_docs,
+        target,
+        options: opts,
+        source: "command line".into(),
+    };
+    let plan = Plan {
+        steps: vec![step],
+        schema: crate::schema::Schema::builtin(),
+        form: config::ConfigForm::Merge,
+    };
+    run_with_input(dest, input, &plan, None, io)
+}

@@ -1,0 +1,120 @@
+//! Test helpers shared by the integration tests: run the binary, build ResourceLists, read
+//! YAML as data.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use krm_merge::yaml::{self, Node};
+use serde_json::Value;
+
+/// What a run of `krm-merge` gave.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_krm-merge"))
+}
+
+/// Runs the binary with `args`, feeding `stdin`.
+pub fn krm(args: &[&str], stdin: &str) -> Out {
+    krm_in(args, stdin, None)
+}
+
+pub fn krm_in(args: &[&str], stdin: &str, dir: Option<&std::path::Path>) -> Out {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING");
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    let mut child = cmd.spawn().expect("run krm-merge");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait for krm-merge");
+    let _ = writer.join();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The documents of a YAML stream as JSON values (aliases expanded).
+pub fn docs(text: &str) -> Vec<Value> {
+    yaml::parse_stream(text)
+        .unwrap_or_else(|e| panic!("not YAML: {e}\n{text}"))
+        .into_iter()
+        .filter_map(|d| d.root)
+        .map(|mut r| {
+            r.expand_aliases(1_000_000).expect("aliases");
+            yaml::to_json(&r).expect("JSON-compatible")
+        })
+        .collect()
+}
+
+/// One YAML document as a node with no borrowed text.
+pub fn node(text: &str) -> Node<'static> {
+    yaml::parse_stream(text)
+        .unwrap_or_else(|e| panic!("not YAML: {e}\n{text}"))
+        .into_iter()
+        .find_map(|d| d.root)
+        .map(Node::into_owned)
+        .unwrap_or_else(Node::null)
+}
+
+/// A ResourceList holding the documents of `items` and the functionConfig `config`.
+pub fn resource_list(items: &str, config: Node<'static>) -> String {
+    let parsed = yaml::parse_stream(items).expect("items YAML");
+    let nodes: Vec<Node<'_>> = parsed.into_iter().filter_map(|d| d.root).collect();
+    let mut rl = Node::map();
+    rl.set("apiVersion", Node::string("config.kubernetes.io/v1"));
+    rl.set("kind", Node::string("ResourceList"));
+    rl.set("items", Node::seq_of(nodes));
+    rl.set("functionConfig", config);
+    let mut out = String::new();
+    yaml::emit_document(&yaml::Document::new(rl), &mut out);
+    out
+}
+
+/// The items of a ResourceList written by the binary.
+pub fn rl_items(stdout: &str) -> Vec<Value> {
+    let all = docs(stdout);
+    match all.first().and_then(|rl| rl.get("items")) {
+        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => panic!("items is not a list: {other}"),
+    }
+}
+
+/// The results of a ResourceList written by the binary.
+pub fn rl_results(stdout: &str) -> Vec<Value> {
+    match docs(stdout).first().and_then(|rl| rl.get("results")) {
+        Some(Value::Array(r)) => r.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// A functionConfig of kind Merge with these patch entries.
+pub fn merge_config(patches: Vec<Node<'static>>) -> Node<'static> {
+    let mut spec = Node::map();
+    spec.set("patches", Node::seq_of(patches));
+    let mut meta = Node::map();
+    meta.set("name", Node::string("test"));
+    let mut c = Node::map();
+    c.set("apiVersion", Node::string("fn.krm-merge.dev/v1alpha1"));
+    c.set("kind", Node::string("Merge"));
+    c.set("metadata", meta);
+    c.set("spec", spec);
+    c
+}
