@@ -578,7 +578,7 @@ impl<'a> Builder<'a> {
             ..Layout::default()
         };
         let mut head: Vec<Comment<'a>> = Vec::new();
-        let line_comment = self.pending_line.take().map(|(c, _)| c);
+
         enum Role {
             Root,
             Key,
@@ -592,6 +592,13 @@ impl<'a> Builder<'a> {
             Some(f) if f.map && f.key.is_none() => Role::Key,
             Some(f) if f.map => Role::Value,
             Some(_) => Role::Item,
+        };
+        // A comment after a `-` alone on its line belongs to the item, never to the sequence
+        // whose start the parser may report after it.
+        let line_comment = if block_coll && !matches!(role, Role::Item) {
+            None
+        } else {
+            self.pending_line.take().map(|(c, _)| c)
         };
         match role {
             Role::Flow => {}
