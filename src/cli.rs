@@ -437,7 +437,7 @@ fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
             Severity::Error,
             "the ResourceList has no functionConfig: nothing says what to merge",
         );
-        return write_back(src, input, vec![r], io);
+        return write_back(input, vec![r], io);
     };
     let base = resource_dir(fc);
     let config_id = ConfigId::of(fc);
@@ -449,7 +449,7 @@ fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
                 format!("invalid functionConfig: {}", e.message),
             )
             .at_field(e.field.clone());
-            write_back(src, input, vec![r], io)
+            write_back(input, vec![r], io)
         }
     }
 }
@@ -466,7 +466,10 @@ fn resource_dir(fc: &crate::yaml::Node<'_>) -> Option<PathBuf> {
 }
 
 fn run_with_plan(src: &str, plan: &Plan, config: Option<&ConfigId>, io: &mut Io<'_>) -> i32 {
-    match Input::read(src) {
+    // The patches are known before the resources are read: resources no patch can reach stay
+    // text (see `Input::read_with`).
+    let wanted = |n: &crate::yaml::Node<'_>| engine::may_touch(plan, n, config);
+    match Input::read_with(src, &wanted) {
         Ok(input) => run_with_input(src, input, plan, config, io),
         Err(e) => {
             // The items go back as they came: here, the text itself.
@@ -487,27 +490,28 @@ fn run_with_input(
     let Input { form, items } = input;
     let run = engine::run(plan, items, config);
     if run.failed {
-        // All or nothing: the items as they came in.
+        // All or nothing: the items as they came in. A stream is its own text.
+        if matches!(form, krm::Form::Stream { .. }) {
+            io.out(src);
+            return io.finish(&run.results);
+        }
         return match Input::read(src) {
-            Ok(fresh) => write_back(src, fresh, run.results, io),
+            Ok(fresh) => write_back(fresh, run.results, io),
             Err(_) => {
                 io.out(src);
                 io.finish(&run.results)
             }
         };
     }
-    let mut out = String::with_capacity(src.len() + 256);
-    krm::write(form, run.items, &run.results, &mut out);
-    io.out(&out);
+    // A closed stdout (`| head`) is not a failure of ours to report.
+    let _ = krm::write(form, run.items, &run.results, io.stdout).and_then(|()| io.stdout.flush());
     io.finish(&run.results)
 }
 
 /// Writes the input's items unchanged with `results`.
-fn write_back(src: &str, input: Input<'_>, results: Vec<FnResult>, io: &mut Io<'_>) -> i32 {
+fn write_back(input: Input<'_>, results: Vec<FnResult>, io: &mut Io<'_>) -> i32 {
     let Input { form, items } = input;
-    let mut out = String::with_capacity(src.len() + 256);
-    krm::write(form, items, &results, &mut out);
-    io.out(&out);
+    let _ = krm::write(form, items, &results, io.stdout).and_then(|()| io.stdout.flush());
     io.finish(&results)
 }
 

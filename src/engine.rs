@@ -137,18 +137,8 @@ impl<'s> Ctx<'s> {
         r.failed = true;
     }
 
-    /// Items a target may select: not bookkeeping, unless the target names the kind.
     fn candidate(&self, node: &Node<'_>) -> bool {
-        let bookkeeping =
-            resource::is_bookkeeping_item(node) || self.config.is_some_and(|c| c.is(node));
-        if !bookkeeping {
-            return true;
-        }
-        self.step
-            .target
-            .as_ref()
-            .and_then(|t| t.spec().kind.as_deref())
-            .is_some_and(|k| !k.is_empty())
+        candidate(self.step, node, self.config)
     }
 
     /// The items the step's target selects.
@@ -181,33 +171,17 @@ impl<'s> Ctx<'s> {
     }
 
     /// The items with the identity of `doc` (current, or original under kustomize's build
-    /// annotations).
+    /// annotations or an earlier rename in this run).
     fn by_identity(&self, items: &[Item<'_>], doc: &Node<'_>) -> Vec<usize> {
         let want = Id::of(doc);
         items
             .iter()
             .enumerate()
             .filter(|(_, item)| {
-                let id = Id::of(&item.node);
-                if id.same(&want)
-                    || item
-                        .first_id
-                        .as_ref()
-                        .is_some_and(|f| f.as_id().same(&want))
-                {
-                    return true;
-                }
-                let meta = Meta::of(&item.node);
-                let view = meta.view();
-                match view.original_id() {
-                    Ok(Some(orig)) => {
-                        id.api_version == want.api_version
-                            && orig.kind == want.kind
-                            && orig.name == want.name
-                            && orig.effective_namespace() == want.effective_namespace()
-                    }
-                    _ => false,
-                }
+                item.first_id
+                    .as_ref()
+                    .is_some_and(|f| f.as_id().same(&want))
+                    || has_identity(&item.node, &want)
             })
             .map(|(i, _)| i)
             .collect()
@@ -553,6 +527,61 @@ impl<'s> Ctx<'s> {
             ann.set(resource::INDEX, Node::string("0"));
         }
     }
+}
+
+/// Items a step may touch: not bookkeeping (local-config resources, the Kptfile, the
+/// functionConfig itself), unless the step's target names a kind.
+fn candidate(step: &PatchStep, node: &Node<'_>, config: Option<&ConfigId>) -> bool {
+    let bookkeeping = resource::is_bookkeeping_item(node) || config.is_some_and(|c| c.is(node));
+    if !bookkeeping {
+        return true;
+    }
+    step.target
+        .as_ref()
+        .and_then(|t| t.spec().kind.as_deref())
+        .is_some_and(|k| !k.is_empty())
+}
+
+/// The resource has the identity `want`, now or originally (kustomize's build annotations).
+fn has_identity(node: &Node<'_>, want: &Id<'_>) -> bool {
+    let id = Id::of(node);
+    if id.same(want) {
+        return true;
+    }
+    let meta = Meta::of(node);
+    match meta.view().original_id() {
+        Ok(Some(orig)) => {
+            id.api_version == want.api_version
+                && orig.kind == want.kind
+                && orig.name == want.name
+                && orig.effective_namespace() == want.effective_namespace()
+        }
+        _ => false,
+    }
+}
+
+/// Whether some step of `plan` could act on this resource as it comes in. A resource no step
+/// selects is never changed (patches change only what they select), so a reader may leave it
+/// as text. CustomResourceDefinitions always count: their schemas feed every merge.
+pub fn may_touch(plan: &Plan, node: &Node<'_>, config: Option<&ConfigId>) -> bool {
+    let id = Id::of(node);
+    if id.kind == "CustomResourceDefinition" {
+        return true;
+    }
+    plan.steps.iter().any(|step| {
+        if !candidate(step, node, config) {
+            return false;
+        }
+        match &step.target {
+            // An item whose original name cannot be told is kept, so the engine reports it.
+            Some(t) => t.matches(&Meta::of(node).view()).unwrap_or(true),
+            None => step
+                .patch
+                .iter()
+                .chain(&step.original)
+                .any(|d| has_identity(node, &Id::of(d))),
+        }
+    })
 }
 
 fn conflict_text(c: &merge3::Conflict) -> String {

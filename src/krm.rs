@@ -8,6 +8,7 @@
 //! What it must not do: merge, select, or decide exit codes.
 
 use std::fmt;
+use std::io::Write;
 
 use crate::resource::{self, Id};
 use crate::yaml::{self, Document, Node, ParseError};
@@ -231,10 +232,38 @@ pub enum ReadError {
 impl<'a> Input<'a> {
     /// Reads a ResourceList, a List, or a plain stream of documents.
     pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
-        let mut docs = yaml::parse_stream(src)?;
+        Input::read_with(src, &|_| true)
+    }
+
+    /// Reads like [`Input::read`], but in a plain stream keeps the tree only of the resources
+    /// `wanted` accepts: the others stay text, written back byte for byte and never seen by
+    /// the engine. This is how a large stream costs little more memory than its text when the
+    /// patches are known before it is read.
+    pub fn read_with(
+        src: &'a str,
+        wanted: &dyn Fn(&Node<'_>) -> bool,
+    ) -> Result<Input<'a>, ReadError> {
+        let mut docs: Vec<Document<'a>> = Vec::new();
+        // Documents with content, including those whose tree was dropped.
+        let mut with_content = 0usize;
+        yaml::parse_each(src, |mut d| {
+            if let Some(root) = &d.root {
+                with_content += 1;
+                let wrapper = root.is_map()
+                    && matches!(root.str_at(&["kind"]), Some("ResourceList" | "List"));
+                if root.is_map() && !wrapper && !wanted(root) {
+                    d.root = None;
+                }
+            }
+            docs.push(d);
+        })?;
         let content: Vec<usize> = (0..docs.len())
             .filter(|&i| docs[i].root.is_some())
             .collect();
+        if with_content != content.len() {
+            // Some trees were dropped: this is a stream, whatever its first document is.
+            return Input::stream(src, docs, content);
+        }
         if let [only] = content[..] {
             let wrapper = docs[only]
                 .root
@@ -291,6 +320,14 @@ impl<'a> Input<'a> {
                 });
             }
         }
+        Input::stream(src, docs, content)
+    }
+
+    fn stream(
+        src: &'a str,
+        mut docs: Vec<Document<'a>>,
+        content: Vec<usize>,
+    ) -> Result<Input<'a>, ReadError> {
         let mut items = Vec::with_capacity(content.len());
         let mut offset = 0;
         let mut next = 0;
@@ -348,12 +385,17 @@ impl<'a> Input<'a> {
 }
 
 /// Writes the items back in the form they came in, with `results` added to a ResourceList.
-pub fn write(form: Form<'_>, items: Vec<Item<'_>>, results: &[FnResult], out: &mut String) {
+pub fn write(
+    form: Form<'_>,
+    items: Vec<Item<'_>>,
+    results: &[FnResult],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     match form {
         Form::Stream { docs, item_docs } => write_stream(docs, &item_docs, items, out),
         Form::Wrapped { mut doc, json, .. } => {
             let Some(root) = doc.root.as_mut() else {
-                return;
+                return Ok(());
             };
             let nodes: Vec<Node<'_>> = items.into_iter().map(|i| i.node).collect();
             if root.get("items").is_some_and(Node::is_seq) {
@@ -375,19 +417,21 @@ pub fn write(form: Form<'_>, items: Vec<Item<'_>>, results: &[FnResult], out: &m
             if json {
                 root.make_block();
             }
-            yaml::emit_document(&doc, out);
+            let mut text = String::new();
+            yaml::emit_document(&doc, &mut text);
+            out.write_all(text.as_bytes())
         }
     }
 }
 
+/// Writes a stream document by document: untouched ones as their source text, the others from
+/// their trees.
 fn write_stream(
     docs: Vec<Document<'_>>,
     item_docs: &[usize],
     items: Vec<Item<'_>>,
-    out: &mut String,
-) {
-    // Items keep the input's order; a document is written from its text unless its item was
-    // touched or is gone.
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let mut by_input: Vec<Option<Item<'_>>> = Vec::new();
     let mut new = Vec::new();
     for item in items {
@@ -401,39 +445,50 @@ fn write_stream(
             Origin::New => new.push(item),
         }
     }
+    // What has been written so far: nothing, text ending in a line break, or other text.
+    let mut last: Option<u8> = None;
+    let put = |out: &mut dyn Write, text: &str, last: &mut Option<u8>| -> std::io::Result<()> {
+        if let Some(&b) = text.as_bytes().last() {
+            *last = Some(b);
+        }
+        out.write_all(text.as_bytes())
+    };
+    let mut scratch = String::new();
     let mut n = 0;
+    let mut from_tree = |out: &mut dyn Write,
+                         mut doc: Document<'_>,
+                         last: &mut Option<u8>|
+     -> std::io::Result<()> {
+        scratch.clear();
+        if last.is_some_and(|b| b != b'\n') {
+            scratch.push('\n');
+        }
+        if last.is_some() {
+            doc.set_explicit_start();
+        }
+        yaml::emit_document(&doc, &mut scratch);
+        put(out, &scratch, last)
+    };
     for (i, mut doc) in docs.into_iter().enumerate() {
         if item_docs.get(n) != Some(&i) {
-            out.push_str(doc.text);
+            put(out, doc.text, &mut last)?;
             continue;
         }
         let item = by_input.get_mut(n).and_then(Option::take);
         n += 1;
         match item {
             None => {}
-            Some(item) if !item.touched => out.push_str(doc.text),
+            Some(item) if !item.touched => put(out, doc.text, &mut last)?,
             Some(item) => {
-                if !out.is_empty() && !out.ends_with('\n') {
-                    out.push('\n');
-                }
-                if !out.is_empty() {
-                    doc.set_explicit_start();
-                }
                 doc.root = Some(item.node);
-                yaml::emit_document(&doc, out);
+                from_tree(out, doc, &mut last)?;
             }
         }
     }
     for item in new {
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        let mut doc = Document::new(item.node);
-        if !out.is_empty() {
-            doc.set_explicit_start();
-        }
-        yaml::emit_document(&doc, out);
+        from_tree(out, Document::new(item.node), &mut last)?;
     }
+    Ok(())
 }
 
 /// An empty ResourceList carrying results: what goes out when the input could not be read.

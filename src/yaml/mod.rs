@@ -58,7 +58,7 @@ pub mod scalar;
 pub use emit::{emit_document, emit_node, emit_stream, EmitOptions};
 pub use json::{from_json, to_json, ToJsonError};
 pub use node::{AliasError, Entry, Kind};
-pub use parse::{parse_stream, ParseError};
+pub use parse::{parse_each, parse_stream, ParseError};
 
 use std::borrow::Cow;
 

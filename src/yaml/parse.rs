@@ -41,13 +41,22 @@ pub struct ParseError {
 /// indentation — is an error with its line and column. Nesting deeper than
 /// [`MAX_DEPTH`] is an error too.
 pub fn parse_stream(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
+    let mut docs = Vec::new();
+    parse_each(src, |d| docs.push(d))?;
+    Ok(docs)
+}
+
+/// Parses a YAML stream, handing each document to `each` as soon as it is complete (and the
+/// next one has started), so a caller can keep only what it needs of a large stream. On error
+/// the documents handed over so far are the ones before the error.
+pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<(), ParseError> {
     let mut opts = Options::default();
     opts.emit_anchor_events = true;
     opts.block_nesting_limit = MAX_DEPTH;
     opts.flow_nesting_limit = MAX_DEPTH;
     // Long runs of commented-out YAML are common in real files.
     opts.max_buffered_comment_events = 1 << 20;
-    let mut b = Builder::new(src);
+    let mut b = Builder::new(src, each);
     for item in Parser::new_from_str_with_options(src, opts) {
         let (event, span) = item.map_err(|e| ParseError {
             line: e.marker().line(),
@@ -56,7 +65,8 @@ pub fn parse_stream(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
         })?;
         b.event(event, span)?;
     }
-    Ok(b.finish())
+    b.finish();
+    Ok(())
 }
 
 /// An indicator found between events.
@@ -118,9 +128,13 @@ struct Frame<'a> {
     keys_seen: Option<HashSet<String>>,
 }
 
-struct Builder<'a> {
+struct Builder<'a, F: FnMut(Document<'a>)> {
     src: &'a str,
-    docs: Vec<Document<'a>>,
+    /// Where finished documents go; the last one is held back until the stream ends, because
+    /// what follows it (comments, blank lines) still belongs to it.
+    each: F,
+    held: Option<Document<'a>>,
+    handed: usize,
     doc: Option<Document<'a>>,
     doc_start_line: usize,
     seq_indent: Option<SeqIndent>,
@@ -172,11 +186,13 @@ fn blank_between(prev_line: usize, line: usize) -> u8 {
     clamp_u8(line.saturating_sub(prev_line).saturating_sub(1))
 }
 
-impl<'a> Builder<'a> {
-    fn new(src: &'a str) -> Self {
+impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
+    fn new(src: &'a str, each: F) -> Self {
         Builder {
             src,
-            docs: Vec::new(),
+            each,
+            held: None,
+            handed: 0,
             doc: None,
             doc_start_line: 0,
             seq_indent: None,
@@ -406,7 +422,7 @@ impl<'a> Builder<'a> {
             doc.text = self.src.get(self.text_start..end).unwrap_or("");
             self.last_doc_start = self.text_start;
             self.text_start = end;
-            self.docs.push(doc);
+            self.push_doc(doc);
         }
         self.done = None;
     }
@@ -421,21 +437,21 @@ impl<'a> Builder<'a> {
     fn stream_end(&mut self) {
         let pending = self.take_pending(0);
         let src = self.src;
-        if self.docs.is_empty() && !src.is_empty() {
+        if self.held.is_none() && self.handed == 0 && !src.is_empty() {
             // Only comments (or nothing but markers): a document without content keeps them.
             let mut doc = Document::new(Node::null());
             doc.root = None;
             doc.directives = std::mem::take(&mut self.directives);
             doc.foot = pending;
             doc.text = src;
-            self.docs.push(doc);
+            self.push_doc(doc);
             return;
         }
         let tail_blank = blank_between(
             self.last_line,
             self.prev_end_line.max(src.matches('\n').count() + 1),
         );
-        if let Some(last) = self.docs.last_mut() {
+        if let Some(last) = self.held.as_mut() {
             last.tail_blank = tail_blank;
             if last.end {
                 last.trailer = pending;
@@ -1082,11 +1098,20 @@ impl<'a> Builder<'a> {
         Ok(())
     }
 
-    fn finish(mut self) -> Vec<Document<'a>> {
-        if let Some(doc) = self.doc.take() {
-            self.docs.push(doc);
+    fn push_doc(&mut self, doc: Document<'a>) {
+        if let Some(prev) = self.held.replace(doc) {
+            (self.each)(prev);
+            self.handed += 1;
         }
-        self.docs
+    }
+
+    fn finish(mut self) {
+        if let Some(doc) = self.doc.take() {
+            self.push_doc(doc);
+        }
+        if let Some(last) = self.held.take() {
+            (self.each)(last);
+        }
     }
 }
 
