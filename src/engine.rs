@@ -335,9 +335,9 @@ impl<'s> Ctx<'s> {
                     }
                 }
                 PatchKind::Apply => {
-                    let opts = apply::Options {
-                        infer_keys: step.options.infer_merge_keys,
-                    };
+                    // kubectl never guesses merge keys: apply follows kubectl, whatever
+                    // `inferMergeKeys` says.
+                    let opts = apply::Options { infer_keys: false };
                     for p in &docs {
                         apply::apply(&mut node, p, self.schema, root, &opts, &anchors).map_err(
                             |e| ItemError {
