@@ -9,8 +9,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, PatchKind, PatchOptions, PatchStep, Plan};
-use crate::engine::{self, ConfigId};
-use crate::krm::{self, FnResult, Input, Severity};
+use crate::engine::{self, ConfigId, Engine};
+use crate::krm::{self, FnResult, Input, Severity, StreamOut, Streamed};
 
 /// What the process was asked to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -420,6 +420,9 @@ fn load_config(path: &Path, root: Option<&Path>) -> Result<(Plan, Option<ConfigI
 }
 
 fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
+    if let Some(code) = run_krm_split(src, io) {
+        return code;
+    }
     let input = match Input::read(src) {
         Ok(i) => i,
         Err(e) => return fail_unreadable(io, format!("stdin: {e}"), true),
@@ -454,6 +457,89 @@ fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
     }
 }
 
+/// The ResourceList read item by item: the functionConfig is found first (by reading lines,
+/// then checked against the parse), each item goes through the patches as soon as it is parsed,
+/// and the output is the input's text with the touched items rewritten and the results added.
+/// One item's tree is in memory at a time. `None` when the input is not a block-style
+/// ResourceList this can handle (JSON, existing results, several documents): the caller reads
+/// it whole.
+fn run_krm_split(src: &str, io: &mut Io<'_>) -> Option<i32> {
+    use crate::yaml::{emit_seq_item, parse_split, parse_stream, EmitOptions};
+    let fc_text = krm::probe_function_config(src)?;
+    let fc_docs = parse_stream(fc_text).ok()?;
+    let fc = fc_docs.first()?.root.as_ref()?.get("functionConfig")?;
+    if fc.is_null() {
+        return None;
+    }
+    let base = resource_dir(fc);
+    let config_id = ConfigId::of(fc);
+    // A functionConfig that does not validate is reported by the whole-input path, with the
+    // items to write back.
+    let plan = config::plan(fc, base.as_deref()).ok()?;
+    let mut engine = Engine::new(&plan, Some(&config_id));
+    if src.contains("CustomResourceDefinition") {
+        // Every CRD must be known before any resource is merged: a first pass collects them.
+        let _ = parse_split(src, "items", &mut |node, _| {
+            if engine::is_crd(&node) {
+                engine.add_crd(&node);
+            }
+        });
+    }
+    let mut out = String::with_capacity(src.len() + src.len() / 8 + 64);
+    let mut layout: Option<(usize, EmitOptions)> = None;
+    let mut n = 0;
+    let split = parse_split(src, "items", &mut |node, info| {
+        let opts = EmitOptions {
+            seq_indent: info.seq_indent,
+        };
+        layout = Some((info.dash_col, opts));
+        let item = krm::Item {
+            node,
+            origin: krm::Origin::Input(n),
+            touched: false,
+            first_id: None,
+        };
+        n += 1;
+        match engine.process(item) {
+            None => {}
+            Some(it) if !it.touched => out.push_str(info.text),
+            Some(it) => emit_seq_item(&it.node, info.dash_col, opts, &mut out),
+        }
+    })
+    .ok()?;
+    let [doc] = &split.docs[..] else { return None };
+    let root = doc.root.as_ref()?;
+    let is_plain_rl = root.is_map()
+        && !root.is_flow()
+        && root.str_at(&["kind"]) == Some("ResourceList")
+        && root.get("results").is_none()
+        && !doc.end
+        && root.get("functionConfig").is_some_and(|f| f.same_data(fc));
+    let range = split.items.filter(|_| is_plain_rl)?;
+    let (dash_col, opts) = layout?;
+    let finish = engine.finish();
+    for item in &finish.new_items {
+        emit_seq_item(&item.node, dash_col, opts, &mut out);
+    }
+    let mut whole = String::with_capacity(src.len() + out.len() / 8 + 256);
+    if finish.failed {
+        // All or nothing: the items as they came in.
+        whole.push_str(src);
+    } else {
+        whole.push_str(&src[..range.start]);
+        whole.push_str(&out);
+        whole.push_str(&src[range.end..]);
+    }
+    if !finish.results.is_empty() {
+        if !whole.ends_with('\n') {
+            whole.push('\n');
+        }
+        whole.push_str(&krm::results_block(&finish.results));
+    }
+    io.out(&whole);
+    Some(io.finish(&finish.results))
+}
+
 /// The directory of the functionConfig's file when kpt says where it is.
 fn resource_dir(fc: &crate::yaml::Node<'_>) -> Option<PathBuf> {
     let (path, _) = crate::resource::file_of(fc)?;
@@ -466,16 +552,41 @@ fn resource_dir(fc: &crate::yaml::Node<'_>) -> Option<PathBuf> {
 }
 
 fn run_with_plan(src: &str, plan: &Plan, config: Option<&ConfigId>, io: &mut Io<'_>) -> i32 {
-    // The patches are known before the resources are read: resources no patch can reach stay
-    // text (see `Input::read_with`).
-    let wanted = |n: &crate::yaml::Node<'_>| engine::may_touch(plan, n, config);
-    match Input::read_with(src, &wanted) {
-        Ok(input) => run_with_input(src, input, plan, config, io),
+    // The patches are known before the resources are read, so they are applied to each resource
+    // as it is parsed: one tree in memory at a time, untouched documents copied as text.
+    let mut engine = Engine::new(plan, config);
+    if src.contains("CustomResourceDefinition") {
+        // Every CRD must be known before any resource is merged: a first pass collects them.
+        // (Parse errors are reported by the pass that follows.)
+        let _ = crate::yaml::parse_each(src, |d| {
+            if let Some(r) = d.root.as_ref().filter(|r| engine::is_crd(r)) {
+                engine.add_crd(r);
+            }
+        });
+    }
+    let mut out = StreamOut::for_input(src);
+    let streamed = krm::stream_items(src, &mut |item| engine.process(item), &mut out);
+    match streamed {
         Err(e) => {
             // The items go back as they came: here, the text itself.
             io.out(src);
-            let r = FnResult::new(Severity::Error, format!("input: {e}"));
-            io.finish(&[r])
+            io.finish(&[FnResult::new(Severity::Error, format!("input: {e}"))])
+        }
+        Ok(Streamed::Wrapped) => match Input::read(src) {
+            Ok(input) => run_with_input(src, input, plan, config, io),
+            Err(e) => {
+                io.out(src);
+                io.finish(&[FnResult::new(Severity::Error, format!("input: {e}"))])
+            }
+        },
+        Ok(Streamed::Done) => {
+            let finish = engine.finish();
+            for item in finish.new_items {
+                out.document(crate::yaml::Document::new(item.node));
+            }
+            // All or nothing: on failure the stream goes back as it came.
+            io.out(if finish.failed { src } else { &out.text });
+            io.finish(&finish.results)
         }
     }
 }

@@ -1,12 +1,22 @@
-//! The engine: applies the plan's patches, in order, to the items, and reports what happened.
+//! The engine: applies the plan's patches to the items and reports what happened.
 //!
-//! Each patch sees the output of the previous one. Selection follows SPEC: a `target` selects
-//! by kustomize's rules (a warning when it selects nothing); without one, each patch document
+//! Each patch sees the output of the previous one. Selection follows SPEC: a `target` selects by
+//! kustomize's rules (a warning when it selects nothing); without one, each patch document
 //! selects the items with its own identity (an error when there is none); bookkeeping items are
-//! left alone unless a target names their kind. All or nothing: when any patch fails, the run is
-//! marked failed and the caller writes the items as they came in.
+//! left alone unless a target names their kind. All or nothing: when any patch fails the run is
+//! marked failed, and the caller writes the items as they came in.
+//!
+//! **One item at a time.** A patch's effect on a resource depends only on that resource, the
+//! patch and the schema, so applying every patch to one resource and then to the next gives the
+//! same result as applying each patch to every resource in turn — and needs one resource's tree
+//! in memory, not the package's. What is not per resource is handled globally: the schema (the
+//! CRDs among the items, added with [`Engine::add_crd`] before any item is processed), the counts
+//! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources
+//! merge3 adds (made at the end, then put through the patches that follow it).
 //!
 //! What it must not do: parse or write text, or know the wire format.
+
+use std::collections::HashSet;
 
 use crate::apply;
 use crate::config::{Conflicts, NewListItems, PatchKind, PatchStep, Plan};
@@ -15,17 +25,9 @@ use crate::jsonmerge;
 use crate::krm::{FnResult, Item, Origin, Severity};
 use crate::merge2::{self, NewItems, Outcome};
 use crate::merge3;
-use crate::resource::{self, Id, Meta};
+use crate::resource::{self, Id, Meta, OwnedId};
 use crate::schema::{Cursor, Schema};
 use crate::yaml::{self, Node};
-
-/// What a run produced.
-pub struct Run<'a> {
-    pub items: Vec<Item<'a>>,
-    pub results: Vec<FnResult>,
-    /// Some patch failed: the items must be returned as they came in.
-    pub failed: bool,
-}
 
 /// The identity of the functionConfig, which kpt also passes among the items.
 #[derive(Clone, Debug, Default)]
@@ -54,377 +56,286 @@ impl ConfigId {
     }
 }
 
-/// Applies every step of `plan` to `items`.
+/// What each patch did, counted over all items.
+#[derive(Clone, Debug, Default)]
+struct Tally {
+    /// Items its target selected.
+    selected: usize,
+    /// Items it changed or deleted.
+    changed: usize,
+    /// Without target: which of its documents found a resource.
+    found: Vec<bool>,
+}
+
+/// Applies a plan to items, one item at a time.
+pub struct Engine<'p> {
+    plan: &'p Plan,
+    schema: Schema,
+    config: Option<&'p ConfigId>,
+    tallies: Vec<Tally>,
+    results: Vec<FnResult>,
+    failed: bool,
+    /// The files of the items seen (kpt's path annotations), to give new items files of their own.
+    files: HashSet<String>,
+}
+
+/// What is left when every item has been processed.
+pub struct Finish {
+    /// Resources merge3 added, already through the patches after it; they go after the others.
+    pub new_items: Vec<Item<'static>>,
+    pub results: Vec<FnResult>,
+    /// Some patch failed: the items must be written as they came in.
+    pub failed: bool,
+}
+
+/// The result of [`run`].
+pub struct Run<'a> {
+    pub items: Vec<Item<'a>>,
+    pub results: Vec<FnResult>,
+    pub failed: bool,
+}
+
+/// Applies every step of `plan` to `items` held in memory.
 pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&ConfigId>) -> Run<'a> {
-    let mut r = Run {
-        items,
-        results: Vec::new(),
-        failed: false,
-    };
-    let schema = schema_with_crds(&plan.schema, &mut r);
-    let uses_paths = r.items.iter().any(|i| resource::file_of(&i.node).is_some());
-    for step in &plan.steps {
-        let ctx = Ctx {
-            step,
-            schema: &schema,
-            config,
-            uses_paths,
-        };
-        ctx.apply(&mut r);
+    let mut engine = Engine::new(plan, config);
+    for item in items.iter().filter(|i| is_crd(&i.node)) {
+        engine.add_crd(&item.node);
     }
-    if plan.steps.is_empty() {
-        r.results.push(FnResult::new(
-            Severity::Info,
-            "no patches in the functionConfig: nothing to do",
-        ));
+    let mut out: Vec<Item<'a>> = items
+        .into_iter()
+        .filter_map(|i| engine.process(i))
+        .collect();
+    let finish = engine.finish();
+    out.extend(finish.new_items);
+    Run {
+        items: out,
+        results: finish.results,
+        failed: finish.failed,
     }
-    r
 }
 
-/// The plan's schema plus the CustomResourceDefinitions among the items.
-fn schema_with_crds(base: &Schema, r: &mut Run<'_>) -> Schema {
-    let mut schema = base.clone();
-    for item in &r.items {
-        let id = Id::of(&item.node);
-        if id.kind != "CustomResourceDefinition"
-            || !id.api_version.starts_with("apiextensions.k8s.io/")
-        {
-            continue;
-        }
-        let loaded = yaml::to_json(&item.node)
-            .map_err(|e| e.to_string())
-            .and_then(|v| schema.add_crd(&v).map_err(|e| e.to_string()));
-        if let Err(e) = loaded {
-            r.results.push(
-                FnResult::new(
-                    Severity::Warning,
-                    format!("CRD not used for merge keys: {e}"),
-                )
-                .about(&item.node),
-            );
-        }
-    }
-    schema
+/// A CustomResourceDefinition, whose schema feeds the merges of its kind.
+pub fn is_crd(node: &Node<'_>) -> bool {
+    let id = Id::of(node);
+    id.kind == "CustomResourceDefinition" && id.api_version.starts_with("apiextensions.k8s.io/")
 }
 
-struct Ctx<'s> {
-    step: &'s PatchStep,
-    schema: &'s Schema,
-    config: Option<&'s ConfigId>,
-    uses_paths: bool,
-}
-
-/// An error from one item, before it is turned into a result.
+/// Why an item could not be patched, before it becomes a result.
 struct ItemError {
     field: Option<String>,
     message: String,
 }
 
-impl<'s> Ctx<'s> {
-    fn label(&self) -> String {
-        format!("patch[{}] ({})", self.step.index, self.step.kind.as_str())
-    }
+/// What a step did to an item.
+enum Done {
+    Untouched,
+    Changed,
+    Deleted,
+}
 
-    fn error(&self, r: &mut Run<'_>, msg: String, about: Option<&Node<'_>>, field: Option<String>) {
-        let mut res = FnResult::new(Severity::Error, msg).tag("patch", self.step.index.to_string());
-        if let Some(n) = about {
-            res = res.about(n);
+impl<'p> Engine<'p> {
+    pub fn new(plan: &'p Plan, config: Option<&'p ConfigId>) -> Self {
+        let tallies = plan
+            .steps
+            .iter()
+            .map(|s| Tally {
+                found: vec![false; if s.target.is_none() { s.patch.len() } else { 0 }],
+                ..Tally::default()
+            })
+            .collect();
+        Engine {
+            plan,
+            schema: plan.schema.clone(),
+            config,
+            tallies,
+            results: Vec::new(),
+            failed: false,
+            files: HashSet::new(),
         }
-        if let Some(f) = field {
-            res = res.at_field(f);
+    }
+
+    /// Learns the merge keys of a CustomResourceDefinition among the items. Call it for every
+    /// CRD before processing any item.
+    pub fn add_crd(&mut self, node: &Node<'_>) {
+        let loaded = yaml::to_json(node)
+            .map_err(|e| e.to_string())
+            .and_then(|v| self.schema.add_crd(&v).map_err(|e| e.to_string()));
+        if let Err(e) = loaded {
+            self.results.push(
+                FnResult::new(
+                    Severity::Warning,
+                    format!("CRD not used for merge keys: {e}"),
+                )
+                .about(node),
+            );
         }
-        r.results.push(res);
-        r.failed = true;
     }
 
-    fn candidate(&self, node: &Node<'_>) -> bool {
-        candidate(self.step, node, self.config)
+    /// Applies every step, in order, to one item. `None`: a patch deleted it.
+    pub fn process<'a>(&mut self, item: Item<'a>) -> Option<Item<'a>> {
+        self.process_from(item, 0)
     }
 
-    /// The items the step's target selects.
-    fn selected(&self, r: &mut Run<'_>) -> Vec<usize> {
-        let Some(target) = &self.step.target else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        let mut errors = Vec::new();
-        for (i, item) in r.items.iter().enumerate() {
-            if !self.candidate(&item.node) {
+    fn process_from<'a>(&mut self, mut item: Item<'a>, first: usize) -> Option<Item<'a>> {
+        if let Some((path, _)) = resource::file_of(&item.node) {
+            self.files.insert(path.to_owned());
+        }
+        let plan = self.plan;
+        for (k, step) in plan.steps.iter().enumerate().skip(first) {
+            if !candidate(step, &item.node, self.config) {
                 continue;
             }
-            let meta = Meta::of(&item.node);
-            match target.matches(&meta.view()) {
-                Ok(true) => out.push(i),
-                Ok(false) => {}
-                Err(e) => errors.push((i, e.to_string())),
+            match self.step(k, step, &mut item) {
+                Done::Untouched => {}
+                Done::Changed => {
+                    self.tallies[k].changed += 1;
+                    item.touched = true;
+                }
+                Done::Deleted => {
+                    self.tallies[k].changed += 1;
+                    return None;
+                }
             }
         }
-        for (i, e) in errors {
-            let msg = format!(
-                "{}: cannot tell the resource's original name: {e}",
-                self.label()
-            );
-            let node = r.items[i].node.clone();
-            self.error(r, msg, Some(&node), None);
-        }
-        out
+        Some(item)
     }
 
-    /// The items with the identity of `doc` (current, or original under kustomize's build
-    /// annotations or an earlier rename in this run).
-    fn by_identity(&self, items: &[Item<'_>], doc: &Node<'_>) -> Vec<usize> {
-        let want = Id::of(doc);
-        items
-            .iter()
-            .enumerate()
-            .filter(|(_, item)| {
-                item.first_id
-                    .as_ref()
-                    .is_some_and(|f| f.as_id().same(&want))
-                    || has_identity(&item.node, &want)
-            })
-            .map(|(i, _)| i)
-            .collect()
-    }
-
-    fn apply(&self, r: &mut Run<'_>) {
-        let step = self.step;
-        let changed = match (step.kind, &step.target) {
-            (PatchKind::Merge3, None) => self.merge3_resources(r),
-            (_, Some(_)) => {
-                let selected = self.selected(r);
-                if selected.is_empty() {
-                    let t = step
-                        .target
-                        .as_ref()
-                        .map(|t| t.to_string())
-                        .unwrap_or_default();
-                    r.results.push(
-                        FnResult::new(
-                            Severity::Warning,
-                            format!("{}: target {t} selects no resource", self.label()),
-                        )
-                        .tag("patch", step.index.to_string()),
-                    );
-                    return;
-                }
-                let mut changed = 0;
-                let mut deleted = Vec::new();
-                for &i in &selected {
-                    match self.apply_to(r, i, None) {
-                        Ok(true) => deleted.push(i),
-                        Ok(false) => changed += 1,
-                        Err(()) => {}
+    /// Applies step `k` to an item, if it selects the item.
+    fn step<'a>(&mut self, k: usize, step: &'p PatchStep, item: &mut Item<'a>) -> Done {
+        match (step.kind, &step.target) {
+            (PatchKind::Merge3, None) => self.merge3_resource(k, step, item),
+            (_, Some(target)) => {
+                let meta = Meta::of(&item.node);
+                match target.matches(&meta.view()) {
+                    Ok(true) => {}
+                    Ok(false) => return Done::Untouched,
+                    Err(e) => {
+                        let msg = format!(
+                            "{}: cannot tell the resource's original name: {e}",
+                            label(step)
+                        );
+                        self.error(step, msg, &item.node, None);
+                        return Done::Untouched;
                     }
                 }
-                remove_indices(&mut r.items, &deleted);
-                changed
+                self.tallies[k].selected += 1;
+                let docs: Vec<&'p Node<'static>> = step.patch.iter().collect();
+                self.patch(step, item, &docs)
             }
             (_, None) => {
-                let mut changed = 0;
+                let mut docs = Vec::new();
                 for (d, doc) in step.patch.iter().enumerate() {
-                    let matched = self.by_identity(&r.items, doc);
-                    if matched.is_empty() {
-                        let msg = format!(
-                            "{}: document {} ({}) matches no resource; give the patch a target, or check its apiVersion, kind, name and namespace",
-                            self.label(),
-                            d + 1,
-                            Id::of(doc)
-                        );
-                        self.error(r, msg, None, None);
-                        continue;
-                    }
-                    let mut deleted = Vec::new();
-                    for &i in &matched {
-                        match self.apply_to(r, i, Some(d)) {
-                            Ok(true) => deleted.push(i),
-                            Ok(false) => changed += 1,
-                            Err(()) => {}
-                        }
-                    }
-                    remove_indices(&mut r.items, &deleted);
-                }
-                changed
-            }
-        };
-        if changed > 0 {
-            r.results.push(
-                FnResult::new(
-                    Severity::Info,
-                    format!("{}: applied to {changed} resource(s)", self.label()),
-                )
-                .tag("patch", step.index.to_string()),
-            );
-        }
-    }
-
-    /// Applies the step (or only its document `doc`) to item `i`. `Ok(true)`: the item is to be
-    /// deleted.
-    fn apply_to(&self, r: &mut Run<'_>, i: usize, doc: Option<usize>) -> Result<bool, ()> {
-        let step = self.step;
-        let docs: Vec<&Node<'static>> = match doc {
-            Some(d) => step.patch.get(d).into_iter().collect(),
-            None => step.patch.iter().collect(),
-        };
-        let mut node = r.items[i].node.clone();
-        let saved = resource::bookkeeping(&node);
-        let before = Id::of(&node);
-        let (name, namespace, api_version, kind) = (
-            before.name.to_owned(),
-            before.namespace.to_owned(),
-            before.api_version.to_owned(),
-            before.kind.to_owned(),
-        );
-        let root = self.root(&node);
-        let anchors = merge2::anchors_of(&node);
-        let mut delete = false;
-        let mut warnings = Vec::new();
-        let outcome: Result<(), ItemError> = (|| {
-            match step.kind {
-                PatchKind::Merge2 => {
-                    let opts = merge2::Options {
-                        new_items: match step.options.new_list_items {
-                            NewListItems::Append => NewItems::Append,
-                            NewListItems::Prepend => NewItems::Prepend,
-                        },
-                        infer_keys: step.options.infer_merge_keys,
-                    };
-                    for p in &docs {
-                        match merge2::merge(&mut node, p, self.schema, root, &opts, &anchors) {
-                            Ok(Outcome::Merged) => {}
-                            Ok(Outcome::Deleted) => {
-                                delete = true;
-                                return Ok(());
-                            }
-                            Err(e) => {
-                                return Err(ItemError {
-                                    field: Some(e.path.to_string()),
-                                    message: e.kind.to_string(),
-                                })
-                            }
-                        }
-                    }
-                }
-                PatchKind::JsonMerge => {
-                    for p in &docs {
-                        jsonmerge::merge(&mut node, p).map_err(|e| ItemError {
-                            field: None,
-                            message: e.to_string(),
-                        })?;
-                    }
-                }
-                PatchKind::Json6902 => {
-                    // kustomize's JSON patch library lets `replace` create a missing member; the
-                    // kustomize options (prepend, no inference) ask for kustomize's behaviour.
-                    let opts = if step.options.new_list_items == NewListItems::Prepend
-                        && !step.options.infer_merge_keys
+                    let want = Id::of(doc);
+                    if item
+                        .first_id
+                        .as_ref()
+                        .is_some_and(|f| f.as_id().same(&want))
+                        || has_identity(&item.node, &want)
                     {
-                        json6902::Options::kustomize()
-                    } else {
-                        json6902::Options::default()
-                    };
-                    for p in &docs {
-                        let ops = json6902::parse_ops(p).map_err(|e| ItemError {
-                            field: None,
-                            message: e.to_string(),
-                        })?;
-                        json6902::apply_with(&mut node, &ops, &opts).map_err(|e| ItemError {
-                            field: None,
-                            message: e.to_string(),
-                        })?;
+                        self.tallies[k].found[d] = true;
+                        docs.push(doc);
                     }
                 }
-                PatchKind::Apply => {
-                    // kubectl never guesses merge keys: apply follows kubectl, whatever
-                    // `inferMergeKeys` says.
-                    let opts = apply::Options { infer_keys: false };
-                    for p in &docs {
-                        apply::apply(&mut node, p, self.schema, root, &opts, &anchors).map_err(
-                            |e| ItemError {
-                                field: Some(e.path.to_string()),
-                                message: e.kind.to_string(),
-                            },
-                        )?;
-                    }
+                if docs.is_empty() {
+                    return Done::Untouched;
                 }
-                PatchKind::Merge3 => {
-                    let opts = merge3::Options {
-                        infer_keys: step.options.infer_merge_keys,
-                    };
-                    let empty = Node::map();
-                    let original = step.original.first().unwrap_or(&empty);
-                    for p in &docs {
-                        let conflicts = merge3::merge(
-                            &mut node,
-                            original,
-                            p,
-                            self.schema,
-                            root,
-                            &opts,
-                            &anchors,
-                        )
-                        .map_err(|e| ItemError {
-                            field: Some(e.path.to_string()),
-                            message: e.kind.to_string(),
-                        })?;
-                        warnings.extend(conflicts);
-                    }
-                }
+                self.patch(step, item, &docs)
             }
-            Ok(())
-        })();
-        if let Err(e) = outcome {
-            let msg = format!("{}: {}", self.label(), e.message);
-            let orig = r.items[i].node.clone();
-            self.error(r, msg, Some(&orig), e.field);
-            return Err(());
         }
-        self.report_conflicts(r, &node, warnings);
-        if delete {
-            return Ok(true);
-        }
-        // The patch cannot rename the resource (kustomize's rule, with or without a target: a
-        // patch found by the resource's original name carries that old name).
-        if matches!(step.kind, PatchKind::Merge2 | PatchKind::JsonMerge) {
-            restore_identity(
-                &mut node,
-                step.options.allow_kind_change,
-                step.options.allow_name_change,
-                &api_version,
-                &kind,
-                &name,
-                &namespace,
-            );
-        }
-        resource::protect_bookkeeping(&mut node, saved);
-        let item = &mut r.items[i];
-        if item.first_id.is_none() && !Id::of(&node).same(&Id::of(&item.node)) {
-            item.first_id = Some(resource::OwnedId::of(&item.node));
-        }
-        item.node = node;
-        item.touched = true;
-        Ok(false)
     }
 
-    fn report_conflicts(&self, r: &mut Run<'_>, node: &Node<'_>, conflicts: Vec<merge3::Conflict>) {
-        let severity = match self.step.options.conflicts {
-            Conflicts::Warn => Severity::Warning,
-            Conflicts::Error => Severity::Error,
+    /// Applies the documents of a step to an item, keeping its identity and bookkeeping.
+    fn patch<'a>(
+        &mut self,
+        step: &'p PatchStep,
+        item: &mut Item<'a>,
+        docs: &[&'p Node<'static>],
+    ) -> Done {
+        let before = OwnedId::of(&item.node);
+        let saved = resource::bookkeeping(&item.node);
+        let root = self.root(&item.node);
+        let anchors = merge2::anchors_of(&item.node);
+        let mut conflicts = Vec::new();
+        let mut deleted = false;
+        let outcome = patch_node(
+            step,
+            &mut item.node,
+            docs,
+            &self.schema,
+            root,
+            &anchors,
+            &mut conflicts,
+            &mut deleted,
+        );
+        if let Err(e) = outcome {
+            // The node may be half patched; the run fails, and the caller writes the input back.
+            let msg = format!("{}: {}", label(step), e.message);
+            self.error_about(step, msg, &before, resource::file_of(&item.node), e.field);
+            return Done::Untouched;
+        }
+        self.report_conflicts(step, &item.node, conflicts);
+        if deleted {
+            return Done::Deleted;
+        }
+        // A merge does not rename what it patches (kustomize's rule, with or without a target:
+        // a patch found by the resource's original name carries that old name).
+        if matches!(step.kind, PatchKind::Merge2 | PatchKind::JsonMerge) {
+            restore_identity(&mut item.node, &step.options, &before);
+        }
+        resource::protect_bookkeeping(&mut item.node, saved);
+        if item.first_id.is_none() && !Id::of(&item.node).same(&before.as_id()) {
+            item.first_id = Some(before);
+        }
+        Done::Changed
+    }
+
+    /// merge3 without a target, for one item: paired by identity with the updated (patch) and
+    /// original documents; deleted upstream → deleted, both → merged. Additions are made by
+    /// [`Engine::finish`].
+    fn merge3_resource<'a>(&mut self, k: usize, step: &'p PatchStep, item: &mut Item<'a>) -> Done {
+        let same = |doc: &Node<'_>| {
+            let want = Id::of(doc);
+            item.first_id
+                .as_ref()
+                .is_some_and(|f| f.as_id().same(&want))
+                || has_identity(&item.node, &want)
         };
-        for c in conflicts {
-            let mut res = FnResult::new(
-                severity,
-                format!("{}: conflict: {}", self.label(), conflict_text(&c)),
-            )
-            .about(node)
-            .at_field(c.path.to_string())
-            .tag("patch", self.step.index.to_string());
-            res.current = c.local.clone();
-            res.proposed = c.upstream.clone();
-            if severity == Severity::Error {
-                r.failed = true;
+        let updated = step.patch.iter().position(&same);
+        let original = |u: &Node<'_>| step.original.iter().find(|o| Id::of(o).same(&Id::of(u)));
+        match updated {
+            Some(d) => {
+                self.tallies[k].found[d] = true;
+                let u = &step.patch[d];
+                let empty = Node::map();
+                let o = original(u).unwrap_or(&empty);
+                let before = OwnedId::of(&item.node);
+                let saved = resource::bookkeeping(&item.node);
+                let root = self.root(&item.node);
+                let anchors = merge2::anchors_of(&item.node);
+                let opts = merge3::Options {
+                    infer_keys: step.options.infer_merge_keys,
+                };
+                match merge3::merge(&mut item.node, o, u, &self.schema, root, &opts, &anchors) {
+                    Ok(conflicts) => {
+                        self.report_conflicts(step, &item.node, conflicts);
+                        resource::protect_bookkeeping(&mut item.node, saved);
+                        Done::Changed
+                    }
+                    Err(e) => {
+                        let msg = format!("{}: document {}: {}", label(step), d + 1, e.kind);
+                        self.error_about(
+                            step,
+                            msg,
+                            &before,
+                            resource::file_of(&item.node),
+                            Some(e.path.to_string()),
+                        );
+                        Done::Untouched
+                    }
+                }
             }
-            r.results.push(res);
+            None if step.original.iter().any(&same) => Done::Deleted,
+            None => Done::Untouched,
         }
     }
 
@@ -434,88 +345,156 @@ impl<'s> Ctx<'s> {
         self.schema.root(g, v, id.kind)
     }
 
-    /// merge3 without a target: resources are paired by identity across original, updated
-    /// (the patch) and the items; deleted upstream → removed, added upstream → added, both →
-    /// merged field by field.
-    fn merge3_resources(&self, r: &mut Run<'_>) -> usize {
-        let step = self.step;
-        let mut changed = 0;
-        let mut deleted = Vec::new();
-        for (d, updated) in step.patch.iter().enumerate() {
-            let want = Id::of(updated);
-            let original = step.original.iter().find(|o| Id::of(o).same(&want));
-            let matched = self.by_identity(&r.items, updated);
-            if matched.is_empty() {
-                if original.is_none() {
-                    let mut node: Node<'static> = updated.clone();
-                    self.place_new(r, &mut node);
-                    r.items.push(Item {
-                        node,
-                        origin: Origin::New,
-                        touched: true,
-                        first_id: None,
-                    });
-                    changed += 1;
-                }
+    fn error(&mut self, step: &PatchStep, msg: String, about: &Node<'_>, field: Option<String>) {
+        let mut res = FnResult::new(Severity::Error, msg)
+            .tag("patch", step.index.to_string())
+            .about(about);
+        if let Some(f) = field {
+            res = res.at_field(f);
+        }
+        self.results.push(res);
+        self.failed = true;
+    }
+
+    fn error_about(
+        &mut self,
+        step: &PatchStep,
+        msg: String,
+        id: &OwnedId,
+        file: Option<(&str, u64)>,
+        field: Option<String>,
+    ) {
+        let mut res = FnResult::new(Severity::Error, msg).tag("patch", step.index.to_string());
+        res.resource = Some(crate::krm::ResourceRef {
+            api_version: id.api_version.clone(),
+            kind: id.kind.clone(),
+            name: id.name.clone(),
+            namespace: id.namespace.clone(),
+        });
+        res.file = file.map(|(p, i)| (p.to_owned(), i));
+        if let Some(f) = field {
+            res = res.at_field(f);
+        }
+        self.results.push(res);
+        self.failed = true;
+    }
+
+    fn report_conflicts(
+        &mut self,
+        step: &PatchStep,
+        node: &Node<'_>,
+        conflicts: Vec<merge3::Conflict>,
+    ) {
+        let severity = match step.options.conflicts {
+            Conflicts::Warn => Severity::Warning,
+            Conflicts::Error => Severity::Error,
+        };
+        for c in conflicts {
+            let mut res = FnResult::new(
+                severity,
+                format!("{}: conflict: {}", label(step), conflict_text(&c)),
+            )
+            .about(node)
+            .at_field(c.path.to_string())
+            .tag("patch", step.index.to_string());
+            res.current = c.local.clone();
+            res.proposed = c.upstream.clone();
+            if severity == Severity::Error {
+                self.failed = true;
+            }
+            self.results.push(res);
+        }
+    }
+
+    /// Makes merge3's additions, then reports what each patch did.
+    pub fn finish(mut self) -> Finish {
+        let plan = self.plan;
+        let mut new_items: Vec<Item<'static>> = Vec::new();
+        for (k, step) in plan.steps.iter().enumerate() {
+            if step.kind != PatchKind::Merge3 || step.target.is_some() {
                 continue;
             }
-            for &i in &matched {
-                let empty = Node::map();
-                let orig = original.unwrap_or(&empty);
-                let mut node = r.items[i].node.clone();
-                let saved = resource::bookkeeping(&node);
-                let root = self.root(&node);
-                let anchors = merge2::anchors_of(&node);
-                let opts = merge3::Options {
-                    infer_keys: step.options.infer_merge_keys,
+            for (d, updated) in step.patch.iter().enumerate() {
+                let id = Id::of(updated);
+                if self.tallies[k].found[d] || step.original.iter().any(|o| Id::of(o).same(&id)) {
+                    continue;
+                }
+                let mut node: Node<'static> = updated.clone();
+                self.place_new(&mut node);
+                self.tallies[k].changed += 1;
+                let item = Item {
+                    node,
+                    origin: Origin::New,
+                    touched: true,
+                    first_id: None,
                 };
-                match merge3::merge(&mut node, orig, updated, self.schema, root, &opts, &anchors) {
-                    Ok(conflicts) => {
-                        self.report_conflicts(r, &node, conflicts);
-                        resource::protect_bookkeeping(&mut node, saved);
-                        r.items[i].node = node;
-                        r.items[i].touched = true;
-                        changed += 1;
-                    }
-                    Err(e) => {
-                        let msg = format!("{}: document {}: {}", self.label(), d + 1, e.kind);
-                        let orig_node = r.items[i].node.clone();
-                        self.error(r, msg, Some(&orig_node), Some(e.path.to_string()));
-                    }
+                if let Some(item) = self.process_from(item, k + 1) {
+                    new_items.push(item);
                 }
             }
         }
-        for original in &step.original {
-            let id = Id::of(original);
-            if step.patch.iter().any(|u| Id::of(u).same(&id)) {
-                continue;
-            }
-            for i in self.by_identity(&r.items, original) {
-                if !deleted.contains(&i) {
-                    deleted.push(i);
-                    changed += 1;
+        for (k, step) in plan.steps.iter().enumerate() {
+            let tally = &self.tallies[k];
+            let tag = step.index.to_string();
+            if let Some(t) = &step.target {
+                if tally.selected == 0 {
+                    self.results.push(
+                        FnResult::new(
+                            Severity::Warning,
+                            format!("{}: target {t} selects no resource", label(step)),
+                        )
+                        .tag("patch", tag.clone()),
+                    );
+                }
+            } else if step.kind != PatchKind::Merge3 {
+                for (d, found) in tally.found.iter().enumerate() {
+                    if *found {
+                        continue;
+                    }
+                    let msg = format!(
+                        "{}: document {} ({}) matches no resource; give the patch a target, or check its apiVersion, kind, name and namespace",
+                        label(step),
+                        d + 1,
+                        step.patch.get(d).map(|n| Id::of(n).to_string()).unwrap_or_default()
+                    );
+                    self.results
+                        .push(FnResult::new(Severity::Error, msg).tag("patch", tag.clone()));
+                    self.failed = true;
                 }
             }
+            if tally.changed > 0 {
+                self.results.push(
+                    FnResult::new(
+                        Severity::Info,
+                        format!("{}: applied to {} resource(s)", label(step), tally.changed),
+                    )
+                    .tag("patch", tag),
+                );
+            }
         }
-        remove_indices(&mut r.items, &deleted);
-        changed
+        if plan.steps.is_empty() {
+            self.results.push(FnResult::new(
+                Severity::Info,
+                "no patches in the functionConfig: nothing to do",
+            ));
+        }
+        Finish {
+            new_items,
+            results: self.results,
+            failed: self.failed,
+        }
     }
 
     /// Gives a new item a file of its own when the items come from files (kpt).
-    fn place_new(&self, r: &Run<'_>, node: &mut Node<'static>) {
-        if !self.uses_paths || !node.is_map() {
+    fn place_new(&mut self, node: &mut Node<'static>) {
+        if self.files.is_empty() || !node.is_map() {
             return;
         }
         let id = Id::of(node);
         let base = format!("{}_{}", id.kind.to_ascii_lowercase(), id.name);
-        let taken = |p: &str| {
-            r.items
-                .iter()
-                .any(|i| resource::file_of(&i.node).is_some_and(|(f, _)| f == p))
-        };
         let mut path = format!("{base}.yaml");
         let mut n = 2;
-        while taken(&path) {
+        while self.files.contains(&path) {
             path = format!("{base}-{n}.yaml");
             n += 1;
         }
@@ -523,10 +502,100 @@ impl<'s> Ctx<'s> {
             .map_at("metadata")
             .and_then(|m| m.map_at("annotations"))
         {
-            ann.set(resource::PATH, Node::string(path));
+            ann.set(resource::PATH, Node::string(path.clone()));
             ann.set(resource::INDEX, Node::string("0"));
         }
+        self.files.insert(path);
     }
+}
+
+fn label(step: &PatchStep) -> String {
+    format!("patch[{}] ({})", step.index, step.kind.as_str())
+}
+
+/// Applies the documents `docs` of `step` to `node`, by the step's kind.
+#[allow(clippy::too_many_arguments)]
+fn patch_node<'a>(
+    step: &PatchStep,
+    node: &mut Node<'a>,
+    docs: &[&Node<'static>],
+    schema: &Schema,
+    root: Cursor,
+    anchors: &[(String, Node<'a>)],
+    conflicts: &mut Vec<merge3::Conflict>,
+    deleted: &mut bool,
+) -> Result<(), ItemError> {
+    let at = |path: String, message: String| ItemError {
+        field: Some(path),
+        message,
+    };
+    let plain = |message: String| ItemError {
+        field: None,
+        message,
+    };
+    match step.kind {
+        PatchKind::Merge2 => {
+            let opts = merge2::Options {
+                new_items: match step.options.new_list_items {
+                    NewListItems::Append => NewItems::Append,
+                    NewListItems::Prepend => NewItems::Prepend,
+                },
+                infer_keys: step.options.infer_merge_keys,
+            };
+            for p in docs {
+                match merge2::merge(node, p, schema, root, &opts, anchors) {
+                    Ok(Outcome::Merged) => {}
+                    Ok(Outcome::Deleted) => {
+                        *deleted = true;
+                        return Ok(());
+                    }
+                    Err(e) => return Err(at(e.path.to_string(), e.kind.to_string())),
+                }
+            }
+        }
+        PatchKind::JsonMerge => {
+            for p in docs {
+                jsonmerge::merge(node, p).map_err(|e| plain(e.to_string()))?;
+            }
+        }
+        PatchKind::Json6902 => {
+            // kustomize's JSON patch library lets `replace` create a missing member; kustomize's
+            // options (prepend, no inference) ask for kustomize's behaviour.
+            let opts = if step.options.new_list_items == NewListItems::Prepend
+                && !step.options.infer_merge_keys
+            {
+                json6902::Options::kustomize()
+            } else {
+                json6902::Options::default()
+            };
+            for p in docs {
+                let ops = json6902::parse_ops(p).map_err(|e| plain(e.to_string()))?;
+                json6902::apply_with(node, &ops, &opts).map_err(|e| plain(e.to_string()))?;
+            }
+        }
+        PatchKind::Apply => {
+            // kubectl never guesses merge keys: apply follows kubectl, whatever
+            // `inferMergeKeys` says.
+            let opts = apply::Options { infer_keys: false };
+            for p in docs {
+                apply::apply(node, p, schema, root, &opts, anchors)
+                    .map_err(|e| at(e.path.to_string(), e.kind.to_string()))?;
+            }
+        }
+        PatchKind::Merge3 => {
+            let opts = merge3::Options {
+                infer_keys: step.options.infer_merge_keys,
+            };
+            let empty = Node::map();
+            let original = step.original.first().unwrap_or(&empty);
+            for p in docs {
+                let found = merge3::merge(node, original, p, schema, root, &opts, anchors)
+                    .map_err(|e| at(e.path.to_string(), e.kind.to_string()))?;
+                conflicts.extend(found);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Items a step may touch: not bookkeeping (local-config resources, the Kptfile, the
@@ -560,30 +629,6 @@ fn has_identity(node: &Node<'_>, want: &Id<'_>) -> bool {
     }
 }
 
-/// Whether some step of `plan` could act on this resource as it comes in. A resource no step
-/// selects is never changed (patches change only what they select), so a reader may leave it
-/// as text. CustomResourceDefinitions always count: their schemas feed every merge.
-pub fn may_touch(plan: &Plan, node: &Node<'_>, config: Option<&ConfigId>) -> bool {
-    let id = Id::of(node);
-    if id.kind == "CustomResourceDefinition" {
-        return true;
-    }
-    plan.steps.iter().any(|step| {
-        if !candidate(step, node, config) {
-            return false;
-        }
-        match &step.target {
-            // An item whose original name cannot be told is kept, so the engine reports it.
-            Some(t) => t.matches(&Meta::of(node).view()).unwrap_or(true),
-            None => step
-                .patch
-                .iter()
-                .chain(&step.original)
-                .any(|d| has_identity(node, &Id::of(d))),
-        }
-    })
-}
-
 fn conflict_text(c: &merge3::Conflict) -> String {
     let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
     match c.kind {
@@ -609,25 +654,15 @@ fn conflict_text(c: &merge3::Conflict) -> String {
     }
 }
 
-/// kustomize's rule for patches with a target: the patch cannot rename the resource, change
-/// its kind, or move it to another namespace, unless the options allow it.
-fn restore_identity(
-    node: &mut Node<'_>,
-    allow_kind: bool,
-    allow_name: bool,
-    api_version: &str,
-    kind: &str,
-    name: &str,
-    namespace: &str,
-) {
-    let set = |node: &mut Node<'_>, path: &[&str], value: &str| {
-        let current = node.str_at(path).unwrap_or("");
-        if current == value {
+/// kustomize's rule for merge patches: the patch cannot rename the resource, change its kind,
+/// or move it to another namespace, unless the options allow it.
+fn restore_identity(node: &mut Node<'_>, opts: &crate::config::PatchOptions, was: &OwnedId) {
+    fn set(node: &mut Node<'_>, path: &[&str], value: &str) {
+        if node.str_at(path).unwrap_or("") == value {
             return;
         }
-        let (last, parents) = match path.split_last() {
-            Some(x) => x,
-            None => return,
+        let Some((last, parents)) = path.split_last() else {
+            return;
         };
         let mut at = &mut *node;
         for p in parents {
@@ -641,25 +676,13 @@ fn restore_identity(
         } else {
             at.set(last, Node::string(value.to_owned()));
         }
-    };
-    if !allow_kind {
-        set(node, &["apiVersion"], api_version);
-        set(node, &["kind"], kind);
     }
-    if !allow_name {
-        set(node, &["metadata", "name"], name);
+    if !opts.allow_kind_change {
+        set(node, &["apiVersion"], &was.api_version);
+        set(node, &["kind"], &was.kind);
     }
-    set(node, &["metadata", "namespace"], namespace);
-}
-
-fn remove_indices<T>(v: &mut Vec<T>, indices: &[usize]) {
-    if indices.is_empty() {
-        return;
+    if !opts.allow_name_change {
+        set(node, &["metadata", "name"], &was.name);
+        set(node, &["metadata", "namespace"], &was.namespace);
     }
-    let mut i = 0;
-    v.retain(|_| {
-        let keep = !indices.contains(&i);
-        i += 1;
-        keep
-    });
 }

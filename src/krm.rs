@@ -232,38 +232,10 @@ pub enum ReadError {
 impl<'a> Input<'a> {
     /// Reads a ResourceList, a List, or a plain stream of documents.
     pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
-        Input::read_with(src, &|_| true)
-    }
-
-    /// Reads like [`Input::read`], but in a plain stream keeps the tree only of the resources
-    /// `wanted` accepts: the others stay text, written back byte for byte and never seen by
-    /// the engine. This is how a large stream costs little more memory than its text when the
-    /// patches are known before it is read.
-    pub fn read_with(
-        src: &'a str,
-        wanted: &dyn Fn(&Node<'_>) -> bool,
-    ) -> Result<Input<'a>, ReadError> {
-        let mut docs: Vec<Document<'a>> = Vec::new();
-        // Documents with content, including those whose tree was dropped.
-        let mut with_content = 0usize;
-        yaml::parse_each(src, |mut d| {
-            if let Some(root) = &d.root {
-                with_content += 1;
-                let wrapper = root.is_map()
-                    && matches!(root.str_at(&["kind"]), Some("ResourceList" | "List"));
-                if root.is_map() && !wrapper && !wanted(root) {
-                    d.root = None;
-                }
-            }
-            docs.push(d);
-        })?;
+        let mut docs = yaml::parse_stream(src)?;
         let content: Vec<usize> = (0..docs.len())
             .filter(|&i| docs[i].root.is_some())
             .collect();
-        if with_content != content.len() {
-            // Some trees were dropped: this is a stream, whatever its first document is.
-            return Input::stream(src, docs, content);
-        }
         if let [only] = content[..] {
             let wrapper = docs[only]
                 .root
@@ -445,50 +417,215 @@ fn write_stream(
             Origin::New => new.push(item),
         }
     }
-    // What has been written so far: nothing, text ending in a line break, or other text.
-    let mut last: Option<u8> = None;
-    let put = |out: &mut dyn Write, text: &str, last: &mut Option<u8>| -> std::io::Result<()> {
-        if let Some(&b) = text.as_bytes().last() {
-            *last = Some(b);
-        }
-        out.write_all(text.as_bytes())
-    };
-    let mut scratch = String::new();
+    let mut text = StreamOut::default();
     let mut n = 0;
-    let mut from_tree = |out: &mut dyn Write,
-                         mut doc: Document<'_>,
-                         last: &mut Option<u8>|
-     -> std::io::Result<()> {
-        scratch.clear();
-        if last.is_some_and(|b| b != b'\n') {
-            scratch.push('\n');
-        }
-        if last.is_some() {
-            doc.set_explicit_start();
-        }
-        yaml::emit_document(&doc, &mut scratch);
-        put(out, &scratch, last)
-    };
     for (i, mut doc) in docs.into_iter().enumerate() {
         if item_docs.get(n) != Some(&i) {
-            put(out, doc.text, &mut last)?;
+            text.source(doc.text);
             continue;
         }
         let item = by_input.get_mut(n).and_then(Option::take);
         n += 1;
         match item {
             None => {}
-            Some(item) if !item.touched => put(out, doc.text, &mut last)?,
+            Some(item) if !item.touched => text.source(doc.text),
             Some(item) => {
                 doc.root = Some(item.node);
-                from_tree(out, doc, &mut last)?;
+                text.document(doc);
             }
         }
     }
     for item in new {
-        from_tree(out, Document::new(item.node), &mut last)?;
+        text.document(Document::new(item.node));
     }
-    Ok(())
+    out.write_all(text.text.as_bytes())
+}
+
+/// A YAML stream being written: documents copied from the source, or written from their trees
+/// with the `---` YAML needs between documents.
+#[derive(Debug, Default)]
+pub struct StreamOut {
+    pub text: String,
+}
+
+impl StreamOut {
+    /// A stream about the size of `src`: one allocation instead of doublings, whose copies would
+    /// briefly hold the output three times over.
+    pub fn for_input(src: &str) -> StreamOut {
+        StreamOut {
+            text: String::with_capacity(src.len() + src.len() / 8 + 64),
+        }
+    }
+
+    /// Appends source text as it is.
+    pub fn source(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    /// Appends a document written from its tree.
+    pub fn document(&mut self, mut doc: Document<'_>) {
+        if !self.text.is_empty() {
+            if !self.text.ends_with('\n') {
+                self.text.push('\n');
+            }
+            doc.set_explicit_start();
+        }
+        yaml::emit_document(&doc, &mut self.text);
+    }
+}
+
+/// How [`stream_items`] ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Streamed {
+    /// Every document went through.
+    Done,
+    /// The input is one `ResourceList` or `List`: read it with [`Input::read`] instead.
+    Wrapped,
+}
+
+/// Reads a plain stream document by document, handing each resource to `process` as soon as it
+/// is parsed and writing what comes back (or the document's own text, when `process` did not
+/// touch it) to `out`; a resource `process` drops is not written. One document's tree is alive
+/// at a time.
+pub fn stream_items<'a>(
+    src: &'a str,
+    process: &mut dyn FnMut(Item<'a>) -> Option<Item<'a>>,
+    out: &mut StreamOut,
+) -> Result<Streamed, ReadError> {
+    let mut n = 0usize;
+    let mut shape: Option<ReadError> = None;
+    // A first document that looks like a wrapper waits: alone, it is one.
+    let mut held: Option<Document<'a>> = None;
+    let mut handle = |mut doc: Document<'a>,
+                      out: &mut StreamOut,
+                      n: &mut usize,
+                      shape: &mut Option<ReadError>| {
+        let Some(root) = doc.root.take() else {
+            out.source(doc.text);
+            return;
+        };
+        if !root.is_map() {
+            if shape.is_none() {
+                *shape = Some(ReadError::Shape(format!(
+                    "document {} is not a resource (a mapping)",
+                    *n + 1
+                )));
+            }
+            return;
+        }
+        let item = Item {
+            node: root,
+            origin: Origin::Input(*n),
+            touched: false,
+            first_id: None,
+        };
+        *n += 1;
+        match process(item) {
+            None => {}
+            Some(item) if !item.touched => out.source(doc.text),
+            Some(item) => {
+                doc.root = Some(item.node);
+                out.document(doc);
+            }
+        }
+    };
+    let mut seen_content = false;
+    yaml::parse_each(src, |doc| {
+        if shape.is_some() {
+            return;
+        }
+        let is_wrapper = doc.root.as_ref().is_some_and(|r| {
+            r.is_map() && matches!(r.str_at(&["kind"]), Some("ResourceList" | "List"))
+        });
+        if doc.root.is_some() && !seen_content && is_wrapper {
+            seen_content = true;
+            held = Some(doc);
+            return;
+        }
+        if doc.root.is_some() {
+            seen_content = true;
+        }
+        if let Some(h) = held.take() {
+            handle(h, out, &mut n, &mut shape);
+        }
+        handle(doc, out, &mut n, &mut shape);
+    })?;
+    if let Some(e) = shape {
+        return Err(e);
+    }
+    if held.is_some() {
+        return Ok(Streamed::Wrapped);
+    }
+    Ok(Streamed::Done)
+}
+
+/// The `functionConfig` entry of a block-style ResourceList, found by reading lines rather than
+/// parsing, so the patches can be known before the items are read: the text from the
+/// `functionConfig:` line to the next top-level key (or the end). `None` when the input does not
+/// look like one block mapping with `kind: ResourceList` and a `functionConfig` key; the caller
+/// must check what it found against the parsed document.
+///
+/// In a block mapping at column 0, every line that starts at column 0 with something other than
+/// a comment, a sequence dash or a document marker is a top-level key: what nests inside is
+/// indented, and so are block scalars and flow continuation lines.
+pub fn probe_function_config(src: &str) -> Option<&str> {
+    let mut start: Option<usize> = None;
+    let mut found: Option<(usize, usize)> = None;
+    let mut resource_list = false;
+    let mut offset = 0;
+    for line in src.split_inclusive('\n') {
+        let at = offset;
+        offset += line.len();
+        let first = line.as_bytes().first().copied().unwrap_or(b'\n');
+        if matches!(first, b' ' | b'\t' | b'#' | b'\n' | b'\r') {
+            continue;
+        }
+        if line.starts_with("---") || line.starts_with("...") {
+            if start.is_some() || found.is_some() || resource_list {
+                // A marker after the content: another document follows, or an explicit end.
+                return None;
+            }
+            continue;
+        }
+        if first == b'-' {
+            continue;
+        }
+        if matches!(first, b'{' | b'[' | b'"' | b'\'' | b'?') {
+            return None;
+        }
+        if let Some(s) = start.take() {
+            found = Some((s, at));
+        }
+        let key = line.trim_end();
+        if key == "kind: ResourceList" {
+            resource_list = true;
+        }
+        if line.starts_with("functionConfig:")
+            && line[15..].starts_with([' ', '\t', '\n', '\r', '#'])
+        {
+            if found.is_some() {
+                return None;
+            }
+            start = Some(at);
+        }
+    }
+    if let Some(s) = start {
+        found = Some((s, src.len()));
+    }
+    let (s, e) = found?;
+    resource_list.then(|| &src[s..e])
+}
+
+/// A `results:` entry for the end of a ResourceList.
+pub fn results_block(results: &[FnResult]) -> String {
+    let mut rl = Node::map();
+    rl.set(
+        "results",
+        Node::seq_of(results.iter().map(FnResult::to_node).collect()),
+    );
+    let mut out = String::new();
+    yaml::emit_document(&Document::new(rl), &mut out);
+    out
 }
 
 /// An empty ResourceList carrying results: what goes out when the input could not be read.

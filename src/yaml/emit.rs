@@ -86,6 +86,12 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
     e.blank(doc.tail_blank);
 }
 
+/// One item of a block sequence whose dashes are at column `dash_col`, written as the sequence
+/// would write it: its blank lines and head comments, the dash, the item.
+pub fn emit_seq_item(item: &Node<'_>, dash_col: usize, opts: EmitOptions, out: &mut String) {
+    Emitter { out, opts }.seq_item(item, dash_col, false);
+}
+
 /// A node alone, as a block YAML document (for messages and tests).
 pub fn emit_node(node: &Node<'_>, opts: EmitOptions) -> String {
     let mut out = String::new();
@@ -425,15 +431,21 @@ impl Emitter<'_> {
 
     fn block_seq(&mut self, node: &Node<'_>, col: usize, inline_first: bool) {
         for (i, item) in node.items().iter().enumerate() {
-            if !(inline_first && i == 0) {
-                self.blank(item.layout().blank);
-                self.comments(&item.comments().head, col);
-                pad(self.out, col);
-            }
-            self.out.push('-');
-            self.value(item, col, None, Ctx::Item);
+            self.seq_item(item, col, inline_first && i == 0);
         }
         self.comments(&node.comments().foot, col);
+    }
+
+    /// One item of a block sequence whose dashes are at `col`; `inline`: the dash goes on the
+    /// current line (`- - a`), without the item's blank lines and head comments.
+    fn seq_item(&mut self, item: &Node<'_>, col: usize, inline: bool) {
+        if !inline {
+            self.blank(item.layout().blank);
+            self.comments(&item.comments().head, col);
+            pad(self.out, col);
+        }
+        self.out.push('-');
+        self.value(item, col, None, Ctx::Item);
     }
 
     /// Writes a node after its indicator (`key:`, `-` or `---`), which sits at column `ctx`.

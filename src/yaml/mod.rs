@@ -55,10 +55,10 @@ mod node;
 mod parse;
 pub mod scalar;
 
-pub use emit::{emit_document, emit_node, emit_stream, EmitOptions};
+pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, EmitOptions};
 pub use json::{from_json, to_json, ToJsonError};
 pub use node::{AliasError, Entry, Kind};
-pub use parse::{parse_each, parse_stream, ParseError};
+pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
 
 use std::borrow::Cow;
 

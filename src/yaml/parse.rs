@@ -50,6 +50,14 @@ pub fn parse_stream(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
 /// next one has started), so a caller can keep only what it needs of a large stream. On error
 /// the documents handed over so far are the ones before the error.
 pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<(), ParseError> {
+    parse_with(src, each, None).map(|_| ())
+}
+
+fn parse_with<'a, 's>(
+    src: &'a str,
+    each: impl FnMut(Document<'a>),
+    split: Option<SplitState<'a, 's>>,
+) -> Result<Option<std::ops::Range<usize>>, ParseError> {
     let mut opts = Options::default();
     opts.emit_anchor_events = true;
     opts.block_nesting_limit = MAX_DEPTH;
@@ -57,6 +65,7 @@ pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<()
     // Long runs of commented-out YAML are common in real files.
     opts.max_buffered_comment_events = 1 << 20;
     let mut b = Builder::new(src, each);
+    b.split = split;
     for item in Parser::new_from_str_with_options(src, opts) {
         let (event, span) = item.map_err(|e| ParseError {
             line: e.marker().line(),
@@ -65,8 +74,58 @@ pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<()
         })?;
         b.event(event, span)?;
     }
-    b.finish();
-    Ok(())
+    Ok(b.finish())
+}
+
+/// One item of a sequence handed over by [`parse_split`].
+pub struct SplitItem<'a> {
+    /// The item's exact source text: its lines, from the end of the previous item (so blank
+    /// lines and comments before it are included) to the end of its last line.
+    pub text: &'a str,
+    /// Column of the sequence's `-`.
+    pub dash_col: usize,
+    /// The document's sequence-indent style, as far as read.
+    pub seq_indent: SeqIndent,
+}
+
+/// What [`parse_split`] leaves: the documents, the split sequence in them empty, and where its
+/// items' text lies in the source (from the first item's text to the last one's end), if the
+/// sequence was found.
+pub struct Split<'a> {
+    pub docs: Vec<Document<'a>>,
+    pub items: Option<std::ops::Range<usize>>,
+}
+
+/// Parses like [`parse_stream`], but the items of the block sequence that is the value of the
+/// top-level key `key` (in a document whose root is a block mapping) are handed to `each` one by
+/// one as they are parsed, with their source text, instead of being kept in the tree. A long
+/// sequence then costs the memory of one item at a time.
+pub fn parse_split<'a>(
+    src: &'a str,
+    key: &str,
+    each: &mut dyn FnMut(Node<'a>, SplitItem<'a>),
+) -> Result<Split<'a>, ParseError> {
+    let mut docs = Vec::new();
+    let split = SplitState {
+        key,
+        each,
+        depth: None,
+        next: 0,
+        range: None,
+    };
+    let range = parse_with(src, |d| docs.push(d), Some(split))?;
+    Ok(Split { docs, items: range })
+}
+
+/// The sequence being split.
+struct SplitState<'a, 's> {
+    key: &'s str,
+    each: &'s mut dyn FnMut(Node<'a>, SplitItem<'a>),
+    /// Depth of the sequence's frame while it is being read.
+    depth: Option<usize>,
+    /// Where the next item's text starts.
+    next: usize,
+    range: Option<std::ops::Range<usize>>,
 }
 
 /// An indicator found between events.
@@ -85,6 +144,8 @@ struct Pending<'a> {
     line: usize,
     col: usize,
     blank: u8,
+    /// Byte after the comment.
+    end: usize,
 }
 
 /// Where the last completed node went, for attaching a line comment or an anchor to it.
@@ -128,8 +189,12 @@ struct Frame<'a> {
     keys_seen: Option<HashSet<String>>,
 }
 
-struct Builder<'a, F: FnMut(Document<'a>)> {
+struct Builder<'a, 's, F: FnMut(Document<'a>)> {
     src: &'a str,
+    split: Option<SplitState<'a, 's>>,
+    /// The end of the last text that belongs to the tree (tokens, attached comments): where an
+    /// item's text ends when comments after it belong to the next one.
+    content_end: usize,
     /// Where finished documents go; the last one is held back until the stream ends, because
     /// what follows it (comments, blank lines) still belongs to it.
     each: F,
@@ -164,6 +229,14 @@ struct Builder<'a, F: FnMut(Document<'a>)> {
     directives: Vec<Cow<'a, str>>,
 }
 
+/// The byte after the line break that ends the line holding `byte` (or the end of the text).
+fn end_of_line(src: &str, byte: usize) -> usize {
+    match src.get(byte..).and_then(|s| s.find('\n')) {
+        Some(i) => byte + i + 1,
+        None => src.len(),
+    }
+}
+
 fn line_start(src: &str, byte: usize) -> usize {
     src.get(..byte)
         .and_then(|s| s.rfind('\n'))
@@ -186,10 +259,12 @@ fn blank_between(prev_line: usize, line: usize) -> u8 {
     clamp_u8(line.saturating_sub(prev_line).saturating_sub(1))
 }
 
-impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
+impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
     fn new(src: &'a str, each: F) -> Self {
         Builder {
             src,
+            split: None,
+            content_end: 0,
             each,
             held: None,
             handed: 0,
@@ -351,6 +426,7 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
                 };
                 self.begin(&mut node, sb, line, false)?;
                 self.last_line = self.last_line.max(span.end.line());
+                self.content_end = self.content_end.max(eb);
                 self.advance(eb, span.end.line());
                 self.place(node, line, span.end.line(), sb, eb)?;
             }
@@ -496,6 +572,8 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
             return;
         }
         if placement == Placement::Right {
+            // A line comment belongs to what is on its line (or right after it).
+            self.content_end = self.content_end.max(eb);
             let gap = self.src.get(line_start(self.src, sb)..sb).unwrap_or("");
             let spaces = gap.len() - gap.trim_end_matches([' ', '\t']).len();
             let comment = Comment {
@@ -540,6 +618,7 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
                 line,
                 col,
                 blank,
+                end: eb,
             });
         }
         self.last_line = self.last_line.max(line);
@@ -871,6 +950,7 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
         } else {
             last_line
         };
+        self.content_end = self.content_end.max(end_byte);
         self.advance(end_byte, end_line);
         self.place(node, first_line, last_line, sb, end_byte)
     }
@@ -910,6 +990,23 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
         } else {
             self.items.len()
         };
+        if !map && !flow && self.stack.len() == 1 {
+            let root = &self.stack[0];
+            let wanted = self
+                .split
+                .as_ref()
+                .filter(|sp| sp.range.is_none())
+                .map(|sp| sp.key);
+            let key = root.key.as_ref().and_then(Node::as_str);
+            if root.map && !root.flow && key.is_some() && key == wanted {
+                let start = end_of_line(self.src, root.key_end);
+                if let Some(sp) = self.split.as_mut() {
+                    sp.depth = Some(2);
+                    sp.next = start;
+                    sp.range = Some(start..start);
+                }
+            }
+        }
         self.advance(if flow { eb } else { sb }, line);
         if flow {
             self.last_line = self.last_line.max(line);
@@ -933,12 +1030,21 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
     }
 
     fn end_collection(&mut self, sb: usize, eb: usize, end_line: usize) -> Result<(), ParseError> {
+        let depth = self.stack.len();
+        if let Some(sp) = self.split.as_mut().filter(|sp| sp.depth == Some(depth)) {
+            sp.depth = None;
+            let end = sp.next;
+            if let Some(r) = sp.range.as_mut() {
+                r.end = end;
+            }
+        }
         let Some(mut frame) = self.stack.pop() else {
             return Ok(());
         };
         if frame.flow {
             self.scan_gap(sb);
             self.advance(eb, end_line);
+            self.content_end = self.content_end.max(eb);
         }
         // Children out of the scratch vectors, in one exact-size allocation.
         match &mut frame.node.repr {
@@ -981,6 +1087,9 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
             // Foot comments: pending comments indented at least as deep as the entries.
             let col = frame.col.unwrap_or(frame.ctx_col);
             let n = self.pending.iter().take_while(|p| p.col >= col).count();
+            if let Some(last) = self.pending.get(n.wrapping_sub(1)).filter(|_| n > 0) {
+                self.content_end = self.content_end.max(last.end);
+            }
             if n > 0 {
                 let foot: Vec<Comment<'a>> = self
                     .pending
@@ -1083,7 +1192,25 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
                     Slot::Value
                 }
             },
-            Some(_) => {
+            Some(f) => {
+                let dash_col = f.col.unwrap_or(0);
+                if let Some(sp) = self.split.as_mut().filter(|sp| sp.depth == Some(depth)) {
+                    let end = end_of_line(self.src, self.content_end.max(sp.next));
+                    let text = self.src.get(sp.next..end).unwrap_or("");
+                    sp.next = end;
+                    let seq_indent = self.seq_indent.unwrap_or_default();
+                    (sp.each)(
+                        node,
+                        SplitItem {
+                            text,
+                            dash_col,
+                            seq_indent,
+                        },
+                    );
+                    self.started_collection = false;
+                    self.done = None;
+                    return Ok(());
+                }
                 self.items.push(node);
                 Slot::Item
             }
@@ -1105,13 +1232,14 @@ impl<'a, F: FnMut(Document<'a>)> Builder<'a, F> {
         }
     }
 
-    fn finish(mut self) {
+    fn finish(mut self) -> Option<std::ops::Range<usize>> {
         if let Some(doc) = self.doc.take() {
             self.push_doc(doc);
         }
         if let Some(last) = self.held.take() {
             (self.each)(last);
         }
+        self.split.and_then(|s| s.range)
     }
 }
 

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Whole-process benchmark: krm-merge against `kubectl kustomize` on generated packages.
+
+For each size N it generates a package of N resources (examples/gen_package.rs: Deployments,
+Services and ConfigMaps with comments, quoting, flow values and block scalars), and applies the
+same 20 patches (strategic merges through every kind of target, JSON 6902 operations, patches
+found by identity) with
+
+  * krm-merge --config fn.yaml resources.yaml       (the standalone filter), and
+  * kubectl kustomize DIR                            (the same patches under `patches:`),
+
+reporting median wall time, the ratio, and peak RSS (from /usr/bin/time). It also reports the
+identity round trip (a config whose patch selects nothing) and start-up on a tiny input.
+
+Usage: tools/bench.py [--runs R] [--kustomize-max N] [SIZE ...]    (default sizes 100 1000 10000 50000)
+Needs: cargo, /usr/bin/time; kubectl for the comparison (skipped when absent).
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "krm-merge")
+GEN = os.path.join(ROOT, "target", "release", "examples", "gen_package")
+EVENTS = os.path.join(ROOT, "target", "release", "examples", "parse_events")
+
+# The 20 patches, written once and given to both tools. Names refer to the generated package:
+# Deployments app-<i> (i % 4 in 0, 1), Services svc-<i> (i % 4 == 2), ConfigMaps config-<i>
+# (i % 4 == 3), in namespaces team-<i % 17>.
+PATCHES = [
+    # Strategic merges through targets.
+    {"target": {"kind": "Deployment"}, "patch": "metadata:\n  labels:\n    env: prod\n"},
+    {"target": {"kind": "Deployment", "labelSelector": "tier=backend"},
+     "patch": "spec:\n  revisionHistoryLimit: 5\n"},
+    {"target": {"kind": "Deployment", "namespace": "team-(1|2|3)"},
+     "patch": "spec:\n  replicas: 4\n"},
+    {"target": {"kind": "Deployment", "name": "app-1.*"},
+     "patch": "spec:\n  template:\n    spec:\n      containers:\n      - name: c0\n        env:\n        - name: EXTRA\n          value: \"1\"\n"},
+    {"target": {"kind": "Deployment", "name": "app-2.*"},
+     "patch": "spec:\n  template:\n    spec:\n      containers:\n      - name: sidecar\n        image: registry.example.com/proxy:2.1\n"},
+    {"target": {"kind": "Service"}, "patch": "metadata:\n  annotations:\n    team: platform\n"},
+    {"target": {"kind": "Service", "namespace": "team-5"}, "patch": "spec:\n  type: NodePort\n"},
+    {"target": {"kind": "ConfigMap"}, "patch": "data:\n  LOG_LEVEL: debug\n"},
+    {"target": {"kind": "ConfigMap", "name": "config-3"}, "patch": "data:\n  FEATURE_X: \"off\"\n"},
+    {"target": {"version": "v1", "kind": "Service|ConfigMap"}, "patch": "metadata:\n  labels:\n    managed-by: bench\n"},
+    {"target": {"kind": "Deployment", "labelSelector": "app.kubernetes.io/name in (app-4,app-5,app-8)"},
+     "patch": "spec:\n  template:\n    spec:\n      containers:\n      - name: c1\n        resources:\n          limits:\n            cpu: \"1\"\n"},
+    {"target": {"kind": "Deployment", "name": "app-9.*"},
+     "patch": "spec:\n  template:\n    spec:\n      containers:\n      - name: c0\n        ports:\n        - containerPort: 9090\n          name: metrics\n"},
+    # JSON 6902.
+    {"type": "json6902", "target": {"kind": "Deployment", "name": "app-4.*"},
+     "patch": "- op: replace\n  path: /spec/template/spec/containers/0/image\n  value: registry.example.com/team/app:2.0.0\n"},
+    {"type": "json6902", "target": {"kind": "Deployment", "name": "app-5.*"},
+     "patch": "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --debug\n"},
+    {"type": "json6902", "target": {"kind": "Service", "name": "svc-1.*"},
+     "patch": "- op: remove\n  path: /spec/ports/1\n"},
+    {"type": "json6902", "target": {"kind": "ConfigMap", "name": "config-7.*"},
+     "patch": "- op: add\n  path: /data/NEW_KEY\n  value: new\n"},
+    # Found by identity (no target).
+    {"patch": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-0\n  namespace: team-0\nspec:\n  replicas: 10\n"},
+    {"patch": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-1\n  namespace: team-1\nspec:\n  paused: true\n"},
+    {"patch": "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc-2\n  namespace: team-2\nspec:\n  sessionAffinity: ClientIP\n"},
+    {"patch": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config-3\n  namespace: team-3\ndata:\n  RETRIES: \"5\"\n"},
+]
+
+
+def smp_text(p):
+    """A targeted strategic-merge patch as kustomize needs it: with a kind and a name, which it
+    ignores (and so does krm-merge, which keeps the target's identity)."""
+    text = p["patch"]
+    if p.get("type") == "json6902" or "target" not in p:
+        return text
+    if text.startswith("metadata:\n"):
+        text = "metadata:\n  name: any\n" + text[len("metadata:\n"):]
+    else:
+        text = "metadata:\n  name: any\n" + text
+    return "apiVersion: v1\nkind: Any\n" + text
+
+
+def yaml_patch_entry(p, indent, kustomize):
+    """One `patches:` entry, as YAML text with `indent` spaces."""
+    pad = " " * indent
+    lines = []
+    first = True
+
+    def line(s):
+        nonlocal first
+        lines.append((pad + "- " if first else pad + "  ") + s)
+        first = False
+
+    if "type" in p and not kustomize:
+        line(f"type: {p['type']}")
+    if "target" in p:
+        t = ", ".join(f"{k}: \"{v}\"" for k, v in p["target"].items())
+        line(f"target: {{{t}}}")
+    if not kustomize:
+        line("options: {newListItems: prepend, inferMergeKeys: false}")
+    line("patch: |")
+    for l in smp_text(p).splitlines():
+        lines.append(pad + "    " + l)
+    return "\n".join(lines)
+
+
+def write_package(d, n, patches):
+    with open(os.path.join(d, "resources.yaml"), "w") as f:
+        subprocess.run([GEN, str(n)], stdout=f, check=True)
+    with open(os.path.join(d, "kustomization.yaml"), "w") as f:
+        f.write("resources:\n- resources.yaml\npatches:\n")
+        f.write("\n".join(yaml_patch_entry(p, 0, True) for p in patches) + "\n")
+    with open(os.path.join(d, "fn.yaml"), "w") as f:
+        f.write("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: bench\nspec:\n  patches:\n")
+        f.write("\n".join(yaml_patch_entry(p, 2, False) for p in patches) + "\n")
+    with open(os.path.join(d, "none.yaml"), "w") as f:
+        f.write("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: none\nspec:\n"
+                "  patches:\n  - target: {kind: Nothing}\n    patch: 'metadata: {labels: {a: b}}'\n")
+    return os.path.getsize(os.path.join(d, "resources.yaml"))
+
+
+def measure(cmd, runs, cwd=None):
+    """Median wall seconds and max peak RSS (KiB) over `runs` runs."""
+    walls, rss = [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, cwd=cwd, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
+        walls.append(time.perf_counter() - t)
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed:\n{p.stderr}")
+        rss.append(int(p.stderr.strip().splitlines()[-1]))
+    return statistics.median(walls), max(rss)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sizes", nargs="*", type=int, default=[100, 1000, 10000, 50000])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--kustomize-max", type=int, default=2000,
+                    help="largest package given to kustomize (it takes minutes beyond)")
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
+                    "--example", "gen_package", "--example", "parse_events"], cwd=ROOT, check=True)
+    kubectl = shutil.which("kubectl")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.sizes:
+            d = os.path.join(tmp, f"pkg{n}")
+            os.makedirs(d)
+            size = write_package(d, n, PATCHES)
+            res = os.path.join(d, "resources.yaml")
+            krm_t, krm_rss = measure([BIN, "--config", os.path.join(d, "fn.yaml"), res], args.runs)
+            id_t, id_rss = measure([BIN, "--config", os.path.join(d, "none.yaml"), res], args.runs)
+            ev_t, _ = measure([EVENTS, res], args.runs)
+            k_t = k_rss = None
+            if kubectl and n <= args.kustomize_max:
+                k_t, k_rss = measure([kubectl, "kustomize", d], max(1, min(args.runs, 3)))
+            rows.append((n, size, krm_t, krm_rss, k_t, k_rss, id_t, id_rss, ev_t))
+            print(f"done {n}", file=sys.stderr)
+        tiny = os.path.join(tmp, "pkg100", "resources.yaml") if 100 in args.sizes else None
+        startup = None
+        if tiny:
+            one = os.path.join(tmp, "one.yaml")
+            with open(one, "w") as f:
+                f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n")
+            startup, _ = measure([BIN, "--config", os.path.join(tmp, "pkg100", "none.yaml"), one], 21)
+    mb = lambda b: b / 1e6
+    print("| resources | input | krm-merge (20 patches) | kubectl kustomize | ratio | krm-merge peak RSS | identity round trip | parser events only |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, size, kt, kr, ct, cr, it, ir, et in rows:
+        kust = f"{ct:.2f} s ({cr / 1024:.0f} MB)" if ct else "—"
+        ratio = f"{ct / kt:.0f}x" if ct else "—"
+        print(f"| {n:,} | {mb(size):.1f} MB | {kt:.3f} s | {kust} | {ratio} | {kr / 1024:.0f} MB ({kr * 1024 / size:.1f}x) "
+              f"| {it:.3f} s ({mb(size) / it:.1f} MB/s) | {et:.3f} s ({mb(size) / et:.1f} MB/s) |")
+    if startup is not None:
+        print(f"\nStart-up on a one-resource input: {startup * 1000:.1f} ms (median of 21).")
+
+
+if __name__ == "__main__":
+    main()
