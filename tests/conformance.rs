@@ -9,6 +9,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
@@ -44,10 +45,32 @@ const DISPUTED: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Cases that are not run through the binary, because there is nothing in them a patch can
+/// express: (file, case, why). The runner counts them and checks that they exist.
+const NOT_RUN: &[(&str, &str, &str)] = &[
+    // json-patch-tests marks these `disabled: true` ("should be skipped") without saying why;
+    // the two with duplicate `op` members are run (rfc6902_case): the patch is a config error.
+    (
+        "rfc6902/tests.yaml",
+        "Toplevel scalar values OK?",
+        "disabled upstream: a scalar document (JSON texts had to be objects or arrays before RFC 7159); \
+         here it is wrapped like every other document and works, but upstream asks not to run it",
+    ),
+    (
+        "rfc6902/tests.yaml",
+        "Whole document",
+        "disabled upstream, and has no expectation (neither `expected` nor `error`): a `test` at \"\"",
+    ),
+];
+
 struct Case {
     file: String,
+    /// The upstream name; a name repeated in one file gets ` (#2)`, ` (#3)`... from its second
+    /// occurrence on, so every case has a name of its own to be listed by.
     name: String,
     v: Value,
+    /// The file header's `schema` (k8s-strategicpatch), `Null` when there is none.
+    schema: Value,
 }
 
 fn load(suite: &str) -> Vec<Case> {
@@ -67,17 +90,23 @@ fn load(suite: &str) -> Vec<Case> {
             "{suite}/{}",
             f.file_name().and_then(|n| n.to_str()).unwrap_or("")
         );
+        let schema = doc.get("schema").cloned().unwrap_or(Value::Null);
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         if let Some(Value::Array(cases)) = doc.get("cases") {
             for c in cases {
-                let name = c
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
+                let name = c.get("name").and_then(Value::as_str).unwrap_or("");
+                let n = seen.entry(name.to_owned()).or_default();
+                *n += 1;
+                let name = if *n == 1 {
+                    name.to_owned()
+                } else {
+                    format!("{name} (#{n})")
+                };
                 out.push(Case {
                     file: file.clone(),
                     name,
                     v: c.clone(),
+                    schema: schema.clone(),
                 });
             }
         }
@@ -132,25 +161,70 @@ fn kyaml_normalise(mut v: Value) -> Value {
 
 /// Runs every case of a suite through `run`, which returns `Err(why)` on a mismatch.
 fn run_suite(suite: &str, run: impl Fn(&Case) -> Result<(), String>) {
-    let cases = load(suite);
+    run_cases(suite, suite, |_| true, run);
+}
+
+/// Runs the cases of a suite that `pick` selects: a case listed in `NOT_RUN` is not run, one
+/// listed in `DISPUTED` must fail, any other must pass. Prints the counts per file, and fails
+/// when a listed case does not exist (the lists stay true).
+fn run_cases(
+    suite: &str,
+    label: &str,
+    pick: impl Fn(&Case) -> bool,
+    run: impl Fn(&Case) -> Result<(), String>,
+) {
+    let all = load(suite);
+    let cases: Vec<&Case> = all.iter().filter(|c| pick(c)).collect();
     assert!(!cases.is_empty(), "no cases in {suite}");
     let mut failures = Vec::new();
-    let mut passed = 0;
+    for (f, n, _) in DISPUTED.iter().chain(NOT_RUN) {
+        if f.starts_with(&format!("{suite}/")) && !all.iter().any(|c| c.file == *f && c.name == *n)
+        {
+            failures.push(format!("{f} / {n}: listed, but there is no such case"));
+        }
+    }
+    // file -> [cases, passed, disputed, not run]
+    let mut counts: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
     for c in &cases {
-        let disputed = DISPUTED
-            .iter()
-            .find(|(f, n, _)| *f == c.file && *n == c.name);
+        let listed = |table: &[(&str, &str, &str)]| {
+            table.iter().any(|(f, n, _)| *f == c.file && *n == c.name)
+        };
+        let (disputed, not_run) = (listed(DISPUTED), listed(NOT_RUN));
+        let count = counts.entry(&c.file).or_default();
+        count[0] += 1;
+        if not_run {
+            count[3] += 1;
+            if disputed {
+                failures.push(format!(
+                    "{} / {}: in both DISPUTED and NOT_RUN",
+                    c.file, c.name
+                ));
+            }
+            continue;
+        }
         match (run(c), disputed) {
-            (Ok(()), None) => passed += 1,
-            (Ok(()), Some(_)) => failures.push(format!(
+            (Ok(()), false) => count[1] += 1,
+            (Ok(()), true) => failures.push(format!(
                 "{} / {}: passes now; remove it from DISPUTED",
                 c.file, c.name
             )),
-            (Err(e), None) => failures.push(format!("{} / {}: {e}", c.file, c.name)),
-            (Err(_), Some(_)) => {}
+            (Err(e), false) => failures.push(format!("{} / {}: {e}", c.file, c.name)),
+            (Err(_), true) => count[2] += 1,
         }
     }
-    eprintln!("{suite}: {passed} of {} cases pass", cases.len());
+    let total = counts.values().fold([0; 4], |a, b| {
+        [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]]
+    });
+    let line = |what: &str, n: &[usize; 4]| {
+        format!(
+            "{what}: {} of {} cases pass through the binary, {} disputed, {} not run (listed)",
+            n[1], n[0], n[2], n[3]
+        )
+    };
+    eprintln!("{}", line(label, &total));
+    for (file, n) in &counts {
+        eprintln!("  {}", line(file, n));
+    }
     assert!(
         failures.is_empty(),
         "{} of {} cases fail:\n\n{}",
@@ -181,7 +255,10 @@ fn compare(got: Vec<Value>, want: Vec<Value>, normalise: bool, stdout: &str) -> 
 }
 
 fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("krm-merge-conf-{}", std::process::id()));
+    // One directory per test thread: the suites run in parallel and reuse file names.
+    let thread = format!("{:?}", std::thread::current().id());
+    let thread: String = thread.chars().filter(char::is_ascii_alphanumeric).collect();
+    let dir = std::env::temp_dir().join(format!("krm-merge-conf-{}-{thread}", std::process::id()));
     fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(name);
     fs::write(&p, text).expect("temp file");
@@ -418,4 +495,146 @@ fn patch_targets_case(c: &Case) -> Result<(), String> {
 #[test]
 fn kustomize_patch_targets() {
     run_suite("kustomize-patch-targets", patch_targets_case);
+}
+
+// ----- RFC 6902 (json-patch-tests) -------------------------------------------------------------
+
+/// `/doc` in front of a JSON Pointer, for a document wrapped as the `doc` field of an item: ""
+/// (the whole document) becomes "/doc" and "/a/b" becomes "/doc/a/b", so every valid pointer
+/// addresses the same value as before and RFC 6901's rules (`~0`, `~1`, `-`, array indices) apply
+/// to the same tokens. Anything else — not a string, or without the leading "/" — is an invalid
+/// pointer and stays exactly as it is, so it stays invalid.
+fn under_doc(pointer: &Value) -> Value {
+    match pointer.as_str() {
+        Some("") => Value::String("/doc".into()),
+        Some(p) if p.starts_with('/') => Value::String(format!("/doc{p}")),
+        _ => pointer.clone(),
+    }
+}
+
+/// An RFC 6902 case through the binary. Items must be mappings, so the case's document (any
+/// JSON value) is the `doc` field of `{apiVersion: v1, kind: Doc, metadata: {name: t}}`, every
+/// op's `path` and `from` get `/doc` in front ([`under_doc`]), and a `json6902` patch with
+/// `target: {kind: Doc}` runs; `.doc` must be `expected`. An `expectedError` case must exit 1 and
+/// leave the item as it was. A patch kept as raw JSON text with a duplicate `op` member goes
+/// into the functionConfig as that text: our parser rejects duplicate keys, so the config is an
+/// error (exit 1) before any operation runs, which is what RFC 6902 §4 allows for it.
+fn rfc6902_case(c: &Case) -> Result<(), String> {
+    let v = &c.v;
+    let raw = flag(v, &["options", "patchIsJsonText"]);
+    if flag(v, &["disabled"]) && !raw {
+        return Err("disabled upstream: list it in NOT_RUN".into());
+    }
+    let doc = v.pointer("/inputs/doc").cloned().unwrap_or(Value::Null);
+    let item = serde_json::json!({
+        "apiVersion": "v1", "kind": "Doc", "metadata": {"name": "t"}, "doc": doc
+    });
+    let patch = if raw {
+        Node::string(s(v, &["inputs", "patch"]).unwrap_or("").to_owned())
+    } else {
+        let mut ops = v.pointer("/inputs/patch").cloned().unwrap_or(Value::Null);
+        for op in ops.as_array_mut().into_iter().flatten() {
+            if let Some(op) = op.as_object_mut() {
+                for k in ["path", "from"] {
+                    if let Some(p) = op.get_mut(k) {
+                        *p = under_doc(p);
+                    }
+                }
+            }
+        }
+        krm_merge::yaml::from_json(&ops)
+    };
+    let mut p = Node::map();
+    p.set("type", Node::string("json6902"));
+    p.set("patch", patch);
+    let mut target = Node::map();
+    target.set("kind", Node::string("Doc"));
+    p.set("target", target);
+    let rl = resource_list_of(
+        vec![krm_merge::yaml::from_json(&item)],
+        merge_config(vec![p]),
+    );
+    let out = krm(&[], &rl);
+    if raw {
+        return if out.code == 1 && out.stderr.contains("duplicate") {
+            Ok(())
+        } else {
+            Err(format!(
+                "want a config error for the duplicate member, got code {} stderr {}",
+                out.code, out.stderr
+            ))
+        };
+    }
+    let items = rl_items(&out.stdout);
+    match (v.get("expected"), s(v, &["expectedError"])) {
+        (Some(want), _) => {
+            if out.code != 0 {
+                return Err(format!("exit {}: {}", out.code, out.stderr));
+            }
+            let got = items.first().and_then(|i| i.get("doc"));
+            if got == Some(want) && items.len() == 1 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "got {got:?}, want {want}\n(output was:\n{})",
+                    out.stdout
+                ))
+            }
+        }
+        (None, Some(err)) => {
+            if out.code != 1 {
+                Err(format!("want an error ({err}), got code {}", out.code))
+            } else if items != [item] {
+                Err(format!("failed, but changed the item:\n{}", out.stdout))
+            } else {
+                Ok(())
+            }
+        }
+        (None, None) => Err("no expectation: list it in NOT_RUN".into()),
+    }
+}
+
+#[test]
+fn rfc6902() {
+    run_suite("rfc6902", rfc6902_case);
+}
+
+// ----- kustomize's JSON 6902 filter ------------------------------------------------------------
+
+/// kustomize's `patchjson6902` filter: the patch (YAML, or JSON text) applied to every document
+/// (`target: {}`), with kustomize's options, which also make `replace` of a missing member add
+/// it as kustomize's JSON patch library does. Compared as data: kustomize's output goes through
+/// JSON, so its key order is sorted.
+fn json6902_case(c: &Case) -> Result<(), String> {
+    let v = &c.v;
+    let mut opts = Node::map();
+    opts.set("newListItems", Node::string("prepend"));
+    opts.set("inferMergeKeys", Node::plain("false"));
+    let mut p = Node::map();
+    p.set("type", Node::string("json6902"));
+    p.set(
+        "patch",
+        Node::string(s(v, &["inputs", "patch"]).unwrap_or("").to_owned()),
+    );
+    p.set("target", Node::map());
+    p.set("options", opts);
+    let rl = resource_list(
+        s(v, &["inputs", "resources"]).unwrap_or(""),
+        merge_config(vec![p]),
+    );
+    let out = krm(&[], &rl);
+    if out.code != 0 {
+        return Err(format!("exit {}: {}", out.code, out.stderr));
+    }
+    compare(
+        rl_items(&out.stdout),
+        docs(s(v, &["expected"]).unwrap_or("")),
+        false,
+        &out.stdout,
+    )
+}
+
+#[test]
+fn kustomize_json6902() {
+    run_suite("kustomize-json6902", json6902_case);
 }
