@@ -17,8 +17,30 @@ use common::*;
 use krm_merge::yaml::Node;
 use serde_json::Value;
 
+/// `config.kubernetes.io/merge-source` is one of kpt's bookkeeping annotations.
+const HOST_ANNOTATION: &str =
+    "the case changes `config.kubernetes.io/merge-source`, a host bookkeeping annotation \
+     (`config.kubernetes.io/*`) that a patch never adds, changes or removes (SPEC, README \"Selecting \
+     resources\"); the rest of the output, the comment the case is about included, is upstream's text \
+     exactly (tests/walkers_corpus.rs passes it at the function level, where there is no host)";
+
 /// Cases whose upstream expectation we deliberately do not reproduce: (file, case, why).
 const DISPUTED: &[(&str, &str, &str)] = &[
+    (
+        "kyaml-merge3/scalar.yaml",
+        "Ensure comments are added",
+        HOST_ANNOTATION,
+    ),
+    (
+        "kyaml-merge3/scalar.yaml",
+        "Ensure comments are updated",
+        HOST_ANNOTATION,
+    ),
+    (
+        "kyaml-merge3/scalar.yaml",
+        "Ensure deleted comments are not updated",
+        HOST_ANNOTATION,
+    ),
     (
         "kyaml-merge2/smpdirective.yaml",
         "scalar",
@@ -637,4 +659,170 @@ fn json6902_case(c: &Case) -> Result<(), String> {
 #[test]
 fn kustomize_json6902() {
     run_suite("kustomize-json6902", json6902_case);
+}
+
+// ----- kyaml merge3 ----------------------------------------------------------------------------
+
+/// kyaml writes comments one space after the value and re-indents; we keep the source's spacing.
+const SPACING: &str =
+    "kyaml rewrites comment spacing (`e  # c` becomes `e # c`); we keep the input's";
+/// kyaml adds the fields of a map or element it creates in lexicographic order (its walker visits
+/// field names sorted); we keep `updated`'s order, as merge2 keeps the patch's.
+const NEW_KEY_ORDER: &str = "new fields in `updated`'s order, not kyaml's lexicographic order";
+
+/// merge3 cases whose output is not upstream's text but agrees with it this far, and why (the
+/// same cases and reasons as tests/walkers_corpus.rs, which runs them at the function level).
+/// A listed case that agrees better, or less, fails.
+const MERGE3_INEXACT: &[(&str, &str, Agreement, &str)] = &[
+    (
+        "kyaml-merge3/map.yaml",
+        "Add an annotation to the field",
+        Agreement::Layout,
+        SPACING,
+    ),
+    (
+        "kyaml-merge3/map.yaml",
+        "Update an annotation on the field, field messing rom the dest",
+        Agreement::Layout,
+        SPACING,
+    ),
+    (
+        "kyaml-merge3/element.yaml",
+        "Add an element to an existing list",
+        Agreement::Unordered,
+        NEW_KEY_ORDER,
+    ),
+    (
+        "kyaml-merge3/element.yaml",
+        "Add an element to a non-existing list",
+        Agreement::Unordered,
+        NEW_KEY_ORDER,
+    ),
+    (
+        "kyaml-merge3/element.yaml",
+        "Add an element to a non-existing list, existing in dest",
+        Agreement::Unordered,
+        NEW_KEY_ORDER,
+    ),
+    (
+        "kyaml-merge3/element.yaml",
+        "Add a field to the element, element missing from dest",
+        Agreement::Unordered,
+        NEW_KEY_ORDER,
+    ),
+    (
+        "kyaml-merge3/element.yaml",
+        "Update a field on the elem, element missing from the dest",
+        Agreement::Unordered,
+        NEW_KEY_ORDER,
+    ),
+    (
+        "kyaml-merge3/element.yaml",
+        "Merge with name for same container-port",
+        Agreement::Unordered,
+        NEW_KEY_ORDER,
+    ),
+];
+
+/// One merge3 run through the binary: `krm-merge merge3 ORIGINAL UPDATED DEST`, or, for
+/// kustomize's Kustomization files, `--config` with their two merge keys declared in
+/// `spec.schema.mergeKeys` as a user would (kyaml's built-in schema knows the Kustomization type,
+/// ours is Kubernetes only, and the merge3 subcommand takes no schema).
+fn merge3_run(c: &Case, original: &str, updated: &str, dest: &str) -> Out {
+    let infer = flag(&c.v, &["options", "inferAssociativeLists"]);
+    let dest_f = temp_file("dest.yaml", dest);
+    if c.file.ends_with("/kustomization.yaml") {
+        let mut opts = Node::map();
+        opts.set(
+            "inferMergeKeys",
+            Node::plain(if infer { "true" } else { "false" }),
+        );
+        let mut target = Node::map();
+        target.set("kind", Node::string("Kustomization"));
+        let mut p = Node::map();
+        p.set("type", Node::string("merge3"));
+        p.set("original", Node::string(original.to_owned()));
+        p.set("patch", Node::string(updated.to_owned()));
+        p.set("target", target);
+        p.set("options", opts);
+        let mut config = merge_config(vec![p]);
+        let keys = ["configMapGenerator", "secretGenerator"]
+            .iter()
+            .map(|list| {
+                let mut k = Node::map();
+                k.set("group", Node::string("kustomize.config.k8s.io"));
+                k.set("kind", Node::string("Kustomization"));
+                k.set("path", Node::string(*list));
+                k.set("keys", Node::seq_of(vec![Node::string("name")]));
+                k.set("strategy", Node::string("merge"));
+                k
+            })
+            .collect();
+        let mut schema = Node::map();
+        schema.set("mergeKeys", Node::seq_of(keys));
+        if let Some(spec) = config.get_mut("spec") {
+            spec.set("schema", schema);
+        }
+        let fn_f = temp_file("fn.yaml", &yaml_text(&config));
+        return krm(
+            &[
+                "--config",
+                &fn_f.display().to_string(),
+                &dest_f.display().to_string(),
+            ],
+            "",
+        );
+    }
+    let orig_f = temp_file("original.yaml", original);
+    let upd_f = temp_file("updated.yaml", updated);
+    let (o, u, d) = (
+        orig_f.display().to_string(),
+        upd_f.display().to_string(),
+        dest_f.display().to_string(),
+    );
+    let mut args = vec!["merge3", &o, &u, &d];
+    if !infer {
+        args.push("--no-infer-merge-keys");
+    }
+    krm(&args, "")
+}
+
+/// kyaml merge3 through the binary. Upstream compares text (`exact-trimspace`); a case that does
+/// not give upstream's text must be listed in `MERGE3_INEXACT` with how far it agrees and why.
+/// Merged again into its own output, nothing may change (idempotence, as kpt checks it).
+fn merge3_case(c: &Case) -> Result<(), String> {
+    let input = |k: &str| s(&c.v, &["inputs", k]).unwrap_or("");
+    let expected = s(&c.v, &["expected"]).unwrap_or("");
+    let out = merge3_run(c, input("original"), input("updated"), input("dest"));
+    if out.code != 0 {
+        return Err(format!("exit {}: {}", out.code, out.stderr));
+    }
+    let again = merge3_run(c, input("original"), input("updated"), &out.stdout);
+    if again.code != 0 || again.stdout != out.stdout {
+        return Err(format!(
+            "not idempotent (exit {}):\n{}\n---\n{}",
+            again.code, out.stdout, again.stdout
+        ));
+    }
+    let got = agreement(&out.stdout, expected);
+    let want = MERGE3_INEXACT
+        .iter()
+        .find(|(f, n, _, _)| *f == c.file && *n == c.name)
+        .map_or(Agreement::Exact, |(_, _, a, _)| *a);
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "{got:?}, listed as {want:?}\n--- expected\n{expected}\n--- got\n{}",
+            out.stdout
+        ))
+    }
+}
+
+#[test]
+fn kyaml_merge3() {
+    for (f, n, a, why) in MERGE3_INEXACT {
+        eprintln!("  {f} / {n}: {a:?}: {why}");
+    }
+    run_suite("kyaml-merge3", merge3_case);
 }
