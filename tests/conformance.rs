@@ -1362,3 +1362,21 @@ fn k8s_sort_normalisation() {
         assert_eq!(got, want, "{} / {}", c.file, c.name);
     }
 }
+
+/// Every `KNOWN_BUGS` entry names a test in tests/regressions.rs that is ignored as a bug, so the
+/// bug stays visible (`cargo test -- --ignored` runs the reproductions).
+#[test]
+fn known_bugs_have_an_ignored_regression_test() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions.rs");
+    let text = fs::read_to_string(&path).expect("tests/regressions.rs");
+    for (file, case, test) in KNOWN_BUGS {
+        let at = text
+            .find(&format!("fn {test}()"))
+            .unwrap_or_else(|| panic!("{file} / {case}: no test regressions::{test}"));
+        let attributes = text[..at].rsplit("\n\n").next().unwrap_or("");
+        assert!(
+            attributes.contains("#[ignore = \"bug: "),
+            "{file} / {case}: regressions::{test} is not #[ignore = \"bug: ...\"]"
+        );
+    }
+}
