@@ -1,11 +1,23 @@
 //! The upstream conformance suites (tests/data/conformance, see its README for origin and
-//! licences), run through the `krm-merge` binary, one data-driven runner per operation.
+//! licences), every case run through the `krm-merge` binary by one data-driven runner
+//! ([`run_cases`]) with one function per operation: kyaml's merge2 (`krm-merge merge2`) and
+//! merge3 (`krm-merge merge3`), kustomize's strategic-merge and JSON 6902 filters and `patches:`
+//! builds (ResourceLists on stdin), the RFC 6902 suite, and apimachinery's strategic merge patch
+//! tests (two-way as `merge2` patches, three-way as `apply` patches, with the suite's test schema
+//! given as an OpenAPI document).
 //!
 //! Outputs are compared as data: documents in order, maps without key order, lists with order
 //! (the README's compare modes allow this; kustomize's own output is key-sorted, and new keys
 //! follow the patch's order here where kyaml sorts them). For kyaml's `kyaml-format` mode the
-//! workload containers are sorted by name first, as Go's harness does. A case that does not pass
-//! must be listed in `DISPUTED` with the reason.
+//! workload containers are sorted by name first, as Go's harness does; for apimachinery's
+//! `json-deepequal-sorted` merge lists are sorted as its harness does. kyaml's merge3 cases are
+//! compared as text, as upstream does (`MERGE3_INEXACT` lists how far the others agree).
+//!
+//! Every case passes unless it is listed, with the reason, in one of three tables: `DISPUTED`
+//! (upstream's expectation deliberately not reproduced; the case must fail), `NOT_RUN` (nothing
+//! in it that a patch can express), `KNOWN_BUGS` (a product bug, reproduced by an ignored test in
+//! tests/regressions.rs; the case must fail until it is fixed). Listed cases must exist. Run with
+//! `--nocapture` for the counts per file.
 
 mod common;
 
