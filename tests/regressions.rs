@@ -3,8 +3,10 @@
 //! kustomize bugs users hit that krm-merge exists to fix (README "Why"), the built-in kinds users
 //! patch most, and the behaviour of merge3 conflicts and apply.
 //!
-//! A test marked `#[ignore = "bug: ..."]` reproduces a product bug that is not fixed yet; the
-//! conformance cases it explains are listed in `KNOWN_BUGS` in tests/conformance.rs.
+//! A test marked `#[ignore = "bug: ..."]` reproduces a product bug that is not fixed yet
+//! (`cargo test --test regressions -- --ignored` runs them); the conformance cases it explains,
+//! if any, are listed in `KNOWN_BUGS` in tests/conformance.rs. Fixing the bug means removing the
+//! `#[ignore]` and those entries.
 
 mod common;
 
@@ -1406,14 +1408,15 @@ spec:
     assert_eq!(docs(&out.stdout), docs(pod), "nothing changes");
 }
 
-// Found while wrapping documents for the RFC 6902 suite: `copy` (or `move`) from "" — the whole
-// document — to a member writes the copied mapping at the member's own indentation, so the output
-// is malformed YAML (`snapshot:` then `apiVersion:` at column 0: a duplicate key when read back)
-// or, one level down, YAML that reads back as other data (`inner: null` and the copied keys as
-// siblings of `inner`), with exit code 0. RFC 6902 allows it: the value is the document as it
-// was before the operation.
+// Found while building ResourceLists for these tests: a document's root mapping placed as the
+// value of a key keeps its indentation (none), and so does the one way the binary does that,
+// json6902 `copy` from "" (the whole document, as RFC 6902 allows) to a member: the copied
+// mapping is written at the member's own indentation. The output is malformed YAML (`snapshot:`
+// then `apiVersion:` at column 0: a duplicate key when read back) or, one level down, YAML that
+// reads back as other data (`inner: null`, the copied keys as siblings of `inner`) — with exit
+// code 0.
 #[test]
-#[ignore = "bug: json6902 copy/move of the whole document (from \"\") into a member writes it unindented"]
+#[ignore = "bug: json6902 copy of the whole document (from \"\") into a member writes it unindented"]
 fn json6902_copy_of_the_whole_document_into_a_member() {
     let resource = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n";
     let config = merge_fn(
