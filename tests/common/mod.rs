@@ -118,3 +118,116 @@ pub fn merge_config(patches: Vec<Node<'static>>) -> Node<'static> {
     c.set("spec", spec);
     c
 }
+
+/// A ResourceList holding these items (built as nodes, any shape) and the functionConfig.
+pub fn resource_list_of(items: Vec<Node<'static>>, config: Node<'static>) -> String {
+    let mut rl = Node::map();
+    rl.set("apiVersion", Node::string("config.kubernetes.io/v1"));
+    rl.set("kind", Node::string("ResourceList"));
+    rl.set("items", Node::seq_of(items));
+    rl.set("functionConfig", config);
+    let mut out = String::new();
+    yaml::emit_document(&yaml::Document::new(rl), &mut out);
+    out
+}
+
+/// A node written as a YAML document.
+pub fn yaml_text(node: &Node<'_>) -> String {
+    let mut out = String::new();
+    yaml::emit_document(&yaml::Document::new(node.clone()), &mut out);
+    out
+}
+
+/// How far an actual YAML output agrees with the expected text, from the weakest to the
+/// strongest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Agreement {
+    /// Not the same data, comments or quoting.
+    Differs,
+    /// Same data, comments and quoting, but map keys in another order.
+    Unordered,
+    /// Same tree (data, key order, comments, quoting), other whitespace.
+    Layout,
+    /// The same text once surrounding whitespace is trimmed (kyaml's tests compare so).
+    Exact,
+}
+
+pub fn agreement(actual: &str, expected: &str) -> Agreement {
+    if actual.trim() == expected.trim() {
+        return Agreement::Exact;
+    }
+    let (Ok(a), Ok(e)) = (yaml::parse_stream(actual), yaml::parse_stream(expected)) else {
+        return Agreement::Differs;
+    };
+    let roots = |d: &[yaml::Document<'_>]| -> Vec<Option<Node<'static>>> {
+        d.iter()
+            .map(|d| d.root.clone().map(Node::into_owned))
+            .collect()
+    };
+    let (a, e) = (roots(&a), roots(&e));
+    let all = |ordered| {
+        a.len() == e.len()
+            && a.iter().zip(&e).all(|(x, y)| match (x, y) {
+                (Some(x), Some(y)) => same_tree(x, y, ordered),
+                (None, None) => true,
+                _ => false,
+            })
+    };
+    if all(true) {
+        Agreement::Layout
+    } else if all(false) {
+        Agreement::Unordered
+    } else {
+        Agreement::Differs
+    }
+}
+
+/// Same data, comment texts, quoting and flow/block form; map keys in the same order when
+/// `ordered`.
+pub fn same_tree(a: &Node<'_>, b: &Node<'_>, ordered: bool) -> bool {
+    let texts = |n: &Node<'_>| {
+        let c = n.comments();
+        let t = |v: &[yaml::Comment<'_>]| -> Vec<String> {
+            v.iter().map(|c| c.text.trim_end().to_owned()).collect()
+        };
+        (
+            t(&c.head),
+            c.line.as_ref().map(|c| c.text.trim_end().to_owned()),
+            t(&c.foot),
+        )
+    };
+    let quoted = |n: &Node<'_>| {
+        matches!(
+            n.style(),
+            Some(yaml::ScalarStyle::SingleQuoted | yaml::ScalarStyle::DoubleQuoted)
+        )
+        .then(|| n.style())
+    };
+    if a.kind() != b.kind() || texts(a) != texts(b) || a.is_flow() != b.is_flow() {
+        return false;
+    }
+    if a.is_scalar() {
+        return a.same_data(b) && quoted(a) == quoted(b);
+    }
+    let entry_eq = |x: &yaml::Entry<'_>, y: &yaml::Entry<'_>| {
+        same_tree(&x.key, &y.key, ordered) && same_tree(&x.value, &y.value, ordered)
+    };
+    let (ae, be) = (a.entries(), b.entries());
+    if ae.len() != be.len() || a.items().len() != b.items().len() {
+        return false;
+    }
+    let entries_ok = if ordered {
+        ae.iter().zip(be).all(|(x, y)| entry_eq(x, y))
+    } else {
+        ae.iter().all(|x| {
+            be.iter()
+                .find(|y| y.key.same_data(&x.key))
+                .is_some_and(|y| entry_eq(x, y))
+        })
+    };
+    entries_ok
+        && a.items()
+            .iter()
+            .zip(b.items())
+            .all(|(x, y)| same_tree(x, y, ordered))
+}
