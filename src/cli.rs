@@ -488,7 +488,13 @@ fn run_krm_split(src: &str, io: &mut Io<'_>) -> Option<i32> {
     let mut out = String::with_capacity(src.len() + src.len() / 8 + 64);
     let mut layout: Option<(usize, EmitOptions)> = None;
     let mut n = 0;
+    let mut not_a_resource = false;
     let split = parse_split(src, "items", &mut |node, info| {
+        if !node.is_map() {
+            // Reported by the whole-input path, which names the item.
+            not_a_resource = true;
+            return;
+        }
         let opts = EmitOptions {
             seq_indent: info.seq_indent,
         };
@@ -507,6 +513,9 @@ fn run_krm_split(src: &str, io: &mut Io<'_>) -> Option<i32> {
         }
     })
     .ok()?;
+    if not_a_resource {
+        return None;
+    }
     let [doc] = &split.docs[..] else { return None };
     let root = doc.root.as_ref()?;
     let is_plain_rl = root.is_map()
