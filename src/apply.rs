@@ -367,7 +367,7 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         align::block_if_empty(lv, mv);
         match (lv.kind(), mv.kind()) {
-            (Kind::Map, Kind::Map) if !meta.atomic_map => {
+            (Kind::Map, Kind::Map) if !meta.replace => {
                 self.map(lv, ov.filter(|o| o.is_map()), mv, at, meta.retain_keys)
             }
             (Kind::Seq, Kind::Seq) => {
@@ -379,7 +379,7 @@ impl<'a> Walker<'_, '_, 'a> {
                         if lists.iter().all(|l| l.items().iter().all(Node::is_map)) =>
                     {
                         let elem = FieldMeta {
-                            atomic_map: self.schema.is_atomic(at),
+                            replace: self.schema.is_replaced(at),
                             retain_keys: meta.retain_keys,
                             ..FieldMeta::default()
                         };

@@ -390,13 +390,19 @@ impl<'p> Engine<'p> {
             Conflicts::Error => Severity::Error,
         };
         for c in conflicts {
-            let mut res = FnResult::new(
-                severity,
-                format!("{}: conflict: {}", label(step), conflict_text(&c)),
-            )
-            .about(node)
-            .at_field(c.path.to_string())
-            .tag("patch", step.index.to_string());
+            let text = match severity {
+                // The run fails and nothing changes: say what clashed, not how it was settled.
+                Severity::Error => conflict_text(&c)
+                    .split("; ")
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+                _ => conflict_text(&c),
+            };
+            let mut res = FnResult::new(severity, format!("{}: conflict: {}", label(step), text))
+                .about(node)
+                .at_field(c.path.to_string())
+                .tag("patch", step.index.to_string());
             res.current = c.local.clone();
             res.proposed = c.upstream.clone();
             if severity == Severity::Error {
@@ -462,7 +468,8 @@ impl<'p> Engine<'p> {
                     self.failed = true;
                 }
             }
-            if tally.changed > 0 {
+            // When the run fails nothing is applied; saying otherwise would mislead.
+            if tally.changed > 0 && !self.failed {
                 self.results.push(
                     FnResult::new(
                         Severity::Info,

@@ -86,7 +86,7 @@ pub enum MergeErrorKind {
     },
     #[error("list element has no merge key {0:?}")]
     MissingKey(String),
-    #[error("{0} lists elements that are not in the patch list")]
+    #[error("{0} do not match: every element of the list must be named, in the same order")]
     OrderMismatch(String),
     #[error("alias *{0} refers to no anchor in this resource")]
     UnknownAlias(String),
@@ -325,7 +325,7 @@ impl<'a> Merger<'_, '_, 'a> {
             self.materialize(dest)?;
         }
         match patch.kind() {
-            Kind::Map => self.map(dest, patch, at),
+            Kind::Map => self.map(dest, patch, at, meta.replace),
             Kind::Seq => self.list(dest, patch, at, meta),
             Kind::Scalar | Kind::Alias => {
                 replace(dest, patch.clone());
@@ -372,14 +372,21 @@ impl<'a> Merger<'_, '_, 'a> {
         }
     }
 
+    /// `replaced`: the schema says a strategic merge replaces this map whole (patch strategy
+    /// `replace`, or a CRD's atomic map-type), as `$patch: replace` would.
     fn map<'p: 'a>(
         &self,
         dest: &mut Node<'a>,
         patch: &Node<'p>,
         at: Cursor,
+        replaced: bool,
     ) -> Result<Fate, MergeError> {
         let d = directives(patch)?;
-        match d.strategy {
+        let strategy = match d.strategy {
+            Strategy::Merge if replaced => Strategy::Replace,
+            s => s,
+        };
+        match strategy {
             Strategy::Delete => return Ok(Fate::Delete),
             Strategy::Replace => {
                 let mut fresh: Node<'a> = shell(patch);
@@ -471,7 +478,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 _ => None,
             };
             if let Some(target) = dest.get_mut(list) {
-                set_element_order(target, order, keys.as_deref())
+                set_element_order(target, order, keys.as_deref(), patch.get(list))
                     .map_err(|e| e.within(Seg::field(list)))?;
             }
         }
@@ -565,6 +572,11 @@ impl<'a> Merger<'_, '_, 'a> {
             {
                 continue;
             }
+            // `null` is an element like any other (only a field set to null is removed).
+            if e.is_null() {
+                out.push((*e).clone());
+                continue;
+            }
             if let Some(n) = self
                 .build(e, at, &FieldMeta::default())
                 .map_err(|er| er.within(seg()))?
@@ -644,12 +656,17 @@ impl<'a> Merger<'_, '_, 'a> {
                 Some(v) => {
                     strategy_of(v).map_err(|e| e.within(Seg::field(PATCH)).within(seg.clone()))?
                 }
+                // Elements of a type the schema replaces whole are not merged.
+                None if self.schema.is_replaced(elem_at) => Strategy::Replace,
                 None => Strategy::Merge,
             };
             match (pos, elem_strategy) {
-                (Some(i), Strategy::Delete) => {
-                    if !deleted.contains(&i) {
-                        deleted.push(i);
+                (Some(_), Strategy::Delete) => {
+                    // Every element with that key goes, as apimachinery deletes them.
+                    for (i, dk) in dest_keys.iter().enumerate() {
+                        if dk.as_ref() == Some(&pk) && !deleted.contains(&i) {
+                            deleted.push(i);
+                        }
                     }
                 }
                 (None, Strategy::Delete) => {}
@@ -755,31 +772,51 @@ fn strip_element_directive(n: Node<'_>) -> Node<'_> {
     }
 }
 
-/// `$setElementOrder/<list>`: the elements the order names come in its order; the others keep
-/// their place relative to them as far as the original order allows (apimachinery's rule: an
-/// element the order names goes before an unnamed one only when it was before it already).
+/// `$setElementOrder/<list>`: the elements the order names come in its order (all the elements
+/// with a named key, together), and the others keep their place relative to them as far as the
+/// original order allows (apimachinery's rule: an element the order names goes before an
+/// unnamed one only when it was before it already). The patch's own list must follow the order
+/// (each of its elements named, in the same sequence), as apimachinery checks.
 fn set_element_order(
     list: &mut Node<'_>,
     order: &Node<'_>,
     keys: Option<&[MapKey]>,
+    patch_list: Option<&Node<'_>>,
 ) -> Result<(), MergeError> {
-    let Some(items) = list.items_mut() else {
-        return Ok(());
-    };
+    // Elements are identified by their key fields, or (scalars) by their text.
     let ident = |n: &Node<'_>| -> Option<Vec<String>> {
         match keys {
             Some(keys) => key_values(n, keys),
-            None => Some(vec![crate::yaml::emit_node(n, Default::default())]),
+            None => n.as_str().map(|s| vec![s.to_owned()]),
         }
     };
     let order_ids: Vec<Option<Vec<String>>> = order.items().iter().map(&ident).collect();
+    if let Some(p) = patch_list {
+        let mut rest = order_ids.iter();
+        let follows = p
+            .items()
+            .iter()
+            .filter(|i| !(i.is_map() && i.get(PATCH).is_some()))
+            .all(|i| {
+                let id = ident(i);
+                rest.any(|o| *o == id)
+            });
+        if !follows {
+            return Err(MergeError::new(MergeErrorKind::OrderMismatch(format!(
+                "the patch's list and {SET_ORDER}"
+            ))));
+        }
+    }
+    let Some(items) = list.items_mut() else {
+        return Ok(());
+    };
     let original: Vec<Node<'_>> = std::mem::take(items);
     let ids: Vec<Option<Vec<String>>> = original.iter().map(&ident).collect();
-    // Named elements, in the order's order.
+    // Named elements, in the order's order; elements with the same key stay together.
     let mut named: Vec<usize> = Vec::new();
     for oid in order_ids.iter().flatten() {
-        if let Some(i) = ids.iter().position(|id| id.as_ref() == Some(oid)) {
-            if !named.contains(&i) {
+        for (i, id) in ids.iter().enumerate() {
+            if id.as_ref() == Some(oid) && !named.contains(&i) {
                 named.push(i);
             }
         }

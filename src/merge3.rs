@@ -429,7 +429,7 @@ impl<'a> Merger<'_, '_, 'a> {
     ) -> Result<Fate<'a>, MergeError> {
         let empty = |n: &Node<'_>| n.entries().is_empty() && n.items().is_empty();
         let was_empty = empty(d);
-        if d.is_map() && on.is_map() && !meta.atomic_map {
+        if d.is_map() && on.is_map() && !meta.replace {
             self.map(d, Some(on), None, at, out)?;
             return Ok(if empty(d) && !was_empty {
                 Fate::Remove
@@ -487,7 +487,7 @@ impl<'a> Merger<'_, '_, 'a> {
             align::block_if_empty(d, un);
         }
         match (d.kind(), un.kind()) {
-            (Kind::Map, Kind::Map) if !meta.atomic_map && fits(Kind::Map) => {
+            (Kind::Map, Kind::Map) if !meta.replace && fits(Kind::Map) => {
                 self.own_comments(d, on, un);
                 self.map(d, on, Some(un), at, out)?;
                 Ok(Fate::Keep)
@@ -738,7 +738,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let uk = keys_of(upd, keys)?;
         let (op, up) = (align::positions(&ok), align::positions(&uk));
         let elem = FieldMeta {
-            atomic_map: self.schema.is_atomic(at),
+            replace: self.schema.is_replaced(at),
             ..FieldMeta::default()
         };
         let Some(items) = d.items_mut().map(std::mem::take) else {
@@ -864,7 +864,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         let mut n: Node<'a> = shell(un);
         match un.kind() {
-            Kind::Map if !meta.atomic_map && fits(Kind::Map) => {
+            Kind::Map if !meta.replace && fits(Kind::Map) => {
                 self.map(&mut n, on, Some(un), at, &mut scratch)?;
                 if n.entries().is_empty() && !keep_empty {
                     return Ok(None);

@@ -102,48 +102,7 @@ const K8S_CREATION_ERROR: &str = "Go-only: upstream expects patch creation to fa
 /// are not disputed — upstream is right — and are listed only so that the suites stay green
 /// until the bug is fixed; a listed case that passes fails the run, so the entry goes with the
 /// fix (and the `#[ignore]` with it).
-const KNOWN_BUGS: &[(&str, &str, &str)] = &[
-    (
-        "k8s-strategicpatch/replace_raw_extension.yaml",
-        "replace RawExtension field, rest unchanched/TwoWay",
-        "merge2_patch_strategy_replace_on_a_map_replaces_it",
-    ),
-    (
-        "k8s-strategicpatch/replace_raw_extension.yaml",
-        "replace RawExtension field and merge list/TwoWay",
-        "merge2_patch_strategy_replace_on_a_map_replaces_it",
-    ),
-    (
-        "k8s-strategicpatch/unknown_field.yaml",
-        "not filter nulls from non-associative slice/TwoWay",
-        "merge2_keeps_null_elements_of_a_list",
-    ),
-    (
-        "k8s-strategicpatch/custom.yaml",
-        "delete all duplicate entries in a merging list",
-        "merge2_delete_directive_removes_every_element_with_the_key",
-    ),
-    (
-        "k8s-strategicpatch/raw.yaml",
-        "behavior of set element order for a merging list with duplicate/TwoWay",
-        "merge2_set_element_order_keeps_duplicates_together",
-    ),
-    (
-        "k8s-strategicpatch/raw.yaml",
-        "behavior of set element order for a merging int list with duplicate/TwoWay",
-        "merge2_set_element_order_keeps_duplicates_together",
-    ),
-    (
-        "k8s-strategicpatch/custom.yaml",
-        "should check if order in $setElementOrder and patch list match",
-        "merge2_set_element_order_must_agree_with_the_patch_list",
-    ),
-    (
-        "k8s-strategicpatch/custom.yaml",
-        "$setElementOrder contains item that is not present in the int list to be merged (#2)",
-        "merge2_set_element_order_must_agree_with_the_patch_list",
-    ),
-];
+const KNOWN_BUGS: &[(&str, &str, &str)] = &[];
 
 /// Cases that are not run through the binary, because there is nothing in them a patch can
 /// express: (file, case, why). The runner counts them and checks that they exist.

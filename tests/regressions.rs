@@ -1280,7 +1280,6 @@ fn merge2_with_schema(test: &str, schema: &str, patch: &str, resource: &str) -> 
 // on a map-valued field is strategic-merge metadata (apimachinery replaces the map; `apply`
 // does too), but merge2 merges the map key by key.
 #[test]
-#[ignore = "bug: merge2 merges a map whose schema patch strategy is `replace` instead of replacing it"]
 fn merge2_patch_strategy_replace_on_a_map_replaces_it() {
     let schema = r#"  schema:
     openAPI:
@@ -1305,7 +1304,6 @@ fn merge2_patch_strategy_replace_on_a_map_replaces_it() {
 // a `null` element of a list is a value, not a deletion (apimachinery and apply keep it), but
 // merge2 drops it, from a list it adds and from a list it replaces.
 #[test]
-#[ignore = "bug: merge2 drops `null` elements from a list it adds or replaces"]
 fn merge2_keeps_null_elements_of_a_list() {
     let d = dir("bug-null-elements");
     fs::write(
@@ -1336,7 +1334,6 @@ fn merge2_keeps_null_elements_of_a_list() {
 // duplicate keys (env variables often have them) loses all the elements a `$patch: delete` names
 // in apimachinery; merge2 deletes only the first.
 #[test]
-#[ignore = "bug: `$patch: delete` in a keyed list removes only the first element with that key"]
 fn merge2_delete_directive_removes_every_element_with_the_key() {
     let pod = r#"apiVersion: v1
 kind: Pod
@@ -1364,7 +1361,6 @@ spec:
 // duplicate" (two-way): elements with the same key stay together at their key's first place in
 // `$setElementOrder` (apimachinery: [2, 2, 1, 4, 3]); merge2 gives [2, 1, 2, 4, 3].
 #[test]
-#[ignore = "bug: `$setElementOrder` separates elements with the same key"]
 fn merge2_set_element_order_keeps_duplicates_together() {
     let resource = r#"apiVersion: v1
 kind: ConfigMap
@@ -1387,7 +1383,6 @@ metadata:
 // than its `$setElementOrder` is malformed, and apimachinery rejects it (`doesn't match`); merge2
 // applies it.
 #[test]
-#[ignore = "bug: a `$setElementOrder` that disagrees with the order of the patch's list is not an error"]
 fn merge2_set_element_order_must_agree_with_the_patch_list() {
     let pod = r#"apiVersion: v1
 kind: Pod
@@ -1416,7 +1411,6 @@ spec:
 // reads back as other data (`inner: null`, the copied keys as siblings of `inner`) — with exit
 // code 0.
 #[test]
-#[ignore = "bug: json6902 copy of the whole document (from \"\") into a member writes it unindented"]
 fn json6902_copy_of_the_whole_document_into_a_member() {
     let resource = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n";
     let config = merge_fn(

@@ -68,6 +68,10 @@ impl Meta {
         FieldMeta {
             list,
             atomic_map: self.1,
+            // No built-in map has patch strategy `replace` (the generator keeps one table of
+            // distinct metadata; none of it is a replaced map), and built-in map-types are
+            // server-side-apply metadata.
+            replace: false,
             retain_keys: self.2,
         }
     }

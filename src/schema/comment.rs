@@ -59,6 +59,7 @@ impl Schema {
         {
             let meta = FieldMeta {
                 atomic_map: self.is_atomic(at),
+                replace: self.is_replaced(at),
                 ..FieldMeta::default()
             };
             return Some((meta, at));

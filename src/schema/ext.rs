@@ -256,6 +256,8 @@ pub(super) fn derive(ext: &Ext, shape: &Shape<'_>) -> Result<FieldMeta, SchemaEr
     Ok(FieldMeta {
         list,
         atomic_map,
+        // Outside the built-in layer a map-type is all a schema has to say about maps.
+        replace: atomic_map,
         retain_keys: s.retain_keys,
     })
 }

@@ -113,7 +113,14 @@ pub struct FieldMeta {
     /// the field or on its type, or patch strategy `replace`; `x-kubernetes-map-type: granular`
     /// on the field overrides its type's `atomic`). Built-in types that are atomic this way
     /// include LabelSelector, ObjectReference, LocalObjectReference and the key selectors.
+    /// This is server-side-apply metadata; see [`FieldMeta::replace`] for what strategic merges
+    /// honour.
     pub atomic_map: bool,
+    /// A strategic merge replaces the value (a map or an object) as a whole: patch strategy
+    /// `replace` in any layer, or `x-kubernetes-map-type: atomic` in a CRD or a declared schema.
+    /// Never from the built-in layer's map-type: kubectl and kustomize merge built-in maps such
+    /// as a LabelSelector field by field, whatever server-side apply does.
+    pub replace: bool,
     /// Patch strategy `retainKeys`: the value (for a list, each element) is a union whose fields
     /// not named in the patch's `$retainKeys` are cleared (Deployment `spec.strategy`, `volumes`).
     pub retain_keys: bool,
@@ -209,6 +216,16 @@ impl Schema {
             }
         }
         (meta.unwrap_or_default(), next)
+    }
+
+    /// Whether a strategic merge replaces a value of the type at `at` whole: the type is
+    /// `x-kubernetes-map-type: atomic` in a CRD or a declared schema (the built-in layer's
+    /// map-types are server-side-apply metadata strategic merges do not use; see
+    /// [`FieldMeta::replace`]).
+    pub fn is_replaced(&self, at: Cursor) -> bool {
+        at.crds.is_some_and(|n| self.crds.atomic(n))
+            || at.merge_keys.is_some_and(|n| self.merge_keys.atomic(n))
+            || at.openapi.is_some_and(|n| self.openapi.atomic(n))
     }
 
     /// Whether the type at `at` is `x-kubernetes-map-type: atomic` in some layer: a list element

@@ -54,6 +54,15 @@ fn atomic_map() -> FieldMeta {
     }
 }
 
+/// An atomic map outside the built-in layer, which strategic merges replace whole.
+fn replaced() -> FieldMeta {
+    FieldMeta {
+        atomic_map: true,
+        replace: true,
+        ..FieldMeta::default()
+    }
+}
+
 fn retain(mut m: FieldMeta) -> FieldMeta {
     m.retain_keys = true;
     m
@@ -357,7 +366,7 @@ fn crd_list_map_keys() {
     assert_eq!(meta_at(&s, w, "spec.ports.tags"), list(ListMerge::Set));
     assert_eq!(meta_at(&s, w, "spec.items"), by("id"));
     assert_eq!(meta_at(&s, w, "spec.plain"), FieldMeta::default());
-    assert_eq!(meta_at(&s, w, "spec.selector"), atomic_map());
+    assert_eq!(meta_at(&s, w, "spec.selector"), replaced());
     assert_eq!(meta_at(&s, w, "spec.groups.anything"), by("name"));
     let (_, elem) = at(&s, w, "spec.groups.anything");
     assert!(s.is_atomic(elem));
@@ -622,6 +631,7 @@ fn merge_keys_shorthand() {
             FieldMeta {
                 list: Some(ListMerge::Atomic),
                 atomic_map: true,
+                replace: true,
                 retain_keys: false
             }
         );
@@ -772,7 +782,7 @@ fn comments() {
     );
     assert_eq!(
         c(r#"{"x-kubernetes-map-type": "atomic"}"#),
-        Some(atomic_map())
+        Some(replaced())
     );
     assert_eq!(
         c(r#"{"x-kubernetes-list-type": "atomic"}"#),

@@ -464,7 +464,10 @@ impl Emitter<'_> {
                 },
                 _ => 2,
             };
-            let indent = if from_source {
+            // A map must be indented past its key; a node that was a document root (indented
+            // 0) and now is a value takes the canonical indentation.
+            let map_value = matches!(v.repr, Repr::Map { .. }) && at != Ctx::DocStart;
+            let indent = if from_source && !(map_value && lay.indent == 0) {
                 usize::from(lay.indent)
             } else {
                 canonical
