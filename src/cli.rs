@@ -573,8 +573,15 @@ fn run_with_plan(src: &str, plan: &Plan, config: Option<&ConfigId>, io: &mut Io<
             }
         });
     }
-    let mut out = StreamOut::for_input(src);
-    let streamed = krm::stream_items(src, &mut |item| engine.process(item), &mut out);
+    let (out, streamed) = match stream_in_two(src, &mut engine) {
+        Some(out) => (out, Ok(Streamed::Done)),
+        None => {
+            let mut out = StreamOut::for_input(src);
+            let streamed = krm::stream_items(src, &mut |item| engine.process(item), &mut out);
+            (out, streamed)
+        }
+    };
+    let mut out = out;
     match streamed {
         Err(e) => {
             // The items go back as they came: here, the text itself.
@@ -598,6 +605,54 @@ fn run_with_plan(src: &str, plan: &Plan, config: Option<&ConfigId>, io: &mut Io<
             io.finish(&finish.results)
         }
     }
+}
+
+/// A large stream on a machine with a second core: cut at a `---` line near the middle, each
+/// half read and patched on its own thread (resources are independent; the counts are added up
+/// after). `None` when that does not apply or a half is not plain resources (a parse error, a
+/// wrapper): the caller reads the whole stream on one thread, which also reports errors with
+/// their true lines.
+fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
+    const WORTH_IT: usize = 1 << 20;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if src.len() < WORTH_IT || cores < 2 {
+        return None;
+    }
+    let cut = halfway(src)?;
+    let (first, second) = src.split_at(cut);
+    let mut other = engine.fork();
+    let (a, b) = std::thread::scope(|s| {
+        let b = s.spawn(|| {
+            let mut out = StreamOut::for_input(second);
+            let r = krm::stream_items(second, &mut |item| other.process(item), &mut out);
+            (r, out)
+        });
+        let mut out = StreamOut::for_input(first);
+        let r = krm::stream_items(first, &mut |item| engine.process(item), &mut out);
+        ((r, out), b.join())
+    });
+    let (Ok(Streamed::Done), mut out) = a else { return None };
+    let Ok((Ok(Streamed::Done), rest)) = b else { return None };
+    engine.absorb(other);
+    out.source(&rest.text);
+    Some(out)
+}
+
+/// The start of a `---` line at or after the middle of `src`. A line that starts with `---`
+/// and then a space or the line's end is always a document marker: YAML forbids one inside any
+/// content, so cutting there splits the stream between two documents.
+fn halfway(src: &str) -> Option<usize> {
+    let mid = src.len() / 2;
+    let bytes = src.as_bytes();
+    let mut from = mid;
+    while let Some(i) = src.get(from..)?.find("\n---") {
+        let at = from + i + 1;
+        if matches!(bytes.get(at + 3), None | Some(b'\n' | b'\r' | b' ' | b'\t')) {
+            return Some(at);
+        }
+        from = at + 3;
+    }
+    None
 }
 
 fn run_with_input(

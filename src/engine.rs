@@ -154,6 +154,35 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// An engine for another share of the same items (another thread's): same plan and
+    /// schema, nothing counted yet. Bring its counts back with [`Engine::absorb`].
+    pub fn fork(&self) -> Engine<'p> {
+        Engine {
+            plan: self.plan,
+            schema: self.schema.clone(),
+            config: self.config,
+            tallies: self.tallies.iter().map(|t| Tally { found: vec![false; t.found.len()], ..Tally::default() }).collect(),
+            results: Vec::new(),
+            failed: false,
+            files: HashSet::new(),
+        }
+    }
+
+    /// Adds what a [`Engine::fork`] counted and reported, as if this engine had processed its
+    /// items after its own.
+    pub fn absorb(&mut self, other: Engine<'p>) {
+        for (t, o) in self.tallies.iter_mut().zip(other.tallies) {
+            t.selected += o.selected;
+            t.changed += o.changed;
+            for (f, of) in t.found.iter_mut().zip(o.found) {
+                *f |= of;
+            }
+        }
+        self.results.extend(other.results);
+        self.failed |= other.failed;
+        self.files.extend(other.files);
+    }
+
     /// Learns the merge keys of a CustomResourceDefinition among the items. Call it for every
     /// CRD before processing any item.
     pub fn add_crd(&mut self, node: &Node<'_>) {
