@@ -1,0 +1,13 @@
+# The krm-merge function image: one statically linked binary, nothing else.
+#
+# Build it with tools/build-image.sh, which compiles the static binary and prepares the build
+# context this file expects (krm-merge, passwd, group); nothing is pulled from a registry:
+#
+#   tools/build-image.sh                      # -> localhost/krm-merge:dev
+#
+# kpt and kustomize run functions with `--user nobody`, which needs /etc/passwd in the image.
+FROM scratch
+COPY passwd group /etc/
+COPY krm-merge /usr/local/bin/krm-merge
+USER 65534:65534
+ENTRYPOINT ["/usr/local/bin/krm-merge"]
