@@ -436,9 +436,10 @@ fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
         return io.finish(&[r]);
     }
     let Some(fc) = input.function_config() else {
+        // As with an empty ConfigMap (kpt's `function-input` without arguments): nothing to do.
         let r = FnResult::new(
-            Severity::Error,
-            "the ResourceList has no functionConfig: nothing says what to merge",
+            Severity::Info,
+            "the ResourceList has no functionConfig: nothing to do",
         );
         return write_back(input, vec![r], io);
     };
@@ -631,8 +632,12 @@ fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
         let r = krm::stream_items(first, &mut |item| engine.process(item), &mut out);
         ((r, out), b.join())
     });
-    let (Ok(Streamed::Done), mut out) = a else { return None };
-    let Ok((Ok(Streamed::Done), rest)) = b else { return None };
+    let (Ok(Streamed::Done), mut out) = a else {
+        return None;
+    };
+    let Ok((Ok(Streamed::Done), rest)) = b else {
+        return None;
+    };
     engine.absorb(other);
     out.source(&rest.text);
     Some(out)

@@ -161,7 +161,14 @@ impl<'p> Engine<'p> {
             plan: self.plan,
             schema: self.schema.clone(),
             config: self.config,
-            tallies: self.tallies.iter().map(|t| Tally { found: vec![false; t.found.len()], ..Tally::default() }).collect(),
+            tallies: self
+                .tallies
+                .iter()
+                .map(|t| Tally {
+                    found: vec![false; t.found.len()],
+                    ..Tally::default()
+                })
+                .collect(),
             results: Vec::new(),
             failed: false,
             files: HashSet::new(),

@@ -128,10 +128,10 @@ impl FnResult {
             let mut f = Node::map();
             f.set("path", Node::string(path.clone()));
             if let Some(c) = &self.current {
-                f.set("currentValue", Node::string(c.clone()));
+                f.set("currentValue", value_node(c));
             }
             if let Some(p) = &self.proposed {
-                f.set("proposedValue", Node::string(p.clone()));
+                f.set("proposedValue", value_node(p));
             }
             n.set("field", f);
         }
@@ -151,6 +151,22 @@ impl FnResult {
             n.set("tags", t);
         }
         n
+    }
+}
+
+/// A value given as one line of YAML, as a node of that value (`5` stays a number); text that
+/// does not read as one value stays a string.
+fn value_node(text: &str) -> Node<'static> {
+    let parsed = yaml::parse_stream(text).ok().filter(|d| d.len() == 1);
+    let root = parsed
+        .and_then(|d| d.into_iter().next())
+        .and_then(|d| d.root);
+    match root {
+        Some(mut n) if n.alias_name().is_none() => {
+            n.make_block();
+            n.into_owned()
+        }
+        _ => Node::string(text.to_owned()),
     }
 }
 

@@ -1042,7 +1042,7 @@ fn merge3_conflicts_name_the_field_and_both_values() {
     assert_eq!(
         conflicts(&out.stdout),
         [
-            warning("spec.replicas", json!("5"), json!("4")),
+            warning("spec.replicas", json!(5), json!(4)),
             warning(
                 "spec.template.spec.containers[name=app].image",
                 json!("app:3"),
@@ -1051,7 +1051,7 @@ fn merge3_conflicts_name_the_field_and_both_values() {
             // Deleted upstream, changed locally: there is no proposed value.
             warning(
                 "spec.template.spec.containers[name=app].env[name=MODE]",
-                json!(r#"{"name":"MODE","value":"local"}"#),
+                json!({"name": "MODE", "value": "local"}),
                 Value::Null
             ),
         ],

@@ -205,7 +205,7 @@ pub enum NewListItems {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Conflicts {
-    /// As warning results; the item's value is kept.
+    /// As warning results; upstream's value is taken.
     #[default]
     Warn,
     /// As error results: the run fails.

@@ -275,8 +275,9 @@ pub(super) struct Options {
     /// lists whole, as kustomize does.
     #[serde(default = "yes")]
     pub infer_merge_keys: bool,
-    /// merge3 only: report conflicts (a field changed both in the patch and in the item) as
-    /// warnings (`warn`, the item's value is kept) or as errors (`error`).
+    /// merge3 only: report conflicts (a field changed differently upstream and in the item) as
+    /// warnings (`warn`: upstream's value is taken, as the 3-way rules say) or as errors
+    /// (`error`: the run fails and changes nothing).
     #[serde(default)]
     pub conflicts: Conflicts,
 }
