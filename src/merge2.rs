@@ -27,7 +27,7 @@
 use crate::align::{self, key_seg, key_values, ListKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
-use crate::yaml::{Comments, Entry, Kind, Node};
+use crate::yaml::{Entry, Kind, Node};
 
 /// Where merged lists put elements that only the patch has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -264,49 +264,13 @@ fn shell<'p>(node: &Node<'p>) -> Node<'p> {
 /// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
 /// spacing before it, and the comments the new node does not bring.
 fn replace<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    keep_comments(&mut new, dest.comments());
+    new.keep_comments_of(dest.comments());
     let (blank, gap) = (dest.blank_lines(), dest.layout().gap);
     new.set_blank_lines(blank);
     if dest.is_scalar() && new.is_scalar() {
         new.layout_mut().gap = gap;
     }
     *dest = new;
-}
-
-/// Gives `node` the comments of `from` where it has none of its own.
-fn keep_comments<'a>(node: &mut Node<'a>, from: &Comments<'a>) {
-    if from.is_empty() {
-        return;
-    }
-    let own = node.comments().clone();
-    let c = node.comments_mut();
-    if own.head.is_empty() {
-        c.head = from.head.clone();
-    }
-    if own.line.is_none() {
-        c.line = from.line.clone();
-    }
-    if own.foot.is_empty() {
-        c.foot = from.foot.clone();
-    }
-}
-
-/// kyaml's rule: where the patch node has comments, they replace the resource's.
-fn take_comments<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) {
-    let pc = patch.comments();
-    if pc.is_empty() {
-        return;
-    }
-    let c = dest.comments_mut();
-    if !pc.head.is_empty() {
-        c.head = pc.head.clone();
-    }
-    if pc.line.is_some() {
-        c.line = pc.line.clone();
-    }
-    if !pc.foot.is_empty() {
-        c.foot = pc.foot.clone();
-    }
 }
 
 impl<'a> Merger<'_, '_, 'a> {
@@ -402,7 +366,7 @@ impl<'a> Merger<'_, '_, 'a> {
             replace(dest, fresh);
             return Ok(Fate::Keep);
         }
-        take_comments(dest, patch);
+        dest.take_comments_of(patch.comments());
         self.fields(dest, patch, at, &d)?;
         Ok(Fate::Keep)
     }
@@ -438,7 +402,7 @@ impl<'a> Merger<'_, '_, 'a> {
                         continue;
                     };
                     let (meta, child) = align::field(self.schema, at, key, &[&de.key, &pe.key]);
-                    take_comments(&mut de.key, &pe.key);
+                    de.key.take_comments_of(pe.key.comments());
                     let fate = self
                         .value(&mut de.value, &pe.value, child, &meta)
                         .map_err(|e| e.within(seg()))?;
@@ -540,7 +504,7 @@ impl<'a> Merger<'_, '_, 'a> {
             replace(dest, fresh);
             return Ok(Fate::Keep);
         }
-        take_comments(dest, patch);
+        dest.take_comments_of(patch.comments());
         match kind {
             ListKind::Set => self.merge_set(dest, &elements),
             ListKind::Keyed(keys) => self.merge_keyed(dest, &elements, at, &keys)?,
