@@ -22,10 +22,11 @@ mod emit;
 mod gen;
 #[path = "kustomize_diff/rng.rs"]
 mod rng;
+mod support;
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -341,9 +342,25 @@ fn kustomize(kubectl: &Path, dir: &Path) -> Run {
     }
 }
 
+/// How many resources each patch selected, from krm-merge's results (ResourceList mode:
+/// "applied to N resource(s)", or a warning that the target selects none).
+fn selections(stdout: &str) -> Vec<usize> {
+    rl_results(stdout)
+        .iter()
+        .filter_map(|r| {
+            let m = r.get("message")?.as_str()?;
+            if m.contains("selects no resource") {
+                return Some(0);
+            }
+            let n = m.split("applied to ").nth(1)?.split(' ').next()?;
+            n.parse().ok()
+        })
+        .collect()
+}
+
 /// krm-merge on the same files: even cases through `--config` on the files, odd ones as a
-/// ResourceList on stdin.
-fn ours(dir: &Path, files: &Files, via_resource_list: bool) -> Run {
+/// ResourceList on stdin (which also says how many resources each patch selected).
+fn ours(dir: &Path, files: &Files, via_resource_list: bool) -> (Run, Vec<usize>) {
     let out = if via_resource_list {
         let config = krm_merge::yaml::from_json(&files.fn_config_value);
         let rl = resource_list(&files.resources, config);
@@ -351,8 +368,10 @@ fn ours(dir: &Path, files: &Files, via_resource_list: bool) -> Run {
     } else {
         krm_in(&["--config", "fn.yaml", "resources.yaml"], "", Some(dir))
     };
-    match out.code {
-        0 if via_resource_list => Run::Ok(rl_items(&out.stdout)),
+    let run = match out.code {
+        0 if via_resource_list => {
+            return (Run::Ok(rl_items(&out.stdout)), selections(&out.stdout));
+        }
         0 => Run::Ok(docs(&out.stdout)),
         // `--config` reports an invalid functionConfig as a usage error.
         2 if !via_resource_list && out.stderr.contains("fn.yaml: spec.") => {
@@ -371,7 +390,8 @@ fn ours(dir: &Path, files: &Files, via_resource_list: bool) -> Run {
             "krm-merge exited {code} (a usage error: the harness is wrong)\n{}\n{}",
             out.stderr, files.fn_config
         ),
-    }
+    };
+    (run, Vec::new())
 }
 
 /// The resources by identity (apiVersion, kind, namespace, name); duplicates stay together.
@@ -516,6 +536,8 @@ fn show(v: Option<&Value>) -> String {
 
 struct Outcome {
     index: usize,
+    /// Per patch, how many resources it selected (when krm-merge says so).
+    selected: Vec<usize>,
     verdict: Verdict,
     tags: BTreeMap<&'static str, usize>,
     report: String,
@@ -542,7 +564,7 @@ fn run_case(kubectl: &Path, root: &Path, seed: u64, index: usize, all: bool) -> 
     fs::write(dir.join("kustomization.yaml"), &files.kustomization).unwrap();
     fs::write(dir.join("fn.yaml"), &files.fn_config).unwrap();
     let k = kustomize(kubectl, &dir);
-    let o = ours(&dir, &files, index % 2 == 1);
+    let (o, selected) = ours(&dir, &files, index % 2 == 1);
     let verdict = compare(
         &docs(&files.resources),
         &normalise(&k, all),
@@ -561,26 +583,11 @@ fn run_case(kubectl: &Path, root: &Path, seed: u64, index: usize, all: bool) -> 
     }
     Outcome {
         index,
+        selected,
         verdict,
         tags: g.tags,
         report,
     }
-}
-
-fn kubectl() -> Option<PathBuf> {
-    let found = std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join("kubectl"))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("KRM_MERGE_REQUIRE_HOSTS").is_none(),
-            "kubectl is not on PATH, and KRM_MERGE_REQUIRE_HOSTS is set"
-        );
-        eprintln!("skipped: kubectl is not on PATH");
-    }
-    found
 }
 
 /// A short class for a kustomize error, for the summary of the cases where both failed.
@@ -620,7 +627,9 @@ fn error_class(e: &str) -> String {
 
 #[test]
 fn kustomize_parity() {
-    let Some(kubectl) = kubectl() else { return };
+    let Some(kubectl) = support::host("kubectl") else {
+        return;
+    };
     let seed = std::env::var("KRM_MERGE_KDIFF_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -666,7 +675,11 @@ fn kustomize_parity() {
     let (mut same_changed, mut same_unchanged, mut both_failed) = (0, 0, 0);
     let mut failures: BTreeMap<String, usize> = BTreeMap::new();
     let mut mismatches = Vec::new();
+    let mut selected = [0usize; 3];
     for o in &outcomes {
+        for &n in &o.selected {
+            selected[n.min(2)] += 1;
+        }
         for (t, n) in &o.tags {
             *tags.entry(t).or_default() += n;
         }
@@ -688,6 +701,11 @@ fn kustomize_parity() {
         elapsed.as_secs_f64(),
         n - mismatches.len(),
         mismatches.len()
+    );
+    println!(
+        "patches in the ResourceList-mode cases that succeeded: {} selected nothing, {} one \
+         resource, {} several",
+        selected[0], selected[1], selected[2]
     );
     println!(
         "not generated: {} categories (AVOIDED); reported mismatches{}: {} (REPORTED)",
@@ -733,4 +751,31 @@ fn kustomize_parity() {
             .map(|(o, why)| format!("case {}: {why}", o.index))
             .collect::<Vec<_>>()
     );
+}
+
+/// The harness itself, without kubectl: every generated file reads back as the data it was
+/// written from (the YAML writer), and the same seed gives the same files.
+#[test]
+fn generated_files_read_back() {
+    for index in 0..200 {
+        let seed = rng::case_seed(DEFAULT_SEED, index);
+        let case = Gen::new(seed, true).case();
+        let files = render(&case);
+        assert_eq!(docs(&files.resources), case.resources, "case {index}");
+        let k = docs(&files.kustomization);
+        assert_eq!(k.len(), 1, "case {index}");
+        for (i, p) in case.patches.iter().enumerate() {
+            let text = patch_text(p);
+            assert_eq!(k[0]["patches"][i]["patch"], json!(text), "case {index}");
+            let want = match &p.body {
+                Body::Smp(d) => d.iter().map(emit::resolve_nulls).collect::<Vec<_>>(),
+                Body::Json { ops, .. } => vec![Value::Array(ops.clone())],
+            };
+            assert_eq!(docs(&text), want, "case {index}: {text}");
+        }
+        assert_eq!(docs(&files.fn_config), vec![files.fn_config_value.clone()]);
+        let again = render(&Gen::new(seed, true).case());
+        assert_eq!(again.kustomization, files.kustomization, "case {index}");
+        assert_eq!(again.resources, files.resources, "case {index}");
+    }
 }
