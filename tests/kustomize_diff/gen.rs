@@ -63,6 +63,18 @@ pub enum Body {
     Json { ops: Vec<Value>, json_text: bool },
 }
 
+/// A JSON patch operation whose result depends on the library's leniency: kustomize's copies
+/// a missing member as null and passes a test of a missing member against null.
+fn lenient_op(o: &Value) -> bool {
+    o["op"] == json!("copy") || (o["op"] == json!("test") && o["value"].is_null())
+}
+
+impl Patch {
+    fn lenient(&self) -> bool {
+        matches!(&self.body, Body::Json { ops, .. } if ops.iter().any(lenient_op))
+    }
+}
+
 pub struct Gen {
     r: Rng,
     /// Generate the inputs of reported mismatches too.
@@ -142,6 +154,28 @@ impl Gen {
         let resources = self.resources();
         let n = self.r.range(1, 4);
         let mut patches: Vec<Patch> = (0..n).map(|_| self.patch(&resources)).collect();
+        // kustomize's JSON patch library copies a missing member as null and passes a test of
+        // a missing member against null (reported mismatches). Unless `all`, a patch with such
+        // operations comes first (it was written against the resources as they are), and
+        // only one does: the others move instead of copying, and test against a value.
+        if !self.all {
+            if let Some(i) = patches.iter().position(Patch::lenient) {
+                let p = patches.remove(i);
+                patches.insert(0, p);
+            }
+            for p in patches.iter_mut().skip(1) {
+                if let Body::Json { ops, .. } = &mut p.body {
+                    for o in ops.iter_mut() {
+                        if o["op"] == json!("copy") {
+                            o["op"] = json!("move");
+                        }
+                        if o["op"] == json!("test") && o["value"].is_null() {
+                            o["value"] = json!("was-null");
+                        }
+                    }
+                }
+            }
+        }
         // A target naming a resource by the name it had before a rename earlier in the run
         // selects it in kustomize and nothing in krm-merge (a reported mismatch): only the
         // last patch renames.
@@ -626,7 +660,7 @@ impl Gen {
             }
             _ => {
                 self.tag("patch:json6902");
-                let target = if self.r.chance(2) {
+                let target = if self.r.chance(4) {
                     self.tag("patch:json-without-target");
                     None
                 } else if self.r.chance(35) {
@@ -638,9 +672,7 @@ impl Gen {
                 // kustomize's JSON patch library copies a missing member as null and passes a
                 // test of a missing member against null (reported mismatches): such patches
                 // meet only the resource they were written for.
-                let lenient = ops.iter().any(|o| {
-                    o["op"] == json!("copy") || (o["op"] == json!("test") && o["value"].is_null())
-                });
+                let lenient = ops.iter().any(lenient_op);
                 let target = if lenient && !self.all && target.is_some() {
                     Some(self.exact_target(&subject))
                 } else {
@@ -960,7 +992,7 @@ impl Gen {
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect();
         let mut items = Vec::new();
-        if self.r.chance(8) && self.replace_list_ok(old) {
+        if self.r.chance(20) && self.replace_list_ok(old) {
             self.tag("smp:$patch:replace-list");
             items.push(json!({"$patch": "replace"}));
         }
@@ -1082,7 +1114,7 @@ impl Gen {
         }
         let names: Vec<Value> = Gen::existing_names(old, "name");
         let mut items = Vec::new();
-        if self.r.chance(8) && self.replace_list_ok(old) {
+        if self.r.chance(20) && self.replace_list_ok(old) {
             self.tag("smp:$patch:replace-list");
             items.push(json!({"$patch": "replace"}));
         }
@@ -1424,7 +1456,7 @@ impl Gen {
                 }
                 "name" => {
                     let n = name(s);
-                    match self.r.weighted(&[50, 20, 15, 5, 10]) {
+                    match self.r.weighted(&[47, 20, 15, 8, 10]) {
                         0 => {
                             self.tag("target:name");
                             n.to_owned()
