@@ -9,6 +9,9 @@ use serde_json::Value;
 pub const NULL_TILDE: &str = "\u{1}null:tilde";
 /// A string value written as nothing at all (`key:`).
 pub const NULL_EMPTY: &str = "\u{1}null:empty";
+/// A string value starting with this is written plain, as what follows it (`on`, `y`): text
+/// that YAML 1.2 reads as that string and YAML 1.1 as a boolean.
+pub const PLAIN_MARK: char = '\u{2}';
 
 pub struct Style {
     /// Collections of scalars written in flow style (`{a: b}`, `[x, y]`).
@@ -184,6 +187,7 @@ fn inline(v: &Value, flow: bool) -> String {
         Value::Number(n) => n.to_string(),
         Value::String(s) if s == NULL_TILDE => "~".to_owned(),
         Value::String(s) if s == NULL_EMPTY => "null".to_owned(),
+        Value::String(s) if s.starts_with(PLAIN_MARK) => s[PLAIN_MARK.len_utf8()..].to_owned(),
         Value::String(s) if plain_ok(s, false) && !(flow && s.contains(':')) => s.clone(),
         Value::String(s) => serde_json::to_string(s).unwrap(),
         Value::Array(a) => format!(
@@ -203,10 +207,14 @@ fn inline(v: &Value, flow: bool) -> String {
     }
 }
 
-/// The value with the null markers turned into JSON nulls (what the patch means).
+/// The value with the markers resolved: nulls, and plain strings as YAML 1.2 reads them
+/// (what the patch means to krm-merge).
 pub fn resolve_nulls(v: &Value) -> Value {
     match v {
         Value::String(s) if s == NULL_TILDE || s == NULL_EMPTY => Value::Null,
+        Value::String(s) if s.starts_with(PLAIN_MARK) => {
+            Value::String(s[PLAIN_MARK.len_utf8()..].to_owned())
+        }
         Value::Array(a) => Value::Array(a.iter().map(resolve_nulls).collect()),
         Value::Object(m) => Value::Object(
             m.iter()

@@ -1817,6 +1817,14 @@ impl Gen {
                         self.tag("json:add-new-key");
                         let v = if self.r.chance(20) {
                             json!({"nested": ["v"]})
+                        } else if self.all && self.r.chance(20) {
+                            // kustomize reads JSON patches written in YAML as YAML 1.1.
+                            self.tag("json:yaml-1.1-plain-value");
+                            json!(format!(
+                                "{}{}",
+                                crate::emit::PLAIN_MARK,
+                                self.r.pick(&["on", "y", "off"])
+                            ))
                         } else {
                             json!("v1")
                         };
