@@ -342,8 +342,9 @@ fn kustomize(kubectl: &Path, dir: &Path) -> Run {
     }
 }
 
-/// How many resources each patch selected, from krm-merge's results (ResourceList mode:
-/// "applied to N resource(s)", or a warning that the target selects none).
+/// What each patch did, from krm-merge's results (ResourceList mode): 0 for a target that
+/// selects no resource, N for "applied to N resource(s)" (N changed). A patch that selects
+/// resources and changes none has no such result.
 fn selections(stdout: &str) -> Vec<usize> {
     rl_results(stdout)
         .iter()
@@ -536,7 +537,8 @@ fn show(v: Option<&Value>) -> String {
 
 struct Outcome {
     index: usize,
-    /// Per patch, how many resources it selected (when krm-merge says so).
+    /// Per patch, how many resources it changed, 0 when its target selected none (when
+    /// krm-merge says so).
     selected: Vec<usize>,
     verdict: Verdict,
     tags: BTreeMap<&'static str, usize>,
@@ -703,8 +705,8 @@ fn kustomize_parity() {
         mismatches.len()
     );
     println!(
-        "patches in the ResourceList-mode cases that succeeded: {} selected nothing, {} one \
-         resource, {} several",
+        "patches in the ResourceList-mode cases that succeeded: {} with a target that selects \
+         nothing, {} that changed one resource, {} that changed several",
         selected[0], selected[1], selected[2]
     );
     println!(
