@@ -679,32 +679,43 @@ impl<'a> Merger<'_, '_, 'a> {
             }
             NewItems::Prepend => {
                 // Elements the patch mentions, in the patch's order (new ones included), then
-                // the rest in their order.
-                let old: Vec<Option<Node<'a>>> = items.drain(..).map(Some).collect();
-                let mut old = old;
+                // the rest in their order. When elements use more than one of the keys
+                // (`containerPort` and `protocol`), kustomize only brings the new elements
+                // forward: the ones it merged stay where they were.
+                let in_use = |k: &MapKey| {
+                    items.iter().chain(elements.iter().copied()).any(|e| {
+                        e.get(&k.name)
+                            .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
+                    })
+                };
+                let move_existing = keys.iter().filter(|k| in_use(k)).count() <= 1;
+                let mut old: Vec<Option<Node<'a>>> = items.drain(..).map(Some).collect();
                 let mut front: Vec<Node<'a>> = Vec::new();
-                let mut added = added.into_iter();
+                let mut added = added.into_iter().peekable();
                 for p in elements {
                     let Some(pk) = key_values(p, keys) else {
                         continue;
                     };
                     match dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk)) {
-                        Some(i) if !deleted.contains(&i) => {
+                        Some(i) if move_existing && !deleted.contains(&i) => {
                             if let Some(n) = old[i].take() {
                                 front.push(n);
                             }
                         }
                         Some(_) => {}
                         None => {
-                            if p.get(PATCH).is_some_and(|v| v.as_str() == Some("delete")) {
-                                continue;
-                            }
-                            if let Some(n) = added.next() {
-                                front.push(n);
+                            // The next added element is this one unless the patch named its
+                            // key before (added once) or deletes it.
+                            if added
+                                .peek()
+                                .is_some_and(|a| key_values(a, keys).as_ref() == Some(&pk))
+                            {
+                                front.extend(added.next());
                             }
                         }
                     }
                 }
+                front.extend(added);
                 for (i, n) in old.into_iter().enumerate() {
                     if let Some(n) = n {
                         if !deleted.contains(&i) {
