@@ -139,6 +139,64 @@ pub fn needs_quotes(text: &str, flow: bool) -> bool {
     !resolves_as_string_everywhere(text) || !plain_ok(text, flow)
 }
 
+/// True when a string that YAML 1.2 reads from plain `t` is something else to a YAML 1.1 reader
+/// such as Kubernetes' own: the 1.1 booleans (`yes`, `on`, `n`, ...) and base-60 numbers
+/// (`1:30`). The set go-yaml v3, and so kustomize, quotes when it writes a string.
+pub fn yaml11_lookalike(t: &str) -> bool {
+    if !matches!(resolve_plain(t), Resolved::Str(_)) {
+        return false;
+    }
+    let word = matches!(
+        t,
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
+    );
+    word || is_base60(t)
+}
+
+/// `[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?`: a YAML 1.1 sexagesimal number.
+fn is_base60(t: &str) -> bool {
+    let t = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let (whole, fraction) = match t.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (t, None),
+    };
+    if fraction.is_some_and(|f| !f.bytes().all(|c| c.is_ascii_digit() || c == b'_')) {
+        return false;
+    }
+    let mut parts = whole.split(':');
+    let head = parts.next().unwrap_or("");
+    let head_ok = head.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        && head.bytes().all(|c| c.is_ascii_digit() || c == b'_');
+    let mut sixties = 0;
+    for p in parts {
+        let b = p.as_bytes();
+        let ok = match b {
+            [d] => d.is_ascii_digit(),
+            [a, d] => (b'0'..=b'5').contains(a) && d.is_ascii_digit(),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+        sixties += 1;
+    }
+    head_ok && sixties > 0
+}
+
 fn resolves_as_string_everywhere(t: &str) -> bool {
     if !matches!(resolve_plain(t), Resolved::Str(_)) {
         return false;
@@ -311,6 +369,36 @@ pub fn literal_ok(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn yaml11_lookalikes_are_the_words_and_base60() {
+        for t in [
+            "on",
+            "Off",
+            "y",
+            "N",
+            "yes",
+            "1:30",
+            "-1:20:59",
+            "190:20:30.15",
+            "1_0:05",
+        ] {
+            assert!(super::yaml11_lookalike(t), "{t}");
+        }
+        for t in [
+            "true",
+            "0777",
+            "1_000",
+            "203.0.113.11",
+            "1:60",
+            "1:",
+            ":1",
+            "ok",
+            "1:2:x",
+        ] {
+            assert!(!super::yaml11_lookalike(t), "{t}");
+        }
+    }
+
     use super::*;
 
     #[test]
