@@ -7,7 +7,8 @@
 //! operations are built against the state the earlier operations leave, so most of them apply.
 //!
 //! Inputs where kustomize and krm-merge differ on purpose are not generated (see `AVOIDED` in
-//! the test); `Gen::all` lifts the exclusions that concern reported mismatches.
+//! the test); `Gen::all` lifts the exclusions that concern documented differences
+//! (`DIFFERENCES`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -63,25 +64,13 @@ pub enum Body {
     Json { ops: Vec<Value>, json_text: bool },
 }
 
-/// A JSON patch operation whose result depends on the library's leniency: kustomize's copies
-/// a missing member as null and passes a test of a missing member against null.
-fn lenient_op(o: &Value) -> bool {
-    o["op"] == json!("copy") || (o["op"] == json!("test") && o["value"].is_null())
-}
-
-impl Patch {
-    fn lenient(&self) -> bool {
-        matches!(&self.body, Body::Json { ops, .. } if ops.iter().any(lenient_op))
-    }
-}
-
 pub struct Gen {
     r: Rng,
-    /// Generate the inputs of reported mismatches too.
+    /// Generate the inputs of documented differences too (`DIFFERENCES`).
     all: bool,
     /// Every port carries its protocol in this case (TCP or UDP); else no port has one and
     /// all are TCP. (A list that mixes ports with and without a protocol is where kyaml's
-    /// two-key pairing goes wrong — reported mismatches; generated only with `all`.)
+    /// two-key pairing goes wrong — documented differences; generated only with `all`.)
     explicit_tcp: bool,
     /// With `all`: ports of the same number with and without a protocol.
     mixed_ports: bool,
@@ -153,41 +142,9 @@ impl Gen {
     pub fn case(&mut self) -> Case {
         let resources = self.resources();
         let n = self.r.range(1, 4);
-        let mut patches: Vec<Patch> = (0..n).map(|_| self.patch(&resources)).collect();
-        // kustomize's JSON patch library copies a missing member as null and passes a test of
-        // a missing member against null (reported mismatches). Unless `all`, a patch with such
-        // operations comes first (it was written against the resources as they are), and
-        // only one does: the others move instead of copying, and test against a value.
-        if !self.all {
-            if let Some(i) = patches.iter().position(Patch::lenient) {
-                let p = patches.remove(i);
-                patches.insert(0, p);
-            }
-            for p in patches.iter_mut().skip(1) {
-                if let Body::Json { ops, .. } = &mut p.body {
-                    for o in ops.iter_mut() {
-                        if o["op"] == json!("copy") {
-                            o["op"] = json!("move");
-                        }
-                        if o["op"] == json!("test") && o["value"].is_null() {
-                            o["value"] = json!("was-null");
-                        }
-                    }
-                }
-            }
-        }
-        // A target naming a resource by the name it had before a rename earlier in the run
-        // selects it in kustomize and nothing in krm-merge (a reported mismatch): only the
-        // last patch renames.
-        if !self.all {
-            let last = patches.len() - 1;
-            for p in &mut patches[..last] {
-                if p.allow_name_change {
-                    p.allow_name_change = false;
-                    self.tag("patch:rename-dropped");
-                }
-            }
-        } else if patches.iter().rev().skip(1).any(|p| p.allow_name_change) {
+        let patches: Vec<Patch> = (0..n).map(|_| self.patch(&resources)).collect();
+        // A target naming a resource by the name it had before a rename earlier in the run.
+        if patches.iter().rev().skip(1).any(|p| p.allow_name_change) {
             self.tag("patch:rename-then-more");
         }
         Case {
@@ -638,7 +595,7 @@ impl Gen {
                 };
                 let same_kind = target["kind"].as_str() == Some(kind(&subject));
                 // A patch written for one kind applied to others meets lists without a schema,
-                // where kustomize keeps `$patch` elements as data (a reported mismatch).
+                // where kustomize keeps `$patch` elements as data (a documented difference).
                 let kind_body = same_kind || (self.all && self.r.chance(50));
                 let mut doc = self.smp_doc(&subject, kind_body, true);
                 // A rename where the target names one resource exactly.
@@ -669,15 +626,6 @@ impl Gen {
                     Some(self.target(&subject, pkg))
                 };
                 let ops = self.json_ops(&subject);
-                // kustomize's JSON patch library copies a missing member as null and passes a
-                // test of a missing member against null (reported mismatches): such patches
-                // meet only the resource they were written for.
-                let lenient = ops.iter().any(lenient_op);
-                let target = if lenient && !self.all && target.is_some() {
-                    Some(self.exact_target(&subject))
-                } else {
-                    target
-                };
                 let json_text = self.r.chance(25);
                 if json_text {
                     self.tag("patch:json-as-json-text");
@@ -799,7 +747,7 @@ impl Gen {
     }
 
     /// `string_map_edit` for labels or annotations. A patch with a target never deletes one
-    /// with null (a reported mismatch: kustomize writes the null's text as the value).
+    /// with null (a documented difference: kustomize writes the null's text as the value).
     fn meta_map_edit(&mut self, old: &Value, keys: &[&str], values: &[&str]) -> Value {
         let nulls = !self.targeted || self.all;
         if self.targeted && self.all {
@@ -815,8 +763,9 @@ impl Gen {
     /// A patch of a map of strings: changed, added and (with `nulls`) removed keys; now and
     /// then the `$patch: replace` or `$patch: merge` directive, or null for the whole map.
     fn map_edit(&mut self, old: &Value, keys: &[&str], values: &[&str], nulls: bool) -> Value {
-        // Multi-line values only where they are not last in an inline patch (reported:
-        // kustomize trims the patch text, so a last `|` block loses its final line break).
+        // Multi-line values only where they are not last in an inline patch (a documented
+        // difference: kustomize trims the patch text, so a last `|` block loses its final line
+        // break).
         let values: Vec<&str> = values
             .iter()
             .copied()
@@ -980,7 +929,7 @@ impl Gen {
     }
 
     /// Whether a `$patch: replace` element may open a list patch: kustomize keeps only the
-    /// directive element when the resource has no such list (a reported mismatch), so, unless
+    /// directive element when the resource has no such list (a documented difference), so, unless
     /// `all`, only where the one resource the patch meets has the list.
     fn replace_list_ok(&self, old: &Value) -> bool {
         self.all || (old.is_array() && !self.targeted)
@@ -1189,30 +1138,18 @@ impl Gen {
                     changed_existing.push(items.len());
                 }
                 items.push(p);
-            } else if let Some(mut p) = self.port(key, &mut taken) {
-                // With protocols, a port the patch adds must be new to every resource the
-                // patch may meet (an existing one stays in place: a reported mismatch).
-                if self.explicit_tcp && !self.all {
-                    self.fresh += 1;
-                    p[key] = json!(20000 + self.fresh as u64);
-                }
+            } else if let Some(p) = self.port(key, &mut taken) {
                 used.insert((p[key].as_u64().unwrap(), p["protocol"] == json!("UDP")));
                 items.push(p);
             }
         }
-        // Where the list's elements have a protocol, kyaml pairs on both keys and leaves the
-        // existing elements a patch changes in place (a reported mismatch).
+        // Where the list's elements have a protocol, kyaml pairs on both keys and, prepending,
+        // leaves the existing elements a patch changes in place.
         let protocol = |v: &Value| v.get("protocol").is_some();
         if !changed_existing.is_empty()
             && (existing.iter().any(protocol) || items.iter().any(protocol))
         {
-            if self.all {
-                self.tag("smp:two-key-list-existing-element");
-            } else {
-                for i in changed_existing.into_iter().rev() {
-                    items.remove(i);
-                }
-            }
+            self.tag("smp:two-key-list-existing-element");
         }
         Value::Array(items)
     }
@@ -1743,8 +1680,8 @@ impl Gen {
         }
         let pick_node = |g: &mut Gen| nodes[g.r.below(nodes.len())].clone();
         // Not the merge key of a list element: kyaml drops elements that lack their key when it
-        // walks the list again (invalid input), and a port without its protocol is a reported
-        // mismatch.
+        // walks the list again (invalid input), and a port without its protocol is a documented
+        // difference.
         let keyless: Vec<&(String, Value)> = nodes
             .iter()
             .filter(|(p, _)| {
@@ -1892,7 +1829,7 @@ impl Gen {
                     "/metadata/moved".to_owned()
                 };
                 // kustomize's JSON patch library moves a value into one of its own children
-                // (RFC 6902 forbids it; a reported mismatch).
+                // (RFC 6902 forbids it; a documented difference).
                 if op == "move" && path.starts_with(&format!("{from}/")) && !self.all {
                     json!({"op": "copy", "from": from, "path": path})
                 } else {
