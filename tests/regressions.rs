@@ -1539,14 +1539,15 @@ fn json6902_copy_and_test_read_a_missing_member_as_null_with_kustomize_options()
     assert!(out.stderr.contains("/nothing"), "{}", out.stderr);
 }
 
-// Kubernetes reads YAML as 1.1, where a plain `on` or `yes` is a boolean. A patch written for
-// YAML 1.2 (and kustomize) means the string: krm-merge quotes what it brings in, and leaves the
-// resource's own text alone.
+// Kubernetes reads YAML as 1.1, where a plain `on` or `yes` is a boolean, `1_000` a number and
+// `2024-01-31` a timestamp. A patch read as YAML 1.2 means the string: krm-merge quotes what it
+// brings in, and leaves the resource's own text alone (and an IP address plain: a string to
+// every reader).
 #[test]
-fn patch_strings_that_yaml11_reads_as_booleans_are_quoted() {
+fn patch_strings_that_yaml11_reads_as_another_type_are_quoted() {
     let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  mine: yes\n";
     let config = with_infer(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  on: off\n  list: [y, \"1:30\", 1:30, plain]\n  flag: true\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  on: off\n  list: [y, \"1:30\", 1:30, plain]\n  flag: true\n  n: 1_000\n  day: 2024-01-31\n  ip: 10.0.0.1\n",
     );
     let out = filter("yaml11-quoting", &config, cm);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -1555,6 +1556,9 @@ fn patch_strings_that_yaml11_reads_as_booleans_are_quoted() {
         "  \"on\": \"off\"\n",
         "  list: [\"y\", \"1:30\", \"1:30\", plain]\n",
         "  flag: true\n",
+        "  \"n\": \"1_000\"\n",
+        "  day: \"2024-01-31\"\n",
+        "  ip: 10.0.0.1\n",
     ] {
         assert!(out.stdout.contains(line), "{line:?} in\n{}", out.stdout);
     }

@@ -377,7 +377,7 @@ impl<'a> Node<'a> {
     }
 
     /// Gives [`ScalarStyle::Any`] to the plain strings in this tree (keys and values) that
-    /// YAML 1.1 reads as something else — `on`, `yes`, `n`, `1:30` — so the emitter
+    /// YAML 1.1 reads as something else — `on`, `yes`, `1:30`, `1_000`, `2024-01-31` — so the emitter
     /// quotes them where they land. Kubernetes reads YAML as 1.1: a patch's `on` is the string
     /// it wrote, as YAML 1.2 (and this crate) read it, only once it is quoted.
     pub fn quote_yaml11_lookalikes(&mut self) {

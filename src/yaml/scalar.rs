@@ -140,11 +140,22 @@ pub fn needs_quotes(text: &str, flow: bool) -> bool {
 }
 
 /// True when a string that YAML 1.2 reads from plain `t` is something else to a YAML 1.1 reader
-/// such as Kubernetes' own: the 1.1 booleans (`yes`, `on`, `n`, ...) and base-60 numbers
-/// (`1:30`). The set go-yaml v3, and so kustomize, quotes when it writes a string.
+/// such as Kubernetes' own: the 1.1 booleans (`yes`, `on`, `n`, ...), base-60 numbers (`1:30`),
+/// numbers with underscores or a `0b` prefix, dates and timestamps. Unlike [`needs_quotes`],
+/// which guards the strings krm-merge writes, this judges text a user wrote plain, so it
+/// follows what 1.1 readers do rather than the letter of the 1.1 float pattern: `1.2.3` and
+/// `203.0.113.10` are strings to all of them and stay plain.
 pub fn yaml11_lookalike(t: &str) -> bool {
     if !matches!(resolve_plain(t), Resolved::Str(_)) {
         return false;
+    }
+    if t.contains(':') {
+        let b = t.as_bytes();
+        let timestamp = b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-';
+        return timestamp || is_base60(t);
+    }
+    if !resolves_as_string_everywhere(t) && t.matches('.').count() <= 1 && t != "<<" && t != "=" {
+        return true;
     }
     let word = matches!(
         t,
@@ -370,8 +381,8 @@ pub fn literal_ok(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn yaml11_lookalikes_are_the_words_and_base60() {
-        for t in [
+    fn yaml11_lookalikes_are_what_yaml11_readers_take_for_another_type() {
+        let yes = [
             "on",
             "Off",
             "y",
@@ -381,20 +392,28 @@ mod tests {
             "-1:20:59",
             "190:20:30.15",
             "1_0:05",
-        ] {
+            "1_000",
+            "0b101",
+            "2024-01-31",
+            "2001-12-14t21:59:43.10-05:00",
+        ];
+        for t in yes {
             assert!(super::yaml11_lookalike(t), "{t}");
         }
-        for t in [
+        let no = [
             "true",
             "0777",
-            "1_000",
             "203.0.113.11",
+            "1.2.3",
             "1:60",
             "1:",
             ":1",
             "ok",
-            "1:2:x",
-        ] {
+            "<<",
+            "=",
+            "v1",
+        ];
+        for t in no {
             assert!(!super::yaml11_lookalike(t), "{t}");
         }
     }
