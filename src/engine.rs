@@ -590,6 +590,7 @@ fn patch_node<'a>(
                     NewListItems::Prepend => NewItems::Prepend,
                 },
                 infer_keys: step.options.infer_merge_keys,
+                kustomize: step.options.kustomize_compatible(),
             };
             for p in docs {
                 match merge2::merge(node, p, schema, root, &opts, anchors) {
@@ -608,11 +609,9 @@ fn patch_node<'a>(
             }
         }
         PatchKind::Json6902 => {
-            // kustomize's JSON patch library lets `replace` create a missing member; kustomize's
+            // kustomize's JSON patch library is lenient where the RFC is not; kustomize's
             // options (prepend, no inference) ask for kustomize's behaviour.
-            let opts = if step.options.new_list_items == NewListItems::Prepend
-                && !step.options.infer_merge_keys
-            {
+            let opts = if step.options.kustomize_compatible() {
                 json6902::Options::kustomize()
             } else {
                 json6902::Options::default()

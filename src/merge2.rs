@@ -46,6 +46,10 @@ pub struct Options {
     pub new_items: NewItems,
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
+    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the SPEC's promise
+    /// that kustomize's options give kustomize's output. Set with `prepend` and no inferred
+    /// keys; never on its own.
+    pub kustomize: bool,
 }
 
 impl Default for Options {
@@ -53,6 +57,7 @@ impl Default for Options {
         Options {
             new_items: NewItems::Append,
             infer_keys: true,
+            kustomize: false,
         }
     }
 }
@@ -889,6 +894,7 @@ mod tests {
             Options {
                 new_items: NewItems::Prepend,
                 infer_keys: false,
+                kustomize: false,
             },
         );
         let names: Vec<&str> = out
