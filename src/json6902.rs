@@ -708,6 +708,11 @@ pub struct Options {
     /// evanphx/json-patch v4: `copy` from it adds `null`, `test` of it against `null` passes.
     /// RFC 6902 makes both errors, the default (`false`).
     pub missing_member_reads_null: bool,
+    /// `move` into one of the moved value's own children is allowed, as evanphx/json-patch v4
+    /// does it: the value is removed, then added at `path` as that pointer reads in the document
+    /// without it (so `move /rules/0 → /rules/0/moved` puts the rule under the next one).
+    /// RFC 6902 §4.4 forbids such a move, the default (`false`).
+    pub move_into_child: bool,
 }
 
 impl Options {
@@ -716,6 +721,7 @@ impl Options {
         Options {
             replace_adds_missing: true,
             missing_member_reads_null: true,
+            move_into_child: true,
         }
     }
 }
@@ -851,7 +857,8 @@ fn run<'a, 'p: 'a>(
             add(doc, path, lifted, aliased, false).map_err(at_path)
         }
         Op::Move { from, path } => {
-            if is_proper_prefix(from.tokens(), path.tokens()) {
+            let into_child_ok = opts.move_into_child;
+            if !into_child_ok && is_proper_prefix(from.tokens(), path.tokens()) {
                 return Err(at_path(PatchErrorKind::MoveIntoChild));
             }
             {
@@ -872,7 +879,7 @@ fn run<'a, 'p: 'a>(
                                 return Ok(());
                             }
                         }
-                        if dst.steps.starts_with(&src.steps) {
+                        if !into_child_ok && dst.steps.starts_with(&src.steps) {
                             return Err(at_path(PatchErrorKind::MoveIntoChild));
                         }
                     }
@@ -880,6 +887,8 @@ fn run<'a, 'p: 'a>(
                     return Ok(());
                 }
             }
+            // Remove, then add: `path` is read in the document without the value, which is
+            // what gives a move into the value's own children (when allowed) its meaning.
             let lifted = remove(doc, from, aliased).map_err(at_from)?;
             add(doc, path, lifted, aliased, false).map_err(at_path)
         }
@@ -2064,6 +2073,47 @@ spec:
             &Options::kustomize()
         )
         .is_err());
+    }
+
+    #[test]
+    fn kustomize_moves_a_value_into_its_own_children() {
+        let k = Options::kustomize();
+        let rules = "rules:\n- verbs: [get]\n- verbs: [list]\n";
+        let into = "- {op: move, from: /rules/0, path: /rules/0/moved}\n";
+        // The first rule goes, and lands in the rule that takes its index.
+        assert_eq!(
+            patched_with(rules, into, &k).unwrap(),
+            "rules:\n- verbs: [list]\n  moved:\n    verbs: [get]\n"
+        );
+        assert!(patched(rules, into)
+            .unwrap_err()
+            .ends_with("a value cannot be moved into one of its own children"));
+        // Through a selector too; and into a list of the next element.
+        assert_eq!(
+            patched_with(
+                rules,
+                "- {op: move, from: '/rules/[verbs=x]', path: /rules/0}\n",
+                &k
+            )
+            .unwrap_err(),
+            "op 0 (move from /rules/[verbs=x]): path does not exist (no element of /rules \
+             matches [verbs=x])"
+        );
+        assert_eq!(
+            patched_with(
+                rules,
+                "- {op: move, from: /rules/0, path: /rules/0/verbs/0}\n",
+                &k
+            )
+            .unwrap(),
+            "rules:\n- verbs: [{verbs: [get]}, list]\n"
+        );
+        // Nothing takes the value's place: the destination is missing, as in kustomize.
+        assert_eq!(
+            patched_with("a:\n  b: 1\n", "- {op: move, from: /a, path: /a/b/c}\n", &k).unwrap_err(),
+            "op 0 (move /a/b/c): path does not exist (nothing at /a)"
+        );
+        assert!(patched_with("l: [x]\n", "- {op: move, from: /l/0, path: /l/0/y}\n", &k).is_err());
     }
 
     #[test]

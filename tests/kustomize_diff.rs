@@ -135,11 +135,6 @@ pub const DIFFERENCES: &[(&str, &str)] = &[
          is \"x=1\\ny=2\"; krm-merge keeps \"x=1\\ny=2\\n\"",
     ),
     (
-        "JSON patch `move` into one of its own children",
-        "move from /rules/0 to /rules/0/moved: kustomize removes rules[0] and adds `moved` to the next \
-         rule; krm-merge fails as RFC 6902 says",
-    ),
-    (
         "JSON patch values written in YAML: kustomize reads the patch as YAML 1.1",
         "add /data/x value: on (or y, yes, off): kustomize writes `x: true`; value: 0777 gives 511; \
          krm-merge reads YAML 1.2 and writes the string quoted (`x: \"on\"`)",
@@ -158,6 +153,7 @@ const REQUIRED_TAGS: &[&str] = &[
     "json:copy",
     "json:index-path",
     "json:move",
+    "json:move-into-child",
     "json:remove",
     "json:remove-missing",
     "json:replace",

@@ -1563,3 +1563,34 @@ fn patch_strings_that_yaml11_reads_as_another_type_are_quoted() {
         assert!(out.stdout.contains(line), "{line:?} in\n{}", out.stdout);
     }
 }
+
+// kustomize's JSON patch library moves a value into one of its own children: it removes the
+// value, then adds it where `path` points in what is left, so `move /rules/0 → /rules/0/moved`
+// nests the first rule in the next one. With kustomize's options krm-merge does the same; by
+// default the move is an error, as RFC 6902 §4.4 says.
+#[test]
+fn json6902_move_into_its_own_child_with_kustomize_options() {
+    let role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules:\n- verbs: [get]\n- verbs: [list]\n";
+    let ops = "patch:\n- {op: move, from: /rules/0, path: /rules/0/moved}";
+    let kustomize = "options: {newListItems: prepend, inferMergeKeys: false}";
+    let config = merge_fn(&format!(
+        "type: json6902\ntarget: {{kind: ClusterRole}}\n{kustomize}\n{ops}"
+    ));
+    let d = &filter_ok("move-into-child", &config, role)[0];
+    assert_eq!(
+        d["rules"],
+        json!([{"verbs": ["list"], "moved": {"verbs": ["get"]}}])
+    );
+    let strict = merge_fn(&format!(
+        "type: json6902\ntarget: {{kind: ClusterRole}}\n{ops}"
+    ));
+    let out = filter("move-into-child-strict", &strict, role);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(
+        out.stderr.contains(
+            "op 0 (move /rules/0/moved): a value cannot be moved into one of its own children"
+        ),
+        "{}",
+        out.stderr
+    );
+}

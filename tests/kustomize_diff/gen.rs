@@ -1829,12 +1829,11 @@ impl Gen {
                     "/metadata/moved".to_owned()
                 };
                 // kustomize's JSON patch library moves a value into one of its own children
-                // (RFC 6902 forbids it; a documented difference).
-                if op == "move" && path.starts_with(&format!("{from}/")) && !self.all {
-                    json!({"op": "copy", "from": from, "path": path})
-                } else {
-                    json!({"op": op, "from": from, "path": path})
+                // (RFC 6902 forbids it); with kustomize's options krm-merge does too.
+                if op == "move" && path.starts_with(&format!("{from}/")) {
+                    self.tag("json:move-into-child");
                 }
+                json!({"op": op, "from": from, "path": path})
             }
             5 => {
                 let (p, v) = pick_node(self);
