@@ -843,6 +843,25 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
     ) -> Result<(), ParseError> {
         let src: &'a str = self.src;
         let raw_src = src.get(sb..eb).unwrap_or("");
+        // YAML 1.2 §8.1.1.2: clip and keep chomping keep the last line break of a block
+        // scalar's content, when there is one; a last content line that ends the input has
+        // none. The event parser adds one anyway (libyaml, and so kustomize, does not): take it
+        // off, and write the scalar anew rather than as its source, which would gain the break
+        // back from the line end after it.
+        let unbroken_end = matches!(style, GStyle::Literal | GStyle::Folded)
+            && eb >= src.len()
+            && src
+                .rsplit('\n')
+                .next()
+                .is_some_and(|l| !l.trim().is_empty())
+            && value.ends_with('\n');
+        let value = if unbroken_end {
+            let mut v = value.into_owned();
+            v.pop();
+            Cow::Owned(v)
+        } else {
+            value
+        };
         let (text, style) = match style {
             GStyle::Plain if sb == eb => (Cow::Borrowed(""), ScalarStyle::Plain),
             GStyle::Plain => (value, ScalarStyle::Plain),
@@ -924,10 +943,12 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 } else {
                     Cow::Owned(format!("{header_text}\n{body}"))
                 };
-                node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
-                    text: raw,
-                    base: u32::try_from(ctx).unwrap_or(u32::MAX),
-                });
+                if !unbroken_end {
+                    node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
+                        text: raw,
+                        base: u32::try_from(ctx).unwrap_or(u32::MAX),
+                    });
+                }
                 end_byte = body_end;
             }
         } else if style != ScalarStyle::Plain || raw_src.contains('\n') {
@@ -1248,5 +1269,49 @@ fn strip_comment(header: &str) -> &str {
     match header.find(" #").or_else(|| header.find("\t#")) {
         Some(i) => header[..i].trim_end(),
         None => header.trim_end(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_stream;
+    use crate::yaml::emit_document;
+
+    /// The text of the value of `k` in the first document of `src`, and the document written
+    /// back from its tree.
+    fn value_and_emitted(src: &str) -> (String, String) {
+        let docs = parse_stream(src).unwrap_or_else(|e| panic!("{e}: {src:?}"));
+        let root = docs[0].root.as_ref().expect("a root");
+        let text = root
+            .get("k")
+            .and_then(|n| n.as_str())
+            .expect("k")
+            .to_owned();
+        let mut out = String::new();
+        let mut doc = docs[0].clone();
+        if let Some(r) = doc.root.as_mut() {
+            // Written from the tree, not copied from the source.
+            r.set("other", crate::yaml::Node::plain("1"));
+        }
+        emit_document(&doc, &mut out);
+        (text, out)
+    }
+
+    #[test]
+    fn a_block_scalar_that_ends_the_input_has_no_last_line_break() {
+        for (src, want) in [
+            ("k: |\n  x\n  y", "x\ny"),
+            ("k: >\n  x\n  y", "x y"),
+            ("k: |+\n  x", "x"),
+            ("k: |-\n  x", "x"),
+            ("k: |\n  x\n  y\n", "x\ny\n"),
+            ("k: |+\n  x\n\n", "x\n\n"),
+        ] {
+            let (text, emitted) = value_and_emitted(src);
+            assert_eq!(text, want, "{src:?}");
+            // Written back, it reads as the same text.
+            let (again, _) = value_and_emitted(&emitted);
+            assert_eq!(again, want, "{src:?} written as {emitted:?}");
+        }
     }
 }
