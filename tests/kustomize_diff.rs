@@ -130,11 +130,6 @@ pub const DIFFERENCES: &[(&str, &str)] = &[
          writes env [{$patch: replace}]; krm-merge writes [{name: D, value: \"16\"}]",
     ),
     (
-        "an inline patch whose last value is a `|` block scalar",
-        "patch data.flag: |\\n x=1\\n y=2 (last in the patch): kustomize trims the patch text, so flag \
-         is \"x=1\\ny=2\"; krm-merge keeps \"x=1\\ny=2\\n\"",
-    ),
-    (
         "JSON patch values written in YAML: kustomize reads the patch as YAML 1.1",
         "add /data/x value: on (or y, yes, off): kustomize writes `x: true`; value: 0777 gives 511; \
          krm-merge reads YAML 1.2 and writes the string quoted (`x: \"on\"`)",
@@ -154,6 +149,7 @@ const REQUIRED_TAGS: &[&str] = &[
     "json:index-path",
     "json:move",
     "json:move-into-child",
+    "json:multi-line-value",
     "json:remove",
     "json:remove-missing",
     "json:replace",
@@ -191,6 +187,7 @@ const REQUIRED_TAGS: &[&str] = &[
     "smp:keyed(volumeMounts)",
     "smp:list-without-schema(items)",
     "smp:metadata-only",
+    "smp:multi-line-value-last",
     "smp:null-delete-key",
     "smp:port-with-protocol",
     "smp:port-without-protocol",

@@ -1594,3 +1594,38 @@ fn json6902_move_into_its_own_child_with_kustomize_options() {
         out.stderr
     );
 }
+
+// kustomize trims the whitespace around an inline `patch:` before it reads it, so a `|` block
+// that ends the patch loses its final line break (`x=1\ny=2`, not `x=1\ny=2\n`); a `path:`
+// file is read as it is. With kustomize's options krm-merge reads the text the same way; by
+// default the block keeps its line break, as YAML says.
+#[test]
+fn inline_patch_text_is_trimmed_with_kustomize_options() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: v\n";
+    let patch = "patch: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n  data:\n    flag: |\n      x=1\n      y=2\n";
+    let kustomize = "options: {newListItems: prepend, inferMergeKeys: false}";
+    let d = &filter_ok(
+        "trim-kustomize",
+        &merge_fn(&format!("{kustomize}\n{patch}")),
+        cm,
+    )[0];
+    assert_eq!(d["data"]["flag"], "x=1\ny=2");
+    let d = &filter_ok("trim-default", &merge_fn(patch), cm)[0];
+    assert_eq!(d["data"]["flag"], "x=1\ny=2\n");
+    // A file is not trimmed.
+    let dir = dir("trim-file");
+    fs::write(
+        dir.join("flag.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  flag: |\n    x=1\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("fn.yaml"),
+        merge_fn(&format!("{kustomize}\npath: flag.yaml")),
+    )
+    .unwrap();
+    fs::write(dir.join("resources.yaml"), cm).unwrap();
+    let out = krm_in(&["--config", "fn.yaml", "resources.yaml"], "", Some(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(docs(&out.stdout)[0]["data"]["flag"], "x=1\n");
+}

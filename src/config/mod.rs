@@ -66,6 +66,7 @@
 //! from the first line of the patch text itself (for `patch: |`, the line after `patch: |`);
 //! malformed files by line and column in the file.
 
+mod kustomize;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -661,6 +662,14 @@ fn parse_bool(field: &str, v: &str) -> Result<bool, ConfigError> {
 
 // ----- one step, whatever the form --------------------------------------------------------
 
+/// Plain strings of a patch that YAML 1.1 reads as another type are quoted where they land (see
+/// [`Node::quote_yaml11_lookalikes`]).
+fn quote_yaml11_lookalikes(docs: &mut [Node<'static>]) {
+    for doc in docs {
+        doc.quote_yaml11_lookalikes();
+    }
+}
+
 /// A step as the form gave it, before its patch is read and checked.
 struct Draft<'n> {
     index: usize,
@@ -680,16 +689,20 @@ struct Draft<'n> {
 
 impl Draft<'_> {
     fn build(self, ctx: &mut Ctx<'_>) -> Result<PatchStep, ConfigError> {
-        let (patch, source) = ctx.load(&self.patch)?;
+        let compatible = kustomize::Reading::of(self.kind, &self.options);
+        let loaded = ctx.load(&self.patch, compatible.trims_inline_text())?;
+        let (mut patch, source) = (loaded.docs, loaded.name);
         let kind = match self.kind {
             Some(k) => k,
             None => source::detect(&patch, &self.patch.field)?,
         };
         source::check_shape(kind, &patch, &self.patch.field)?;
+        quote_yaml11_lookalikes(&mut patch);
         let original = match (kind, &self.original) {
             (PatchKind::Merge3, Some(src)) => {
-                let (original, _) = ctx.load(src)?;
+                let mut original = ctx.load(src, false)?.docs;
                 source::check_shape(kind, &original, &src.field)?;
+                quote_yaml11_lookalikes(&mut original);
                 original
             }
             (PatchKind::Merge3, None) => {

@@ -25,6 +25,14 @@ pub(super) enum Content<'n> {
     File(String),
 }
 
+/// A patch's documents, read.
+pub(super) struct Loaded {
+    /// The non-empty documents, aliases expanded.
+    pub docs: Vec<Node<'static>>,
+    /// Where they came from, for messages: `inline`, or the path as written.
+    pub name: String,
+}
+
 /// What reading a config needs across its fields: where files are, and the alias budget left.
 pub(super) struct Ctx<'d> {
     base_dir: Option<&'d Path>,
@@ -59,17 +67,30 @@ impl<'d> Ctx<'d> {
         }
     }
 
-    /// The non-empty documents of a patch, and its name for messages (`inline` or the path).
+    /// The non-empty documents of a patch. `trim_inline`: inline text loses the whitespace
+    /// around it first, as kustomize's `patches:` field does to it (never to a file's text), so
+    /// a `|` block that ends the patch loses its final line break.
     pub(super) fn load(
         &mut self,
         src: &Source<'_>,
-    ) -> Result<(Vec<Node<'static>>, String), ConfigError> {
+        trim_inline: bool,
+    ) -> Result<Loaded, ConfigError> {
         let field = &src.field;
-        let (docs, name) = match &src.content {
-            Content::Inline(n) if n.is_null() => (Vec::new(), "inline".to_owned()),
+        let inline = |docs| Loaded {
+            docs,
+            name: "inline".to_owned(),
+        };
+        let loaded = match &src.content {
+            Content::Inline(n) if n.is_null() => inline(Vec::new()),
             Content::Inline(n) => match n.as_str() {
-                Some(text) => (self.documents(text, field, None)?, "inline".to_owned()),
-                None => (vec![(*n).clone()], "inline".to_owned()),
+                Some(text) if trim_inline => {
+                    let trimmed = text.trim();
+                    let lead = &text[..text.len() - text.trim_start().len()];
+                    let docs = self.documents_at(trimmed, field, None, Offset::of(lead))?;
+                    inline(docs)
+                }
+                Some(text) => inline(self.documents(text, field, None)?),
+                None => inline(vec![(*n).clone()]),
             },
             Content::File(written) => {
                 let (path, text) = self.read(written, field)?;
@@ -80,17 +101,16 @@ impl<'d> Ctx<'d> {
                         format!("{}: empty: no YAML or JSON document", path.display()),
                     ));
                 }
-                (docs, written.clone())
+                Loaded {
+                    docs,
+                    name: written.clone(),
+                }
             }
         };
-        if docs.is_empty() {
+        if loaded.docs.is_empty() {
             return Err(ConfigError::new(field, "empty: no YAML or JSON document"));
         }
-        let mut docs = docs;
-        for doc in &mut docs {
-            doc.quote_yaml11_lookalikes();
-        }
-        Ok((docs, name))
+        Ok(loaded)
     }
 
     /// The non-empty documents of a YAML stream (JSON is YAML), aliases expanded. Errors are
@@ -101,13 +121,28 @@ impl<'d> Ctx<'d> {
         field: &str,
         file: Option<&Path>,
     ) -> Result<Vec<Node<'static>>, ConfigError> {
+        self.documents_at(text, field, file, Offset::default())
+    }
+
+    /// [`documents`](Self::documents) of text that starts `at` this far into the inline text
+    /// the user wrote, so errors name the user's lines and columns.
+    fn documents_at(
+        &mut self,
+        text: &str,
+        field: &str,
+        file: Option<&Path>,
+        at: Offset,
+    ) -> Result<Vec<Node<'static>>, ConfigError> {
         let docs = parse_stream(text).map_err(|e| {
             let message = match file {
                 Some(path) => format!("{}: {e}", path.display()),
-                None => format!(
-                    "line {}, column {} of the inline text: {}",
-                    e.line, e.column, e.message
-                ),
+                None => {
+                    let (line, column) = at.locate(e.line, e.column);
+                    format!(
+                        "line {line}, column {column} of the inline text: {}",
+                        e.message
+                    )
+                }
             };
             ConfigError::new(field, message)
         })?;
@@ -188,6 +223,34 @@ impl<'d> Ctx<'d> {
                 field,
                 in_file(format!("expected one document, found {}", more.len())),
             )),
+        }
+    }
+}
+
+/// Where a piece of text starts in the text it was cut from: whole lines before it, and the
+/// characters before it on its first line.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Offset {
+    lines: usize,
+    columns: usize,
+}
+
+impl Offset {
+    /// The offset of the text that follows `lead`.
+    fn of(lead: &str) -> Offset {
+        let last_line = lead.rfind('\n').map_or(lead, |i| &lead[i + 1..]);
+        Offset {
+            lines: lead.matches('\n').count(),
+            columns: last_line.chars().count(),
+        }
+    }
+
+    /// A 1-based line and column of the cut text, in the whole text.
+    fn locate(self, line: usize, column: usize) -> (usize, usize) {
+        if line <= 1 {
+            (line + self.lines, column + self.columns)
+        } else {
+            (line + self.lines, column)
         }
     }
 }

@@ -1084,3 +1084,82 @@ fn any_value_anywhere_is_an_answer_not_a_panic() {
         }
     }
 }
+
+// ----- kustomize's reading (kustomize.rs) --------------------------------------------------
+
+const KUSTOMIZE: &str = "    options: {newListItems: prepend, inferMergeKeys: false}\n";
+
+/// A ConfigMap patch whose last value is a `|` block, written as a double-quoted `patch:` so
+/// that the text around it is exactly what the test says.
+fn block_last(lead: &str, trail: &str) -> String {
+    format!(
+        "  - patch: \"{lead}kind: ConfigMap\\nmetadata:\\n  name: c\\ndata:\\n  flag: |\\n    x=1\\n    y=2\\n{trail}\"\n"
+    )
+}
+
+#[test]
+fn kustomize_options_trim_inline_patch_text() {
+    let flag = |p: &Plan, i: usize| {
+        p.steps[i].patch[0]
+            .str_at(&["data", "flag"])
+            .map(str::to_owned)
+    };
+    let p = ok(&merge(&format!(
+        "  patches:\n{}{KUSTOMIZE}{}{}{KUSTOMIZE}",
+        block_last("", ""),
+        block_last("", ""),
+        block_last("\\n\\n  ", "  \\n\\n"),
+    )));
+    // Trimmed: the block loses its final line break, as in kustomize; by default it keeps it.
+    assert_eq!(flag(&p, 0).as_deref(), Some("x=1\ny=2"));
+    assert_eq!(flag(&p, 1).as_deref(), Some("x=1\ny=2\n"));
+    assert_eq!(flag(&p, 2).as_deref(), Some("x=1\ny=2"));
+    // JSON patches too, and the PatchTransformer form, whose defaults are kustomize's.
+    let json = ok(&merge(&format!(
+        "  patches:\n  - patch: \"- op: add\\n  path: /data/x\\n  value: |+\\n    a\\n\\n\"\n    target: {{}}\n{KUSTOMIZE}"
+    )));
+    assert_eq!(
+        json.steps[0].patch[0].items()[0].str_at(&["value"]),
+        Some("a")
+    );
+    let pt = ok("apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: p\npatch: |\n  kind: ConfigMap\n  metadata:\n    name: c\n  data:\n    flag: |\n      x\n");
+    assert_eq!(flag(&pt, 0).as_deref(), Some("x"));
+    // Types kustomize does not have are read as written.
+    let other = ok(&merge(&format!(
+        "  patches:\n{}    type: jsonmerge\n{KUSTOMIZE}",
+        block_last("", "")
+    )));
+    assert_eq!(flag(&other, 0).as_deref(), Some("x=1\ny=2\n"));
+}
+
+#[test]
+fn kustomize_options_leave_patch_files_untrimmed() {
+    let dir = TempDir::new("untrimmed");
+    dir.write(
+        "flag.yaml",
+        "kind: ConfigMap\nmetadata:\n  name: c\ndata:\n  flag: |\n    x=1\n",
+    );
+    let config = node(&merge(&format!(
+        "  patches:\n  - path: flag.yaml\n{KUSTOMIZE}"
+    )));
+    let p = plan(&config, Some(&dir.0)).unwrap();
+    assert_eq!(p.steps[0].patch[0].str_at(&["data", "flag"]), Some("x=1\n"));
+}
+
+#[test]
+fn trimmed_patch_text_is_located_in_the_text_written() {
+    let got = err(&merge(&format!(
+        "  patches:\n  - patch: \"\\n\\n  a: [\\n\"\n{KUSTOMIZE}"
+    )));
+    assert!(
+        got.starts_with("spec.patches[0].patch: line 3, column "),
+        "{got}"
+    );
+    let got = err(&merge(&format!(
+        "  patches:\n  - patch: \"\\n   a: 1\\na: 2\\n\"\n{KUSTOMIZE}"
+    )));
+    assert!(
+        got.starts_with("spec.patches[0].patch: line 3, column 1 of the inline text: "),
+        "{got}"
+    );
+}

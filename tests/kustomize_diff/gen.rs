@@ -763,15 +763,9 @@ impl Gen {
     /// A patch of a map of strings: changed, added and (with `nulls`) removed keys; now and
     /// then the `$patch: replace` or `$patch: merge` directive, or null for the whole map.
     fn map_edit(&mut self, old: &Value, keys: &[&str], values: &[&str], nulls: bool) -> Value {
-        // Multi-line values only where they are not last in an inline patch (a documented
-        // difference: kustomize trims the patch text, so a last `|` block loses its final line
-        // break).
-        let values: Vec<&str> = values
-            .iter()
-            .copied()
-            .filter(|v| self.all || !v.contains('\n'))
-            .collect();
-        let values = &values[..];
+        // Multi-line values are written as `|` blocks; kustomize trims an inline patch's text,
+        // so the last one in a patch loses its final line break, and with kustomize's options
+        // krm-merge reads the text the same way.
         if nulls && self.r.chance(5) {
             self.tag("smp:map-null");
             return self.null();
@@ -801,16 +795,28 @@ impl Gen {
                     let n = self.null();
                     m.insert(key, n);
                 } else {
-                    m.insert(key, json!(*self.r.pick(values)));
+                    let v = self.map_value(values);
+                    m.insert(key, v);
                 }
             } else {
-                m.insert((*self.r.pick(keys)).to_owned(), json!(*self.r.pick(values)));
+                let k = (*self.r.pick(keys)).to_owned();
+                let v = self.map_value(values);
+                m.insert(k, v);
             }
         }
         if m.keys().all(|k| k == "$patch") {
             m.insert("extra".into(), json!("x"));
         }
         Value::Object(m)
+    }
+
+    /// One of `values`, for a map of strings.
+    fn map_value(&mut self, values: &[&str]) -> Value {
+        let v = *self.r.pick(values);
+        if v.contains('\n') {
+            self.tag("smp:multi-line-value");
+        }
+        json!(v)
     }
 
     fn deployment_body(&mut self, subject: &Value) -> Map<String, Value> {
@@ -1231,7 +1237,14 @@ impl Gen {
         let mut body = Map::new();
         if self.r.chance(75) {
             self.tag("smp:configmap-data");
-            let v = self.string_map_edit(&subject["data"], DATA_KEYS, DATA_VALUES);
+            let mut v = self.string_map_edit(&subject["data"], DATA_KEYS, DATA_VALUES);
+            // A `|` block last in the patch, where kustomize's trimming of the text shows.
+            if let Some(m) = v.as_object_mut().filter(|_| self.r.chance(30)) {
+                self.tag("smp:multi-line-value-last");
+                let k = *self.r.pick(DATA_KEYS);
+                m.remove(k);
+                m.insert(k.to_owned(), json!(*self.r.pick(&["a\nb\n", "x=1\ny=2\n"])));
+            }
             body.insert("data".into(), v);
         }
         if body.is_empty() || self.r.chance(30) {
@@ -1754,6 +1767,10 @@ impl Gen {
                         self.tag("json:add-new-key");
                         let v = if self.r.chance(20) {
                             json!({"nested": ["v"]})
+                        } else if self.r.chance(10) {
+                            // A `|` block; the last one in a patch shows kustomize's trimming.
+                            self.tag("json:multi-line-value");
+                            json!("line 1\nline 2\n")
                         } else if self.all && self.r.chance(20) {
                             // kustomize reads JSON patches written in YAML as YAML 1.1.
                             self.tag("json:yaml-1.1-plain-value");
