@@ -1629,3 +1629,79 @@ fn inline_patch_text_is_trimmed_with_kustomize_options() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(docs(&out.stdout)[0]["data"]["flag"], "x=1\n");
 }
+
+// kustomize copies a strategic merge patch with a target and writes the copy's labels and
+// annotations back through Go's map[string]string before it applies it: a null becomes the
+// string of its text (`null` → "null", `~` → "~", empty → ""), and `annotations: null` (no
+// entries) is dropped from the patch, so it removes nothing. With kustomize's options
+// krm-merge reads such a patch the same way; by default, and without a target, null deletes.
+#[test]
+fn targeted_patch_metadata_nulls_are_strings_with_kustomize_options() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    app: a\n    tier: fe\n  annotations:\n    team: x\n";
+    let patch = "patch: |\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    labels:\n      app: null\n      tier: ~\n      new:\n    annotations: null\n";
+    let kustomize = "options: {newListItems: prepend, inferMergeKeys: false}";
+    let targeted = format!("target: {{kind: ConfigMap}}\n{patch}");
+    let d = &filter_ok(
+        "metadata-null-kustomize",
+        &merge_fn(&format!("{kustomize}\n{targeted}")),
+        cm,
+    )[0];
+    assert_eq!(
+        d["metadata"],
+        json!({"name": "a", "labels": {"app": "null", "tier": "~", "new": ""}, "annotations": {"team": "x"}})
+    );
+    let d = &filter_ok("metadata-null-default", &merge_fn(&targeted), cm)[0];
+    assert_eq!(d["metadata"], json!({"name": "a", "labels": {}}));
+    // Without a target kustomize applies the patch as written: null deletes.
+    let d = &filter_ok(
+        "metadata-null-untargeted",
+        &merge_fn(&format!("{kustomize}\n{patch}")),
+        cm,
+    )[0];
+    assert_eq!(d["metadata"], json!({"name": "a", "labels": {}}));
+}
+
+// kustomize converts a JSON patch written in YAML to JSON with go-yaml v2, so its values are
+// read as YAML 1.1: `on` is true, `0777` is 511, `1e3` is 1000, the key `on:` is "true". A patch
+// written as JSON text is JSON. With kustomize's options krm-merge reads the patch the same
+// way; by default it reads YAML 1.2, like the rest of its input, and quotes what it brings in.
+#[test]
+fn json6902_yaml_values_are_read_as_yaml11_with_kustomize_options() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n";
+    let ops = "patch: |\n  - {op: add, path: /data/a, value: on}\n  - {op: add, path: /data/b, value: 0777}\n  - {op: add, path: /data/c, value: 1e3}\n  - {op: add, path: /data/d, value: {on: 1_000, n: \"on\"}}\n";
+    let kustomize = "options: {newListItems: prepend, inferMergeKeys: false}";
+    let entry = |options: &str| {
+        merge_fn(&format!(
+            "type: json6902\ntarget: {{kind: ConfigMap}}\n{options}\n{ops}"
+        ))
+    };
+    let d = &filter_ok("json-yaml11", &entry(kustomize), cm)[0];
+    assert_eq!(
+        d["data"],
+        json!({"k": "v", "a": true, "b": 511, "c": 1000, "d": {"true": 1000, "false": "on"}})
+    );
+    let d = &filter_ok("json-yaml12", &entry(""), cm)[0];
+    assert_eq!(
+        d["data"],
+        json!({"k": "v", "a": "on", "b": 777, "c": 1000.0, "d": {"on": "1_000", "n": "on"}})
+    );
+    // JSON text is JSON to kustomize: the string stays, the number is written as kustomize
+    // writes it (1.0 gives 1).
+    let json_text = merge_fn(&format!(
+        "type: json6902\ntarget: {{kind: ConfigMap}}\n{kustomize}\npatch: '[{{\"op\": \"add\", \"path\": \"/data/a\", \"value\": [\"on\", 1.0]}}]'"
+    ));
+    let d = &filter_ok("json-text", &json_text, cm)[0];
+    assert_eq!(d["data"]["a"], json!(["on", 1]));
+    // Infinity has no JSON form: kustomize cannot read the patch, and neither can krm-merge.
+    let inf = merge_fn(&format!(
+        "type: json6902\ntarget: {{kind: ConfigMap}}\n{kustomize}\npatch: |\n  - {{op: add, path: /data/a, value: [1, .inf]}}\n"
+    ));
+    let out = filter("json-inf", &inf, cm);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("[0].value[1]: `.inf` is not a JSON number"),
+        "{}",
+        out.stderr
+    );
+}

@@ -66,6 +66,7 @@
 //! from the first line of the patch text itself (for `patch: |`, the line after `patch: |`);
 //! malformed files by line and column in the file.
 
+mod goyaml;
 mod kustomize;
 mod source;
 #[cfg(test)]
@@ -697,6 +698,13 @@ impl Draft<'_> {
             None => source::detect(&patch, &self.patch.field)?,
         };
         source::check_shape(kind, &patch, &self.patch.field)?;
+        compatible.read(
+            kind,
+            self.target.is_some(),
+            loaded.bracket,
+            &mut patch,
+            &self.patch.field,
+        )?;
         quote_yaml11_lookalikes(&mut patch);
         let original = match (kind, &self.original) {
             (PatchKind::Merge3, Some(src)) => {

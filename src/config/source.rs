@@ -31,6 +31,10 @@ pub(super) struct Loaded {
     pub docs: Vec<Node<'static>>,
     /// Where they came from, for messages: `inline`, or the path as written.
     pub name: String,
+    /// The text starts with `[` as kustomize sees it (inline text after its trimming, a file
+    /// as it is): kustomize then reads a JSON patch as JSON, and otherwise converts it from
+    /// YAML (see `kustomize.rs`). `false` for a patch given as a mapping or list in the config.
+    pub bracket: bool,
 }
 
 /// What reading a config needs across its fields: where files are, and the alias budget left.
@@ -76,21 +80,22 @@ impl<'d> Ctx<'d> {
         trim_inline: bool,
     ) -> Result<Loaded, ConfigError> {
         let field = &src.field;
-        let inline = |docs| Loaded {
+        let inline = |docs, bracket| Loaded {
             docs,
             name: "inline".to_owned(),
+            bracket,
         };
         let loaded = match &src.content {
-            Content::Inline(n) if n.is_null() => inline(Vec::new()),
+            Content::Inline(n) if n.is_null() => inline(Vec::new(), false),
             Content::Inline(n) => match n.as_str() {
                 Some(text) if trim_inline => {
                     let trimmed = text.trim();
                     let lead = &text[..text.len() - text.trim_start().len()];
                     let docs = self.documents_at(trimmed, field, None, Offset::of(lead))?;
-                    inline(docs)
+                    inline(docs, trimmed.starts_with('['))
                 }
-                Some(text) => inline(self.documents(text, field, None)?),
-                None => inline(vec![(*n).clone()]),
+                Some(text) => inline(self.documents(text, field, None)?, text.starts_with('[')),
+                None => inline(vec![(*n).clone()], false),
             },
             Content::File(written) => {
                 let (path, text) = self.read(written, field)?;
@@ -104,6 +109,7 @@ impl<'d> Ctx<'d> {
                 Loaded {
                     docs,
                     name: written.clone(),
+                    bracket: text.starts_with('['),
                 }
             }
         };
