@@ -42,7 +42,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::yaml::scalar::Resolved;
-use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node, MAX_DEPTH};
+use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node, ScalarStyle, MAX_DEPTH};
 
 /// The most nodes that expanding a patch's aliases, or comparing values through aliases, may
 /// visit (a guard against alias bombs).
@@ -713,6 +713,13 @@ pub struct Options {
     /// without it (so `move /rules/0 → /rules/0/moved` puts the rule under the next one).
     /// RFC 6902 §4.4 forbids such a move, the default (`false`).
     pub move_into_child: bool,
+    /// Every null in the patched document is written `null`, as kustomize leaves it: it
+    /// applies a JSON patch to the resource's JSON and reads the result back, so an empty
+    /// `key:` (or `- ` item) comes back as `key: null`. The data is the same, but kyaml's
+    /// strategic merge drops an untouched empty `key:` from a map it merges into and keeps an
+    /// explicit `null`, so the spelling decides what a later patch leaves. By default
+    /// (`false`) the document keeps its text.
+    pub nulls_written_as_null: bool,
 }
 
 impl Options {
@@ -722,6 +729,7 @@ impl Options {
             replace_adds_missing: true,
             missing_member_reads_null: true,
             move_into_child: true,
+            nulls_written_as_null: true,
         }
     }
 }
@@ -739,6 +747,9 @@ pub fn apply_with<'a, 'p: 'a>(
     opts: &Options,
 ) -> Result<(), PatchError> {
     if ops.is_empty() {
+        if opts.nulls_written_as_null {
+            write_nulls_as_null(doc);
+        }
         return Ok(());
     }
     let aliased = has_alias(doc)
@@ -773,8 +784,35 @@ pub fn apply_with<'a, 'p: 'a>(
             });
         }
     }
+    if opts.nulls_written_as_null {
+        write_nulls_as_null(&mut work);
+    }
     *doc = work;
     Ok(())
+}
+
+/// Empty nulls (`key:`, `key: !!null`) become a plain `null` (see
+/// [`Options::nulls_written_as_null`]); `~` and `Null` already say null in words and stay.
+fn write_nulls_as_null(node: &mut Node<'_>) {
+    match node.kind() {
+        Kind::Scalar => {
+            if node.is_null() && node.as_str() == Some("") {
+                node.set_text("null", ScalarStyle::Plain);
+                node.set_tag(None);
+            }
+        }
+        Kind::Map => {
+            for e in node.entries_mut().into_iter().flatten() {
+                write_nulls_as_null(&mut e.value);
+            }
+        }
+        Kind::Seq => {
+            for item in node.items_mut().into_iter().flatten() {
+                write_nulls_as_null(item);
+            }
+        }
+        Kind::Alias => {}
+    }
 }
 
 /// Which pointer of an operation a failure is about.

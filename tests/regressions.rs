@@ -1705,3 +1705,33 @@ fn json6902_yaml_values_are_read_as_yaml11_with_kustomize_options() {
         out.stderr
     );
 }
+
+// kustomize applies a JSON patch to the resource's JSON and reads the result back, so every
+// empty `key:` in a resource a JSON patch touches comes back as `key: null` — which kyaml's
+// strategic merge keeps where it drops an empty one. With kustomize's options krm-merge writes
+// the nulls the same way; by default the resource keeps its text.
+#[test]
+fn json6902_writes_empty_nulls_as_null_with_kustomize_options() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  empty:\n  tilde: ~\n";
+    let ops = "patch:\n- {op: add, path: /data/b, value: x}";
+    let kustomize = "options: {newListItems: prepend, inferMergeKeys: false}";
+    let entry = |options: &str| {
+        merge_fn(&format!(
+            "type: json6902\ntarget: {{kind: ConfigMap}}\n{options}\n{ops}"
+        ))
+    };
+    let out = filter("json-nulls-kustomize", &entry(kustomize), cm);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("  empty: null\n  tilde: ~\n"),
+        "{}",
+        out.stdout
+    );
+    let out = filter("json-nulls-default", &entry(""), cm);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("  empty:\n  tilde: ~\n"),
+        "{}",
+        out.stdout
+    );
+}
