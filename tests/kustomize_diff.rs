@@ -94,7 +94,8 @@ pub const AVOIDED: &[(&str, &str)] = &[
         "plain scalars that YAML 1.1 and 1.2 read differently (`on`, `y`, `0777`, `1e3`) in resources and \
          strategic merge patches",
         "kustomize writes the value it read (`0777` becomes 511) where krm-merge keeps the text; every \
-         generated string that could be read as another type is quoted",
+         generated string that could be read as another type is quoted there (JSON patch values are \
+         generated plain: kustomize's options read them as kustomize does)",
     ),
 ];
 
@@ -107,11 +108,6 @@ pub const DIFFERENCES: &[(&str, &str)] = &[
         "ports [{containerPort: 80}] + patch [{containerPort: 80, protocol: UDP, name: x}]: kustomize \
          drops the patch element ([80]); ports [{port: 443}, {port: 5353, protocol: UDP}] + \
          [{port: 443, $patch: delete}]: kustomize deletes nothing. krm-merge defaults the protocol to TCP",
-    ),
-    (
-        "null for a label or annotation (or `labels: null`) in a strategic merge patch with a target",
-        "target {kind: ConfigMap}, patch metadata.annotations {x: null}: kustomize writes `x: \"null\"` \
-         (`~` gives \"~\", an empty value \"\"), and ignores `annotations: null`; krm-merge deletes",
     ),
     (
         "a strategic merge patch that changes a field's node kind (scalar, map, list)",
@@ -128,11 +124,6 @@ pub const DIFFERENCES: &[(&str, &str)] = &[
         "`- $patch: replace` opening a list the resource does not have",
         "container without env + patch env [{$patch: replace}, {name: D, value: \"16\"}]: kustomize \
          writes env [{$patch: replace}]; krm-merge writes [{name: D, value: \"16\"}]",
-    ),
-    (
-        "JSON patch values written in YAML: kustomize reads the patch as YAML 1.1",
-        "add /data/x value: on (or y, yes, off): kustomize writes `x: true`; value: 0777 gives 511; \
-         krm-merge reads YAML 1.2 and writes the string quoted (`x: \"on\"`)",
     ),
 ];
 
@@ -156,6 +147,7 @@ const REQUIRED_TAGS: &[&str] = &[
     "json:replace-missing-member",
     "json:test-fail",
     "json:test-pass",
+    "json:yaml-1.1-plain-value",
     "null:null",
     "null:~",
     "null:empty",
@@ -192,6 +184,7 @@ const REQUIRED_TAGS: &[&str] = &[
     "smp:port-with-protocol",
     "smp:port-without-protocol",
     "smp:scalar",
+    "smp:targeted-metadata-null",
     "target:{}",
     "target:annotationSelector",
     "target:group",

@@ -9,8 +9,8 @@ use serde_json::Value;
 pub const NULL_TILDE: &str = "\u{1}null:tilde";
 /// A string value written as nothing at all (`key:`).
 pub const NULL_EMPTY: &str = "\u{1}null:empty";
-/// A string value starting with this is written plain, as what follows it (`on`, `y`): text
-/// that YAML 1.2 reads as that string and YAML 1.1 as a boolean.
+/// A string value starting with this is written plain, as what follows it (`on`, `0777`): text
+/// that YAML 1.1 reads as another value than YAML 1.2 does.
 pub const PLAIN_MARK: char = '\u{2}';
 
 pub struct Style {
@@ -207,14 +207,24 @@ fn inline(v: &Value, flow: bool) -> String {
     }
 }
 
+/// Plain text as YAML 1.2 (and so krm-merge's parser) reads it.
+fn plain_1_2(text: &str) -> Value {
+    use krm_merge::yaml::scalar::{resolve_plain, Resolved};
+    match resolve_plain(text) {
+        Resolved::Null => Value::Null,
+        Resolved::Bool(b) => Value::Bool(b),
+        Resolved::Int(i) => serde_json::json!(i64::try_from(i).expect("a small integer")),
+        Resolved::Float(f) => serde_json::json!(f),
+        Resolved::Str(s) => Value::String(s.to_owned()),
+    }
+}
+
 /// The value with the markers resolved: nulls, and plain strings as YAML 1.2 reads them
 /// (what the patch means to krm-merge).
 pub fn resolve_nulls(v: &Value) -> Value {
     match v {
         Value::String(s) if s == NULL_TILDE || s == NULL_EMPTY => Value::Null,
-        Value::String(s) if s.starts_with(PLAIN_MARK) => {
-            Value::String(s[PLAIN_MARK.len_utf8()..].to_owned())
-        }
+        Value::String(s) if s.starts_with(PLAIN_MARK) => plain_1_2(&s[PLAIN_MARK.len_utf8()..]),
         Value::Array(a) => Value::Array(a.iter().map(resolve_nulls).collect()),
         Value::Object(m) => Value::Object(
             m.iter()

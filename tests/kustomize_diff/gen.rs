@@ -40,6 +40,29 @@ const DATA_VALUES: &[&str] = &[
     "x=1\ny=2\n",
 ];
 
+/// Plain JSON patch values that YAML 1.1 (kustomize's reading of a JSON patch written in
+/// YAML) and YAML 1.2 read differently, or that kustomize writes as other text (`1.0`, `1e3`).
+const YAML11_VALUES: &[&str] = &[
+    "on",
+    "y",
+    "yes",
+    "off",
+    "n",
+    "NO",
+    "True",
+    "0777",
+    "08",
+    "1e3",
+    "1_000",
+    "0x1F",
+    "0b11",
+    "+12",
+    ".5",
+    "1.0",
+    "1.5e6",
+    "2024-01-31",
+];
+
 /// One generated case.
 pub struct Case {
     pub resources: Vec<Value>,
@@ -746,14 +769,14 @@ impl Gen {
         m
     }
 
-    /// `string_map_edit` for labels or annotations. A patch with a target never deletes one
-    /// with null (a documented difference: kustomize writes the null's text as the value).
+    /// `string_map_edit` for labels or annotations. With a target, a null here is written by
+    /// kustomize as its text (`"null"`, `"~"`, `""`) and `labels: null` is ignored — the same
+    /// with kustomize's options.
     fn meta_map_edit(&mut self, old: &Value, keys: &[&str], values: &[&str]) -> Value {
-        let nulls = !self.targeted || self.all;
-        if self.targeted && self.all {
+        if self.targeted {
             self.tag("smp:targeted-metadata-null");
         }
-        self.map_edit(old, keys, values, nulls)
+        self.map_edit(old, keys, values, true)
     }
 
     fn string_map_edit(&mut self, old: &Value, keys: &[&str], values: &[&str]) -> Value {
@@ -1771,13 +1794,15 @@ impl Gen {
                             // A `|` block; the last one in a patch shows kustomize's trimming.
                             self.tag("json:multi-line-value");
                             json!("line 1\nline 2\n")
-                        } else if self.all && self.r.chance(20) {
-                            // kustomize reads JSON patches written in YAML as YAML 1.1.
+                        } else if self.r.chance(25) {
+                            // kustomize reads JSON patches written in YAML as YAML 1.1 (and
+                            // writes numbers as its JSON round trips leave them); so does
+                            // krm-merge with kustomize's options.
                             self.tag("json:yaml-1.1-plain-value");
                             json!(format!(
                                 "{}{}",
                                 crate::emit::PLAIN_MARK,
-                                self.r.pick(&["on", "y", "off"])
+                                self.r.pick(YAML11_VALUES)
                             ))
                         } else {
                             json!("v1")
