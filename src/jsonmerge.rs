@@ -42,7 +42,7 @@ const ALIAS_BUDGET: usize = 1_000_000;
 pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), AliasError> {
     let mut owned = None;
     let anchored = has_anchor(patch);
-    if patch.is_flow() || anchored || has_alias(patch) {
+    if patch.is_flow() || anchored || patch.has_alias() {
         let mut p = patch.clone();
         p.expand_aliases(ALIAS_BUDGET)?;
         if anchored {
@@ -54,11 +54,7 @@ pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), Al
         owned = Some(p);
     }
     let patch = owned.as_ref().unwrap_or(patch);
-    let anchors = if has_alias(dest) {
-        anchors_of(dest)
-    } else {
-        Vec::new()
-    };
+    let anchors = crate::merge2::anchors_of(dest)?;
     merge_value(dest, patch, &anchors);
     Ok(())
 }
@@ -169,15 +165,6 @@ fn take_comments<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) {
     }
 }
 
-fn has_alias(node: &Node<'_>) -> bool {
-    node.kind() == Kind::Alias
-        || node
-            .entries()
-            .iter()
-            .any(|e| has_alias(&e.key) || has_alias(&e.value))
-        || node.items().iter().any(has_alias)
-}
-
 fn has_anchor(node: &Node<'_>) -> bool {
     node.anchor().is_some()
         || node
@@ -198,25 +185,6 @@ fn strip_anchors(node: &mut Node<'_>) {
         }
     } else if let Some(items) = node.items_mut() {
         items.iter_mut().for_each(strip_anchors);
-    }
-}
-
-fn anchors_of<'a>(node: &Node<'a>) -> Vec<(String, Node<'a>)> {
-    let mut out = Vec::new();
-    collect(node, &mut out);
-    out
-}
-
-fn collect<'a>(node: &Node<'a>, out: &mut Vec<(String, Node<'a>)>) {
-    if let Some(a) = node.anchor() {
-        out.push((a.to_owned(), node.clone()));
-    }
-    for e in node.entries() {
-        collect(&e.key, out);
-        collect(&e.value, out);
-    }
-    for i in node.items() {
-        collect(i, out);
     }
 }
 

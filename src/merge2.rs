@@ -27,7 +27,7 @@
 use crate::align::{self, key_seg, key_values, ListKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
-use crate::yaml::{Comments, Entry, Kind, Node};
+use crate::yaml::{AliasError, Comments, Entry, Kind, Node};
 
 /// Where merged lists put elements that only the patch has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -129,24 +129,42 @@ pub fn merge<'a, 'p: 'a>(
     }
 }
 
-/// The anchored nodes of a tree, in document order (the last of a name wins, as in YAML).
-pub fn anchors_of<'a>(node: &Node<'a>) -> Vec<(String, Node<'a>)> {
+/// Most nodes that the copies [`anchors_of`] makes may hold together. Each anchored node is
+/// copied, so anchors nested in anchors copy the inner nodes once per level: unbounded, a
+/// resource of a few hundred kilobytes could ask for gigabytes.
+pub const ANCHOR_BUDGET: usize = 1_000_000;
+
+/// The anchored nodes of a tree, in document order (the last of a name wins, as in YAML),
+/// which merging into an alias copies from. None when the tree has no alias. Fails when the
+/// copies would hold more than [`ANCHOR_BUDGET`] nodes.
+pub fn anchors_of<'a>(node: &Node<'a>) -> Result<Vec<(String, Node<'a>)>, AliasError> {
     let mut out = Vec::new();
-    collect_anchors(node, &mut out);
-    out
+    if node.has_alias() {
+        let mut left = ANCHOR_BUDGET;
+        collect_anchors(node, &mut out, &mut left)?;
+    }
+    Ok(out)
 }
 
-fn collect_anchors<'a>(node: &Node<'a>, out: &mut Vec<(String, Node<'a>)>) {
+fn collect_anchors<'a>(
+    node: &Node<'a>,
+    out: &mut Vec<(String, Node<'a>)>,
+    left: &mut usize,
+) -> Result<(), AliasError> {
     if let Some(a) = node.anchor() {
+        *left = left
+            .checked_sub(node.node_count())
+            .ok_or(AliasError::AnchorsTooLarge(ANCHOR_BUDGET))?;
         out.push((a.to_owned(), node.clone()));
     }
     for e in node.entries() {
-        collect_anchors(&e.key, out);
-        collect_anchors(&e.value, out);
+        collect_anchors(&e.key, out, left)?;
+        collect_anchors(&e.value, out, left)?;
     }
     for i in node.items() {
-        collect_anchors(i, out);
+        collect_anchors(i, out, left)?;
     }
+    Ok(())
 }
 
 enum Fate {
@@ -862,7 +880,7 @@ mod tests {
             schema.root(g, v, r.str_at(&["kind"]).unwrap_or(""))
         });
         let node = d[0].root.as_mut().unwrap();
-        let anchors = anchors_of(node);
+        let anchors = anchors_of(node).expect("anchors within budget");
         match merge(
             node,
             p[0].root.as_ref().unwrap(),

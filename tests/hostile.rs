@@ -1,0 +1,274 @@
+//! Hostile input, through the binary: each case ends in an error result that says where (or,
+//! where the input is legal, is handled correctly), exits 1 for errors, finishes (no timing
+//! assertions: a test that hangs is the failure), and in KRM mode still writes a ResourceList.
+//! Sizes are moderate where the point is the bound; README "Limits" lists the bounds.
+//!
+//! Cases that found a bug say so; the fix is in the same commit.
+
+mod common;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use common::*;
+use krm_merge::yaml;
+
+/// Runs the binary with `args` and raw `stdin` bytes.
+fn run(args: &[&str], stdin: &[u8]) -> Out {
+    let mut child = Command::new(bin())
+        .args(args)
+        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run krm-merge");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait for krm-merge");
+    let _ = writer.join();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Like [`run`], keeping stdout as bytes.
+fn run_raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
+    let out = Command::new(bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            let mut input = c.stdin.take().expect("stdin");
+            let data = stdin.to_vec();
+            let w = std::thread::spawn(move || {
+                let _ = input.write_all(&data);
+            });
+            let o = c.wait_with_output();
+            let _ = w.join();
+            o
+        })
+        .expect("run krm-merge");
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A directory of this test's own.
+fn dir(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("krm-merge-hostile-{}-{test}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+/// `krm-merge --config fn.yaml resources.yaml`, the files written first.
+fn standalone(test: &str, config: &str, resources: &[u8]) -> (i32, Vec<u8>, String) {
+    let d = dir(test);
+    let (c, r) = (d.join("fn.yaml"), d.join("resources.yaml"));
+    std::fs::write(&c, config).expect("config file");
+    std::fs::write(&r, resources).expect("resources file");
+    run_raw(
+        &[
+            "--config",
+            &c.display().to_string(),
+            &r.display().to_string(),
+        ],
+        b"",
+    )
+}
+
+/// A Merge functionConfig with these patch entries (YAML, indented as list items under
+/// `patches:`).
+fn merge_fn(patches: &str) -> String {
+    format!(
+        "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: hostile\nspec:\n  patches:\n{patches}"
+    )
+}
+
+/// A patch entry that adds a label to every `kind` resource.
+fn label_patch(kind: &str) -> String {
+    format!("  - target: {{kind: {kind}}}\n    patch: |\n      metadata: {{labels: {{touched: \"yes\"}}}}\n")
+}
+
+/// A block ResourceList of `items` (a YAML sequence at column 0, or empty) and `config`.
+fn rl(items: &str, config: &str) -> String {
+    let config: String = config.lines().map(|l| format!("  {l}\n")).collect();
+    let items = if items.is_empty() {
+        "items: []\n".to_owned()
+    } else {
+        format!("items:\n{items}")
+    };
+    format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n{items}functionConfig:\n{config}"
+    )
+}
+
+/// `text` as an item of a block sequence at column 0.
+fn as_item(text: &str) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("- {l}\n")
+            } else {
+                format!("  {l}\n")
+            }
+        })
+        .collect()
+}
+
+/// Asserts exit 1 and a ResourceList on stdout whose results hold an error whose message
+/// contains every one of `want`; returns that ResourceList's items.
+fn krm_error(out: &Out, want: &[&str]) -> Vec<serde_json::Value> {
+    assert_eq!(
+        out.code,
+        1,
+        "stderr: {}\nstdout: {}",
+        out.stderr,
+        head(&out.stdout)
+    );
+    let docs = yaml::parse_stream(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not YAML: {e}\n{}", head(&out.stdout)));
+    let root = docs
+        .iter()
+        .find_map(|d| d.root.as_ref())
+        .expect("a document");
+    assert_eq!(root.str_at(&["kind"]), Some("ResourceList"));
+    let results = results_of(&out.stdout);
+    let found = results.iter().any(|r| {
+        r["severity"] == "error"
+            && want.iter().all(|w| {
+                r["message"].as_str().is_some_and(|m| m.contains(w))
+                    || r["field"]["path"].as_str().is_some_and(|p| p.contains(w))
+            })
+    });
+    assert!(found, "no error result with {want:?}: {results:#?}");
+    for w in want {
+        assert!(out.stderr.contains(w), "stderr lacks {w:?}: {}", out.stderr);
+    }
+    items_of(&out.stdout)
+}
+
+/// The items of a ResourceList on stdout, as data (its functionConfig, which may hold an alias
+/// bomb, is not expanded).
+fn items_of(stdout: &str) -> Vec<serde_json::Value> {
+    let docs = yaml::parse_stream(stdout).unwrap_or_else(|e| panic!("not YAML: {e}"));
+    let root = docs.into_iter().find_map(|d| d.root).expect("a document");
+    root.get("items")
+        .map(|i| i.items().to_vec())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut n| {
+            n.expand_aliases(1_000_000).expect("aliases");
+            yaml::to_json(&n).expect("JSON")
+        })
+        .collect()
+}
+
+/// The results of a ResourceList on stdout (without expanding anything else).
+fn results_of(stdout: &str) -> Vec<serde_json::Value> {
+    let docs = yaml::parse_stream(stdout).unwrap_or_else(|e| panic!("not YAML: {e}"));
+    let root = docs.into_iter().find_map(|d| d.root).expect("a document");
+    root.get("results")
+        .map(|r| yaml::to_json(r).expect("JSON"))
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// The start of a long text, for messages.
+fn head(s: &str) -> &str {
+    let mut end = s.len().min(2000);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The parser's message (in block and flow sequences) or ours (elsewhere) for nesting past
+/// the limit.
+fn too_deep(msg: &str) -> bool {
+    msg.contains("recursion limit exceeded") || msg.contains("nesting deeper than 512 levels")
+}
+
+fn located(msg: &str) -> bool {
+    msg.contains("line ") && msg.contains("column ")
+}
+
+const FOO: &str = "apiVersion: example.com/v1\nkind: Foo\nmetadata:\n  name: a\n";
+
+// ----- aliases ------------------------------------------------------------------------------
+
+/// `&a0 [&a1 [... &aD [N scalars] ...]]` and an alias to the innermost: anchors nested in
+/// anchors.
+fn nested_anchors(depth: usize, n: usize) -> String {
+    let mut s = format!("[{}]", vec!["1"; n].join(","));
+    for k in (0..depth).rev() {
+        s = format!("&a{k} [{s}]");
+    }
+    format!("x: {s}\ny: *a{}\n", depth - 1)
+}
+
+#[test]
+fn nested_anchors_in_an_item_are_bounded() {
+    // Bug: merging into a resource copied every anchored node for its aliases, so anchors
+    // nested 300 deep around 100,000 scalars (200 KB) made 30 million nodes (1.2 GB, 20 s).
+    // The copies now have a budget; past it the patch is an error.
+    let data: String = nested_anchors(300, 100_000)
+        .lines()
+        .map(|l| format!("  {l}\n"))
+        .collect();
+    let doc = format!("{FOO}data:\n{data}");
+    let (code, stdout, stderr) = standalone(
+        "nested-item",
+        &merge_fn(&label_patch("Foo")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("anchored nodes") && stderr.contains("alias bomb"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, doc.as_bytes());
+    // A few nested anchors are fine.
+    let data: String = nested_anchors(3, 10)
+        .lines()
+        .map(|l| format!("  {l}\n"))
+        .collect();
+    let doc = format!("{FOO}data:\n{data}");
+    let (code, stdout, stderr) = standalone(
+        "nested-item-ok",
+        &merge_fn(&label_patch("Foo")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(out.contains("y: *a2") && out.contains("touched"), "{out}");
+}
+
+#[test]
+fn nested_anchors_in_a_patch_are_bounded() {
+    // Bug: expanding a config's aliases kept a copy of every anchored node, uncounted: anchors
+    // nested 400 deep around 400,000 scalars (800 KB) ran out of 8 GB after 3.5 minutes. The
+    // copies now count against the alias budget.
+    let body: String = nested_anchors(400, 400_000)
+        .lines()
+        .map(|l| format!("        {l}\n"))
+        .collect();
+    let config = merge_fn(&format!(
+        "  - target: {{kind: Foo}}\n    patch:\n      data:\n{body}"
+    ));
+    let out = run(&[], rl(&as_item(FOO), &config).as_bytes());
+    let items = krm_error(&out, &["alias bomb"]);
+    assert_eq!(items, docs(FOO));
+}
+
