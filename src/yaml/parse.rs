@@ -227,6 +227,10 @@ struct Builder<'a, 's, F: FnMut(Document<'a>)> {
     last_doc_start: usize,
     /// `%` directive lines seen since the last document.
     directives: Vec<Cow<'a, str>>,
+    /// The last byte whose line start was asked for, and that line start: lookups mostly move
+    /// forward, so each scans only the text since the last one. (Scanning back from every node
+    /// to its line's start made a long flow collection on one line quadratic.)
+    line_cache: std::cell::Cell<(usize, usize)>,
 }
 
 /// The byte after the line break that ends the line holding `byte` (or the end of the text).
@@ -235,16 +239,6 @@ fn end_of_line(src: &str, byte: usize) -> usize {
         Some(i) => byte + i + 1,
         None => src.len(),
     }
-}
-
-fn line_start(src: &str, byte: usize) -> usize {
-    src.get(..byte)
-        .and_then(|s| s.rfind('\n'))
-        .map_or(0, |i| i + 1)
-}
-
-fn col_of(src: &str, byte: usize) -> usize {
-    byte - line_start(src, byte)
 }
 
 fn clamp_u8(n: usize) -> u8 {
@@ -290,13 +284,41 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             text_start: 0,
             last_doc_start: 0,
             directives: Vec::new(),
+            line_cache: std::cell::Cell::new((0, 0)),
         }
+    }
+
+    /// The first byte of the line holding `byte`.
+    fn line_start(&self, byte: usize) -> usize {
+        let bytes = self.src.as_bytes();
+        let byte = byte.min(bytes.len());
+        let after_newline = |from: usize| {
+            bytes
+                .get(from..byte)
+                .and_then(|b| b.iter().rposition(|c| *c == b'\n'))
+                .map(|i| from + i + 1)
+        };
+        let (at, start) = self.line_cache.get();
+        if byte >= at {
+            let found = after_newline(at).unwrap_or(start);
+            self.line_cache.set((byte, found));
+            found
+        } else if byte >= start {
+            start
+        } else {
+            after_newline(0).unwrap_or(0)
+        }
+    }
+
+    /// The byte column of `byte` in its line.
+    fn col_of(&self, byte: usize) -> usize {
+        byte.saturating_sub(self.line_start(byte))
     }
 
     fn err(&self, byte: usize, line: usize, message: impl Into<String>) -> ParseError {
         let col = self
             .src
-            .get(line_start(self.src, byte)..byte)
+            .get(self.line_start(byte)..byte)
             .map_or(0, |s| s.chars().count());
         ParseError {
             line,
@@ -363,7 +385,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                     if next_blank && prev_ok {
                         let ind = Ind {
                             byte: i,
-                            col: col_of(src, i),
+                            col: self.col_of(i),
                             line,
                             prev_line: self.last_line,
                         };
@@ -564,7 +586,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         let on_directive = self.doc.is_none()
             && self
                 .src
-                .get(line_start(self.src, sb)..)
+                .get(self.line_start(sb)..)
                 .is_some_and(|l| l.starts_with('%'));
         if self.stack.iter().any(|f| f.flow) || on_directive {
             // Inside a flow collection, or after a directive: part of that verbatim text.
@@ -574,7 +596,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         if placement == Placement::Right {
             // A line comment belongs to what is on its line (or right after it).
             self.content_end = self.content_end.max(eb);
-            let gap = self.src.get(line_start(self.src, sb)..sb).unwrap_or("");
+            let gap = self.src.get(self.line_start(sb)..sb).unwrap_or("");
             let spaces = gap.len() - gap.trim_end_matches([' ', '\t']).len();
             let comment = Comment {
                 text,
@@ -608,10 +630,10 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
         } else if self.doc.is_none() && !self.directives.is_empty() {
             // Between directives and `---`: kept in place as a directive line.
-            let text = self.src.get(line_start(self.src, sb)..eb).unwrap_or("");
+            let text = self.src.get(self.line_start(sb)..eb).unwrap_or("");
             self.directives.push(Cow::Borrowed(text));
         } else {
-            let col = col_of(self.src, sb);
+            let col = self.col_of(sb);
             let blank = blank_between(self.last_line, line);
             self.pending.push(Pending {
                 text,
@@ -658,15 +680,14 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         line: usize,
         block_coll: bool,
     ) -> Result<(), ParseError> {
-        let src = self.src;
         // A node's entry starts at its anchor or tag, when it has one.
-        let (content_line, content_col) = (line, col_of(src, start));
+        let (content_line, content_col) = (line, self.col_of(start));
         let (start, line) = self
             .props_start
             .take()
             .filter(|&(b, _)| b < start)
             .unwrap_or((start, line));
-        let col = col_of(src, start);
+        let col = self.col_of(start);
         let empty = node.as_str() == Some("") && node.style() == Some(ScalarStyle::Plain);
         let mut lay = Layout {
             flags: flags::SOURCE,
@@ -821,7 +842,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
 
     /// Spaces between an indicator and the node after it on the same line (0 = one space).
     fn gap_after(&self, ind: Ind, node_start: usize) -> u8 {
-        let ls = line_start(self.src, node_start);
+        let ls = self.line_start(node_start);
         let ind_byte = ls + ind.col;
         let between = self.src.get(ind_byte + 1..node_start).unwrap_or("");
         let spaces = between.len() - between.trim_start_matches(' ').len();
