@@ -304,3 +304,36 @@ fn a_long_flow_collection_on_one_line_is_read_in_linear_time() {
     assert_eq!(items[7]["data"]["k"], "w");
 }
 
+// ----- malformed text -----------------------------------------------------------------------
+
+#[test]
+fn a_byte_order_mark_is_accepted_and_kept() {
+    // YAML allows a BOM at the start of a stream; the resources read as usual and an untouched
+    // stream comes back with it, byte for byte.
+    let doc = format!("\u{feff}{FOO}data:\n  k: v\n");
+    let (code, stdout, stderr) = standalone("bom", &merge_fn(&label_patch("Bar")), doc.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, doc.as_bytes());
+    // Touched, it is patched, and the mark is still first.
+    let (code, stdout, stderr) = standalone(
+        "bom-touched",
+        &merge_fn(&label_patch("Foo")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(out.starts_with('\u{feff}'), "{out:?}");
+    assert_eq!(docs(&out)[0]["metadata"]["labels"]["touched"], "yes");
+    // A ResourceList that starts with one.
+    let input = format!(
+        "\u{feff}{}",
+        rl(&as_item(FOO), &merge_fn(&label_patch("Foo")))
+    );
+    let out = run(&[], input.as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        rl_items(&out.stdout)[0]["metadata"]["labels"]["touched"],
+        "yes"
+    );
+}
+

@@ -36,6 +36,9 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
             seq_indent: doc.seq_indent,
         },
     };
+    if doc.bom {
+        e.out.push('\u{feff}');
+    }
     e.comments(&doc.pre, 0);
     for d in &doc.directives {
         e.out.push_str(d);

@@ -258,6 +258,8 @@ pub struct Document<'a> {
     pub(crate) trailer: Vec<Comment<'a>>,
     /// How this document indents block sequences under a key; new sequences follow it.
     pub seq_indent: SeqIndent,
+    /// The stream starts with a byte order mark, which is written back before this document.
+    pub(crate) bom: bool,
 }
 
 impl<'a> Document<'a> {
@@ -276,6 +278,7 @@ impl<'a> Document<'a> {
             root_next_line: false,
             trailer: Vec::new(),
             seq_indent: SeqIndent::Compact,
+            bom: false,
         }
     }
 

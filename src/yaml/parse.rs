@@ -26,6 +26,9 @@ use super::{
     flags, Comment, Document, Entry, Layout, Node, Raw, Repr, ScalarStyle, SeqIndent, MAX_DEPTH,
 };
 
+/// The byte order mark YAML allows at the start of a stream.
+const BOM: char = '\u{feff}';
+
 /// Malformed YAML, with its place in the source (1-based line and column).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}, column {column}: {message}")]
@@ -299,7 +302,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 .map(|i| from + i + 1)
         };
         let (at, start) = self.line_cache.get();
-        if byte >= at {
+        let found = if byte >= at {
             let found = after_newline(at).unwrap_or(start);
             self.line_cache.set((byte, found));
             found
@@ -307,6 +310,12 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             start
         } else {
             after_newline(0).unwrap_or(0)
+        };
+        // A byte order mark is not part of the first line's text: columns count after it.
+        if found == 0 && byte >= BOM.len_utf8() && self.src.starts_with(BOM) {
+            BOM.len_utf8()
+        } else {
+            found
         }
     }
 
@@ -482,6 +491,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         let mut doc = Document::new(Node::null());
         doc.root = None;
         doc.directives = std::mem::take(&mut self.directives);
+        doc.bom = self.text_start == 0 && self.src.starts_with(BOM);
         if explicit {
             doc.pre = self.take_pending(0);
             doc.start = Some(None);
