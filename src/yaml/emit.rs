@@ -171,17 +171,19 @@ fn push_props(node: &Node<'_>, s: &mut String) {
         s.push_str(t);
         s.push(' ');
     }
-    // A property with nothing after it (`&a` on an empty value) keeps no trailing space.
-    if matches!(&node.repr, Repr::Scalar { text, .. } if text.is_empty())
-        && s.ends_with(' ')
-        && is_plain_empty(node)
-    {
+    // A property with nothing after it (`&a` on an empty value) keeps no trailing space; an
+    // empty string written `""` (`! ""`) needs it.
+    if s.ends_with(' ') && is_plain_empty(node) {
         s.pop();
     }
 }
 
+/// A plain empty scalar that is written as nothing at all (a tagged empty string out of its
+/// source, `!!str`, is written `""`).
 fn is_plain_empty(node: &Node<'_>) -> bool {
-    node.as_str() == Some("") && node.style() == Some(ScalarStyle::Plain)
+    node.as_str() == Some("")
+        && node.style() == Some(ScalarStyle::Plain)
+        && scalar_text(node, "", ScalarStyle::Plain, false).is_empty()
 }
 
 /// A scalar's text as written on one line (no verbatim source).
@@ -711,6 +713,28 @@ mod tests {
             emit(&m),
             "name: web\n\"on\": \"on\"\nreplicas: 3\nlabels:\n  app: web\nargs:\n- --port\n- \"0777\"\nscript: |\n  echo a\n  echo b\nempty: {}\nlist:\n- a: 1\n  b: 2\n"
         );
+    }
+
+    /// Inputs the fuzzer (`fuzz/`, target `yaml_roundtrip`) found whose trees, rewritten in
+    /// canonical block style, did not read back as the same data.
+    #[test]
+    fn rewritten_in_block_style_they_read_back_the_same() {
+        for src in [
+            // A non-specific tag on an empty scalar: written `!""`, which is not YAML.
+            "!\n",
+            "a: !\n",
+            "- !\n- !!str\n",
+            "? !\n: !\n",
+        ] {
+            let docs = crate::yaml::parse_stream(src).expect(src);
+            let mut root = docs[0].root.clone().expect(src);
+            root.make_block();
+            let out = emit(&root);
+            let back = crate::yaml::parse_stream(&out)
+                .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
+            let back = back[0].root.as_ref().expect("a root");
+            assert!(back.same_data(docs[0].root.as_ref().expect(src)), "{src:?} -> {out:?}");
+        }
     }
 
     #[test]
