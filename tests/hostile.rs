@@ -208,6 +208,52 @@ const FOO: &str = "apiVersion: example.com/v1\nkind: Foo\nmetadata:\n  name: a\n
 
 // ----- aliases ------------------------------------------------------------------------------
 
+/// Nine levels of nine aliases: 9^9 (387 million) strings when expanded, 400 bytes as written.
+fn laughs(indent: &str) -> String {
+    let mut s = format!(
+        "{indent}a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+    );
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    for w in names.windows(2) {
+        let refs = vec![format!("*{}", w[0]); 9].join(",");
+        s.push_str(&format!("{indent}{}: &{} [{refs}]\n", w[1], w[1]));
+    }
+    s
+}
+
+#[test]
+fn an_alias_bomb_in_a_patch_is_a_clear_error() {
+    let inline = format!(
+        "  - target: {{kind: Foo}}\n    patch: |\n      data:\n{}",
+        laughs("        ")
+    );
+    let config = merge_fn(&inline);
+    let out = run(&[], rl(&as_item(FOO), &config).as_bytes());
+    let items = krm_error(&out, &["spec.patches[0].patch", "alias bomb"]);
+    assert_eq!(items, docs(FOO));
+    // In the config itself (aliases in YAML, not in a patch string).
+    let config = format!(
+        "{}    x:\n{}",
+        merge_fn(&label_patch("Foo")),
+        laughs("      ")
+    )
+    .replace(
+        "metadata:\n  name: hostile\n",
+        &format!(
+            "metadata:\n  name: hostile\n  annotations:\n{}",
+            laughs("    ")
+        ),
+    );
+    let out = run(&[], rl(&as_item(FOO), &config).as_bytes());
+    let items = krm_error(&out, &["alias bomb"]);
+    assert_eq!(items, docs(FOO));
+    // Standalone: the stream comes back as it came, exit 1 (not a usage error).
+    let (code, stdout, stderr) = standalone("bomb-patch", &merge_fn(&inline), FOO.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("alias bomb"), "{stderr}");
+    assert_eq!(stdout, FOO.as_bytes());
+}
+
 /// `&a0 [&a1 [... &aD [N scalars] ...]]` and an alias to the innermost: anchors nested in
 /// anchors.
 fn nested_anchors(depth: usize, n: usize) -> String {
@@ -305,6 +351,78 @@ fn a_long_flow_collection_on_one_line_is_read_in_linear_time() {
 }
 
 // ----- malformed text -----------------------------------------------------------------------
+
+#[test]
+fn duplicate_keys_are_located_errors() {
+    let item = format!("{FOO}data:\n  k: 1\n  k: 2\n");
+    let out = run(
+        &[],
+        rl(&as_item(&item), &merge_fn(&label_patch("Foo"))).as_bytes(),
+    );
+    krm_error(&out, &["line 10, column 5", "duplicate"]);
+    let (code, stdout, stderr) = standalone("dup", &merge_fn(&label_patch("Foo")), item.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("line 7, column 3") && stderr.contains("duplicate"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, item.as_bytes());
+    // In the functionConfig, and in a patch's text (located within the text).
+    let config = merge_fn(&label_patch("Foo"))
+        .replace("  name: hostile\n", "  name: hostile\n  name: again\n");
+    let out = run(&[], rl(&as_item(FOO), &config).as_bytes());
+    // The ResourceList itself is malformed: there are no items to give back.
+    let items = krm_error(&out, &["line 13, column 5", "duplicate"]);
+    assert!(items.is_empty());
+    let (code, stdout, stderr) = standalone("dup-config", &config, FOO.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("fn.yaml: line 5, column 3: duplicate"), "{stderr}");
+    assert_eq!(stdout, FOO.as_bytes());
+    let p = "  - target: {kind: Foo}\n    patch: |\n      spec:\n        a: 1\n        a: 2\n";
+    let out = run(&[], rl(&as_item(FOO), &merge_fn(p)).as_bytes());
+    let items = krm_error(&out, &["spec.patches[0].patch", "line 3", "duplicate"]);
+    assert_eq!(items, docs(FOO));
+}
+
+#[test]
+fn invalid_utf8_is_a_located_error() {
+    let mut bytes = FOO.as_bytes().to_vec();
+    bytes.extend_from_slice(b"data:\n  k: caf\xe9\n");
+    let out = run(&[], &bytes);
+    krm_error(&out, &["invalid UTF-8 at line 6, column 9"]);
+    // A stream (a file, or stdin) comes back byte for byte.
+    let (code, stdout, stderr) = standalone("utf8", &merge_fn(&label_patch("Foo")), &bytes);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("invalid UTF-8 at line 6, column 9"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, bytes);
+    let d = dir("utf8-stdin");
+    std::fs::write(d.join("fn.yaml"), merge_fn(&label_patch("Foo"))).expect("config");
+    let (code, stdout, stderr) = run_raw(
+        &["--config", &d.join("fn.yaml").display().to_string()],
+        &bytes,
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("stdin: invalid UTF-8 at line 6, column 9"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, bytes);
+    // Overlong encodings, surrogates and lone continuation bytes alike.
+    for bad in [
+        &b"\xc0\xaf"[..],
+        b"\xed\xa0\x80",
+        b"\x80",
+        b"\xf4\x90\x80\x80",
+    ] {
+        let mut input = b"apiVersion: v1\nkind: ResourceList\nitems: []\n# ".to_vec();
+        input.extend_from_slice(bad);
+        let out = run(&[], &input);
+        krm_error(&out, &["invalid UTF-8 at line 4, column 3"]);
+    }
+}
 
 #[test]
 fn a_byte_order_mark_is_accepted_and_kept() {
