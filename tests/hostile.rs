@@ -455,3 +455,78 @@ fn a_byte_order_mark_is_accepted_and_kept() {
     );
 }
 
+// ----- the functionConfig -------------------------------------------------------------------
+
+#[test]
+fn wrong_types_in_the_function_config_name_the_field() {
+    let head = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: t\n";
+    let good = "  - target: {kind: Foo}\n    patch: |\n      spec: 1\n";
+    let cases: Vec<(String, &str)> = vec![
+        (format!("{head}spec: just text\n"), "spec"),
+        (format!("{head}spec: [1, 2]\n"), "spec"),
+        (format!("{head}spec:\n  patches: {{a: 1}}\n"), "spec.patches"),
+        (format!("{head}spec:\n  patches: text\n"), "spec.patches"),
+        (format!("{head}spec:\n  patches: [text]\n"), "spec.patches[0]"),
+        (format!("{head}spec:\n  patches:\n{good}  - [1]\n"), "spec.patches[1]"),
+        (format!("{head}spec:\n  patches:\n  - patch: 5\n    target: {{}}\n"), "spec.patches[0].patch"),
+        (format!("{head}spec:\n  patches:\n  - path: [a]\n"), "spec.patches[0].path"),
+        (format!("{head}spec:\n  patches:\n  - type: [merge2]\n    patch: 'a: 1'\n    target: {{}}\n"), "spec.patches[0].type"),
+        (format!("{head}spec:\n  patches:\n  - type: merge9\n    patch: 'a: 1'\n    target: {{}}\n"), "spec.patches[0].type"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: Foo\n"), "spec.patches[0].target"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: [Foo]\n"), "spec.patches[0].target"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{kind: [Foo]}}\n"), "spec.patches[0].target.kind"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{name: {{a: 1}}}}\n"), "spec.patches[0].target.name"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{labelSelector: [a]}}\n"), "spec.patches[0].target.labelSelector"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{labelSelector: 'a in (b'}}\n"), "spec.patches[0].target.labelSelector"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{name: '(a'}}\n"), "spec.patches[0].target.name"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{}}\n    options: [a]\n"), "spec.patches[0].options"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{}}\n    options: text\n"), "spec.patches[0].options"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{}}\n    options: {{newListItems: 3}}\n"), "spec.patches[0].options.newListItems"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{}}\n    options: {{inferMergeKeys: maybe}}\n"), "spec.patches[0].options.inferMergeKeys"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{}}\n    options: {{conflicts: [warn]}}\n"), "spec.patches[0].options.conflicts"),
+        (format!("{head}spec:\n  patches:\n  - patch: 'a: 1'\n    target: {{}}\n    options: {{allowNameChange: {{}}}}\n"), "spec.patches[0].options.allowNameChange"),
+        (format!("{head}spec:\n  patches:\n  - type: merge3\n    patch: 'a: 1'\n    original: [1]\n    target: {{}}\n"), "spec.patches[0].original"),
+        (format!("{head}spec:\n  patches:\n  - type: json6902\n    patch: '[{{op: add}}]'\n    target: {{}}\n"), "spec.patches[0].patch[0]"),
+        (format!("{head}spec:\n  patches:\n  - type: json6902\n    patch: '[5]'\n    target: {{}}\n"), "spec.patches[0].patch[0]"),
+        (format!("{head}spec:\n  patches:\n{good}  schema: text\n"), "spec.schema"),
+        (format!("{head}spec:\n  patches:\n{good}  schema: {{openAPI: 5}}\n"), "spec.schema.openAPI"),
+        (format!("{head}spec:\n  patches:\n{good}  schema: {{openAPI: {{inline: 5}}}}\n"), "spec.schema.openAPI.inline"),
+        (format!("{head}spec:\n  patches:\n{good}  schema: {{mergeKeys: {{a: 1}}}}\n"), "spec.schema.mergeKeys"),
+        (format!("{head}spec:\n  patches:\n{good}  schema: {{mergeKeys: [text]}}\n"), "spec.schema.mergeKeys[0]"),
+        (format!("{head}spec:\n  patches:\n{good}  schema: {{mergeKeys: [{{kind: Foo, path: spec.items, keys: name}}]}}\n"), "spec.schema.mergeKeys[0].keys"),
+        (format!("{head}spec:\n  patches:\n{good}  bogus: 1\n"), "spec.bogus"),
+        ("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: [a]\nspec: {patches: []}\n".to_owned(), "metadata"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: [a]\n".to_owned(), "data"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {kind: Foo, patch: {a: 1}}\n".to_owned(), "data.patch"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {kind: Foo, patch: 'a: 1', inferMergeKeys: maybe}\n".to_owned(), "data.inferMergeKeys"),
+        ("apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npatch: 'a: 1'\ntarget: text\n".to_owned(), "target"),
+        ("apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\npatch: 'a: 1'\noptions: {allowNameChange: yes please}\n".to_owned(), "options.allowNameChange"),
+    ];
+    let mut failures = Vec::new();
+    for (config, field) in &cases {
+        let out = run(&[], rl(&as_item(FOO), config).as_bytes());
+        let results = results_of(&out.stdout);
+        let named = results.iter().any(|r| {
+            r["severity"] == "error"
+                && (r["field"]["path"] == *field
+                    || r["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(&format!("{field}:"))))
+        });
+        if out.code != 1 || !named || !out.stderr.contains(&format!("{field}: ")) {
+            failures.push(format!(
+                "{field}: exit {}: {}\n{config}",
+                out.code, out.stderr
+            ));
+        }
+        assert_eq!(rl_items(&out.stdout), docs(FOO), "{field}: items changed");
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The functionConfig itself of the wrong kind of node.
+    for config in ["just text\n", "[1, 2]\n"] {
+        let out = run(&[], rl(&as_item(FOO), config).as_bytes());
+        let items = krm_error(&out, &["functionConfig"]);
+        assert_eq!(items, docs(FOO), "{config}");
+    }
+}
+
