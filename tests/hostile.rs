@@ -206,6 +206,57 @@ fn located(msg: &str) -> bool {
 
 const FOO: &str = "apiVersion: example.com/v1\nkind: Foo\nmetadata:\n  name: a\n";
 
+// ----- nesting ------------------------------------------------------------------------------
+
+#[test]
+fn nesting_100000_deep_is_a_located_error() {
+    let n = 100_000;
+    let flow = format!("{FOO}data: {}{}\n", "[".repeat(n), "]".repeat(n));
+    let block = format!("{FOO}data:\n{}x\n", "- ".repeat(n));
+    let flow_map = format!("{FOO}data: {}{}\n", "{a: ".repeat(n), "}".repeat(n));
+    for (what, doc) in [("flow", &flow), ("block", &block), ("flow map", &flow_map)] {
+        // A stream: the input comes back as it came.
+        let (code, stdout, stderr) =
+            standalone("deep", &merge_fn(&label_patch("Foo")), doc.as_bytes());
+        assert_eq!(code, 1, "{what}: {stderr}");
+        assert!(too_deep(&stderr) && located(&stderr), "{what}: {stderr}");
+        assert_eq!(
+            stdout,
+            doc.as_bytes(),
+            "{what}: the stream did not come back as it was"
+        );
+        // A ResourceList (the item path and the whole-input path).
+        let input = rl(&as_item(doc), &merge_fn(&label_patch("Foo")));
+        let out = run(&[], input.as_bytes());
+        krm_error(&out, &["line ", "column "]);
+        assert!(too_deep(&out.stderr), "{what}: {}", out.stderr);
+        // In the functionConfig's patch.
+        let patch = format!(
+            "  - target: {{kind: Foo}}\n    patch: |\n{}",
+            doc.lines()
+                .map(|l| format!("      {l}\n"))
+                .collect::<String>()
+        );
+        let out = run(&[], rl(&as_item(FOO), &merge_fn(&patch)).as_bytes());
+        let items = krm_error(&out, &["spec.patches[0].patch", "of the inline text"]);
+        assert!(too_deep(&out.stderr), "{what}: {}", out.stderr);
+        assert_eq!(items, docs(FOO), "{what}: the items changed");
+    }
+}
+
+#[test]
+fn nesting_up_to_the_limit_is_fine() {
+    // 500 levels inside the resource's own two (the document and `data`).
+    let n = 500;
+    let doc = format!("{FOO}data: {}{}\n", "[".repeat(n), "]".repeat(n));
+    let (code, stdout, stderr) =
+        standalone("deep-ok", &merge_fn(&label_patch("Foo")), doc.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(out.contains("touched: \"yes\""), "{out}");
+    assert!(out.contains(&"[".repeat(n)), "{}", head(&out));
+}
+
 // ----- aliases ------------------------------------------------------------------------------
 
 /// Nine levels of nine aliases: 9^9 (387 million) strings when expanded, 400 bytes as written.
@@ -219,6 +270,78 @@ fn laughs(indent: &str) -> String {
         s.push_str(&format!("{indent}{}: &{} [{refs}]\n", w[1], w[1]));
     }
     s
+}
+
+#[test]
+fn an_alias_bomb_in_an_item_stays_aliases() {
+    let bomb = format!("{FOO}data:\n{}", laughs("  "));
+    let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n";
+    let stream = format!("{bomb}---\n{other}");
+    // Untouched: byte for byte.
+    let (code, stdout, stderr) = standalone(
+        "bomb-untouched",
+        &merge_fn(&label_patch("ConfigMap")),
+        stream.as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(out.starts_with(&bomb), "{out}");
+    // Touched by each patch type: patched, the aliases kept, nothing expanded.
+    let patches = [
+        label_patch("Foo"),
+        "  - target: {kind: Foo}\n    type: jsonmerge\n    patch: |\n      metadata: {labels: {touched: \"yes\"}}\n".to_owned(),
+        "  - target: {kind: Foo}\n    type: apply\n    patch: |\n      metadata: {labels: {touched: \"yes\"}}\n".to_owned(),
+        "  - target: {kind: Foo}\n    type: json6902\n    patch: |\n      - {op: add, path: /metadata/labels, value: {touched: \"yes\"}}\n      - {op: replace, path: /data/b/0, value: new}\n      - {op: copy, from: /data/i, path: /data/j}\n".to_owned(),
+        "  - type: merge3\n    original: |\n      apiVersion: example.com/v1\n      kind: Foo\n      metadata:\n        name: a\n    patch: |\n      apiVersion: example.com/v1\n      kind: Foo\n      metadata:\n        name: a\n        labels: {touched: \"yes\"}\n".to_owned(),
+    ];
+    for p in &patches {
+        let (code, stdout, stderr) = standalone("bomb-touched", &merge_fn(p), stream.as_bytes());
+        assert_eq!(code, 0, "{p}: {stderr}");
+        let out = String::from_utf8(stdout).expect("UTF-8");
+        assert!(out.contains("touched"), "{p}: {out}");
+        assert!(
+            out.contains("i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]"),
+            "{p}: {out}"
+        );
+        assert!(
+            out.len() < 2 * stream.len() + 400,
+            "{p}: expanded?\n{}",
+            head(&out)
+        );
+        // Through a ResourceList too.
+        let out = run(&[], rl(&as_item(&bomb), &merge_fn(p)).as_bytes());
+        assert_eq!(out.code, 0, "{p}: {}", out.stderr);
+        assert!(out.stdout.contains("*h,*h"), "{p}: {}", out.stdout);
+        assert!(
+            out.stdout.len() < 4000,
+            "{p}: expanded?\n{}",
+            head(&out.stdout)
+        );
+    }
+}
+
+#[test]
+fn a_json_patch_test_against_an_item_bomb_is_bounded() {
+    // `test` follows aliases while it compares, within a budget of node visits: it stops at the
+    // first difference, and a value equal to a bomb would be over the patch's own budget.
+    let bomb = format!("{FOO}data:\n{}", laughs("  "));
+    let p = "  - target: {kind: Foo}\n    type: json6902\n    patch: |\n      - {op: test, path: /data/i, value: [x]}\n";
+    let (code, stdout, stderr) = standalone("bomb-test", &merge_fn(p), bomb.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("op 0 (test /data/i): value does not match"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, bomb.as_bytes());
+    let lols = format!("[{}]", vec!["lol"; 9].join(","));
+    let p = format!(
+        "  - target: {{kind: Foo}}\n    type: json6902\n    patch: |\n      - {{op: test, path: /data/b, value: [{}]}}\n      - {{op: add, path: /spec, value: 1}}\n",
+        vec![lols; 9].join(",")
+    );
+    let (code, stdout, stderr) = standalone("bomb-test-ok", &merge_fn(&p), bomb.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(out.ends_with("spec: 1\n") && out.contains("*h,*h"), "{out}");
 }
 
 #[test]
@@ -350,6 +473,58 @@ fn a_long_flow_collection_on_one_line_is_read_in_linear_time() {
     assert_eq!(items[7]["data"]["k"], "w");
 }
 
+#[test]
+fn a_large_scalar_is_kept() {
+    // 100 MB would take about a minute in a debug build; 16 MB shows the same (the scalar is
+    // read once, borrowed from the input, and written once).
+    let size = 16 << 20;
+    let big = "x".repeat(size);
+    for (what, value) in [
+        ("plain", big.clone()),
+        ("double-quoted", format!("\"{big}\"")),
+        ("literal", format!("|\n    {big}")),
+    ] {
+        let doc = format!("{FOO}data:\n  big: {value}\n");
+        let (code, stdout, stderr) =
+            standalone("big", &merge_fn(&label_patch("Foo")), doc.as_bytes());
+        assert_eq!(code, 0, "{what}: {stderr}");
+        let out = String::from_utf8(stdout).expect("UTF-8");
+        assert!(out.contains("touched"), "{what}");
+        assert!(out.contains(&value), "{what}: the scalar changed");
+        assert!(out.len() < doc.len() + 100, "{what}");
+    }
+}
+
+#[test]
+fn many_tiny_items() {
+    // 200,000 items (a million takes over a minute in a debug build; the release binary reads
+    // a million in about 4 s): every one comes back, the one selected is patched.
+    let n = 200_000;
+    let mut stream = String::with_capacity(n * 48);
+    for i in 0..n {
+        stream.push_str(&format!("---\nkind: Foo\nmetadata: {{name: f{i}}}\n"));
+    }
+    let p = "  - target: {kind: Foo, name: f199999}\n    patch: |\n      spec: 1\n";
+    let (code, stdout, stderr) = standalone("many", &merge_fn(p), stream.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    let want = format!("{}spec: 1\n", stream);
+    assert_eq!(out, want);
+    // As a ResourceList, item by item.
+    let items: String = (0..n)
+        .map(|i| format!("- {{kind: Foo, metadata: {{name: f{i}}}}}\n"))
+        .collect();
+    let out = run(&[], rl(&items, &merge_fn(p)).as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let got = rl_items(&out.stdout);
+    assert_eq!(got.len(), n);
+    assert_eq!(got[n - 1]["spec"], 1);
+    assert_eq!(
+        got[0],
+        serde_json::json!({"kind": "Foo", "metadata": {"name": "f0"}})
+    );
+}
+
 // ----- malformed text -----------------------------------------------------------------------
 
 #[test]
@@ -455,6 +630,48 @@ fn a_byte_order_mark_is_accepted_and_kept() {
     );
 }
 
+#[test]
+fn nul_bytes_are_located_errors() {
+    let doc = format!("{FOO}data:\n  k: a\0b\n");
+    let (code, stdout, stderr) = standalone("nul", &merge_fn(&label_patch("Foo")), doc.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("line 6, column"), "{stderr}");
+    assert_eq!(stdout, doc.as_bytes());
+    let out = run(
+        &[],
+        rl(&as_item(&doc), &merge_fn(&label_patch("Foo"))).as_bytes(),
+    );
+    krm_error(&out, &["line 9, column"]);
+    // The escape `\0` in a double-quoted string is legal, and kept.
+    let doc = format!("{FOO}data:\n  k: \"a\\0b\"\n");
+    let (code, stdout, stderr) =
+        standalone("nul-escape", &merge_fn(&label_patch("Foo")), doc.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(out.contains("k: \"a\\0b\""), "{out}");
+}
+
+#[test]
+fn tabs_as_indentation_are_located_errors() {
+    let doc = format!("{FOO}data:\n\tk: v\n");
+    let (code, stdout, stderr) = standalone("tabs", &merge_fn(&label_patch("Foo")), doc.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("line 6, column") && stderr.contains("tab"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, doc.as_bytes());
+    let out = run(
+        &[],
+        rl(&as_item(&doc), &merge_fn(&label_patch("Foo"))).as_bytes(),
+    );
+    krm_error(&out, &["line ", "column", "tab"]);
+    let p = "  - target: {kind: Foo}\n    patch: |\n      spec:\n      \ta: 1\n";
+    let out = run(&[], rl(&as_item(FOO), &merge_fn(p)).as_bytes());
+    let items = krm_error(&out, &["spec.patches[0].patch", "line 2", "tab"]);
+    assert_eq!(items, docs(FOO));
+}
+
 // ----- the functionConfig -------------------------------------------------------------------
 
 #[test]
@@ -530,3 +747,70 @@ fn wrong_types_in_the_function_config_name_the_field() {
     }
 }
 
+#[test]
+fn a_regex_that_would_backtrack_runs_in_linear_time() {
+    // `(a+)+$` against "aaa...a!" takes 2^n steps in a backtracking engine: at n = 40 about a
+    // day. Rust's regex is linear; here n = 100,000, in 1,000 resources of 30 to 130 letters.
+    let mut stream = String::new();
+    for i in 0..1000 {
+        stream.push_str(&format!(
+            "---\nkind: Foo\nmetadata:\n  name: {}!\n",
+            "a".repeat(30 + i % 100)
+        ));
+    }
+    stream.push_str(&format!(
+        "---\nkind: Foo\nmetadata:\n  name: {}\n",
+        "a".repeat(100_000)
+    ));
+    let p = "  - target: {kind: Foo, name: '(a+)+$'}\n    patch: |\n      spec: 1\n";
+    let (code, stdout, stderr) = standalone("regex", &merge_fn(p), stream.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    // Only the last one matches.
+    assert_eq!(out.matches("spec: 1").count(), 1);
+    assert!(out.ends_with("spec: 1\n"));
+    // A pattern too large to compile is an error, not a hang.
+    let p =
+        "  - target: {kind: Foo, name: '((a{1000}){1000}){1000}'}\n    patch: |\n      spec: 1\n";
+    let out = run(&[], rl(&as_item(FOO), &merge_fn(p)).as_bytes());
+    let items = krm_error(&out, &["spec.patches[0].target.name", "too large"]);
+    assert_eq!(items, docs(FOO));
+}
+
+#[test]
+fn a_patch_failing_on_the_last_of_many_targets_changes_nothing() {
+    let n = 2000;
+    let mut stream = String::new();
+    for i in 0..n {
+        let paused = if i + 1 < n { "  paused: true\n" } else { "" };
+        stream.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d{i} # keep\nspec:\n  replicas: 1\n{paused}"
+        ));
+    }
+    let p = "  - target: {kind: Deployment}\n    type: json6902\n    patch: |\n      - {op: remove, path: /spec/paused}\n  - target: {kind: Deployment}\n    patch: |\n      spec: {replicas: 3}\n";
+    let (code, stdout, stderr) = standalone("last-fails", &merge_fn(p), stream.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!("d{}", n - 1)) && stderr.contains("/spec/paused"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, stream.as_bytes(), "the stream changed");
+    // The same as a ResourceList: the streaming path and the whole-input path (JSON).
+    let items: String = stream
+        .split("---\n")
+        .filter(|d| !d.is_empty())
+        .map(as_item)
+        .collect();
+    let input = rl(&items, &merge_fn(p));
+    let out = run(&[], input.as_bytes());
+    let got = krm_error(&out, &["/spec/paused"]);
+    assert_eq!(got, docs(&stream));
+    assert!(
+        out.stdout.starts_with(&input),
+        "the ResourceList's text changed"
+    );
+    let json = serde_json::to_string(&docs(&input)[0]).expect("JSON");
+    let out = run(&[], json.as_bytes());
+    let got = krm_error(&out, &["/spec/paused"]);
+    assert_eq!(got, docs(&stream));
+}
