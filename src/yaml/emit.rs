@@ -135,6 +135,9 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
                     s.push_str(", ");
                 }
                 s.push_str(&flow_child(&e.key));
+                if needs_space_before_colon(&e.key) {
+                    s.push(' ');
+                }
                 s.push(':');
                 let v = flow_child(&e.value);
                 if !v.is_empty() {
@@ -176,6 +179,13 @@ fn push_props(node: &Node<'_>, s: &mut String) {
     if s.ends_with(' ') && is_plain_empty(node) {
         s.pop();
     }
+}
+
+/// A key that a `:` right after it would run into: an alias (`*a:` names the alias `a:`) or
+/// an empty scalar written as its properties alone (`!!null:` is one tag).
+fn needs_space_before_colon(k: &Node<'_>) -> bool {
+    k.kind() == super::Kind::Alias
+        || (is_plain_empty(k) && (k.tag().is_some() || k.anchor().is_some()))
 }
 
 /// A plain empty scalar that is written as nothing at all (a tagged empty string out of its
@@ -423,7 +433,7 @@ impl Emitter<'_> {
         } else {
             self.out.push_str(&key_text);
             let before_colon = usize::from(k.layout().gap);
-            let before_colon = if k.kind() == super::Kind::Alias {
+            let before_colon = if needs_space_before_colon(k) {
                 before_colon.max(1)
             } else {
                 before_colon
@@ -725,6 +735,12 @@ mod tests {
             "a: !\n",
             "- !\n- !!str\n",
             "? !\n: !\n",
+            // An empty key written as its tag alone, then `:`: `!!null: a` is one tag.
+            "!!null : a\nb: c\n",
+            "- !!str\n-\n  !!null : a\n  b: !!str\n- !!str : !!null\n",
+            "&x : a\nb: *x\n",
+            "{!!null : a, b: c}\n",
+            "{&x : a, *x : b}\n",
         ] {
             let docs = crate::yaml::parse_stream(src).expect(src);
             let mut root = docs[0].root.clone().expect(src);
@@ -733,7 +749,10 @@ mod tests {
             let back = crate::yaml::parse_stream(&out)
                 .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
             let back = back[0].root.as_ref().expect("a root");
-            assert!(back.same_data(docs[0].root.as_ref().expect(src)), "{src:?} -> {out:?}");
+            assert!(
+                back.same_data(docs[0].root.as_ref().expect(src)),
+                "{src:?} -> {out:?}"
+            );
         }
     }
 
