@@ -497,6 +497,17 @@ fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
     }
     let input = match Input::read(src) {
         Ok(i) => i,
+        Err(e @ krm::ReadError::Shape(_)) => {
+            // YAML, but not a ResourceList we can patch: it goes back as it came.
+            let r = FnResult::new(Severity::Error, format!("stdin: {e}"));
+            return match krm::with_results(src, std::slice::from_ref(&r)) {
+                Some(text) => {
+                    io.out(&text);
+                    io.finish(&[r])
+                }
+                None => fail_unreadable(io, r.message, true),
+            };
+        }
         Err(e) => return fail_unreadable(io, format!("stdin: {e}"), true),
     };
     if !input.is_resource_list() {
