@@ -756,6 +756,27 @@ mod tests {
         }
     }
 
+    /// Found by tests/properties.rs (a merge2 patch run twice doubled a comment): a comment
+    /// at the dash column after a compact sequence was that sequence's foot, so a head comment
+    /// written there for the next key read back as the sequence's, and the next merge added
+    /// the key's comment again.
+    #[test]
+    fn a_comment_after_a_compact_sequence_is_the_next_keys() {
+        let src = "spec:\n  c:\n  - a\n  # about a\n  a: a\n  d:\n    - x\n    # foot of d\n  # end\n";
+        let docs = crate::yaml::parse_stream(src).expect("parses");
+        let spec = docs[0].root.as_ref().and_then(|r| r.get("spec")).expect("spec");
+        let (c, a) = (&spec.entries()[0], &spec.entries()[1]);
+        assert!(c.value.comments().foot.is_empty());
+        assert_eq!(a.key.comments().head[0].text, " about a");
+        // An indented sequence keeps its foot; the map's own foot stays the map's.
+        let d = spec.get("d").expect("d");
+        assert_eq!(d.comments().foot[0].text, " foot of d");
+        assert_eq!(spec.comments().foot[0].text, " end");
+        let mut out = String::new();
+        crate::yaml::emit_stream(&docs, &mut out);
+        assert_eq!(out, src);
+    }
+
     #[test]
     fn wide_sequences_follow_the_document() {
         let m = Node::map_of(vec![Entry::new("a", Node::seq_of(vec![Node::plain("1")]))]);

@@ -1115,9 +1115,20 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             self.last_line = self.last_line.max(end_line);
         } else {
-            // Foot comments: pending comments indented at least as deep as the entries.
+            // Foot comments: pending comments indented at least as deep as the entries. A
+            // sequence whose dashes stand at its key's column (`key:\n- a`) shares that column
+            // with the keys after it: a comment there belongs to what follows (the next key's
+            // head, or the map's foot), so that writing it back and reading it again puts it in
+            // the same place.
             let col = frame.col.unwrap_or(frame.ctx_col);
-            let n = self.pending.iter().take_while(|p| p.col >= col).count();
+            let indentless = !frame.map
+                && frame.col == Some(frame.ctx_col)
+                && self.stack.last().is_some_and(|f| f.map && !f.flow);
+            let n = self
+                .pending
+                .iter()
+                .take_while(|p| p.col > col || (p.col == col && !indentless))
+                .count();
             if let Some(last) = self.pending.get(n.wrapping_sub(1)).filter(|_| n > 0) {
                 self.content_end = self.content_end.max(last.end);
             }
