@@ -902,6 +902,23 @@ mod tests {
 
     const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: app\n        image: a:1\n        ports:\n        - containerPort: 80\n        - containerPort: 53\n          protocol: UDP\n      - name: sidecar\n        image: s:1\n";
 
+    /// Found by tests/properties.rs: a scalar with a line comment replaced by a list whose key
+    /// has a comment in the patch kept the resource's comment, and a second run then took the
+    /// patch's: the merge was not idempotent.
+    #[test]
+    fn a_scalar_replaced_by_a_list_takes_the_patchs_comment() {
+        let dest = "kind: T\nspec:\n  a: a # one\n";
+        for (patch, want) in [
+            ("spec:\n  a: # two\n  - name: n0\n", "  a: # two\n  - name: n0\n"),
+            // Without a comment in the patch, the resource's stays.
+            ("spec:\n  a:\n  - name: n0\n", "  a: # one\n  - name: n0\n"),
+        ] {
+            let once = run(dest, patch, Options::default());
+            assert!(once.ends_with(want), "{once}");
+            assert_eq!(run(&once, patch, Options::default()), once);
+        }
+    }
+
     #[test]
     fn scalars_replace_and_comments_stay() {
         let out = run(

@@ -515,7 +515,9 @@ impl Emitter<'_> {
                 self.out.push(' ');
                 self.out.push_str(props);
             }
-            self.line_comment(own_comment.or(key_comment));
+            // The comment after `key:` is the key's; a collection has one of its own only when
+            // it replaced a scalar that had one, and then the key's (the patch's) is newer.
+            self.line_comment(key_comment.or(own_comment));
             self.out.push('\n');
             let child = if at == Ctx::Value || at == Ctx::DocStart {
                 ctx + indent
