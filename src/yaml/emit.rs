@@ -124,7 +124,13 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
                 if i > 0 {
                     s.push_str(", ");
                 }
-                s.push_str(&flow_child(item));
+                let child = flow_child(item);
+                if child.is_empty() {
+                    // An empty value cannot be written as nothing in a flow sequence.
+                    s.push_str("null");
+                } else {
+                    s.push_str(&child);
+                }
             }
             s.push(']');
         }
@@ -153,8 +159,13 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
 
 /// A child inside a flow collection: its single-line source text if it has one, else canonical.
 fn flow_child(node: &Node<'_>) -> String {
+    let plain_from_block = node.style() == Some(ScalarStyle::Plain);
     match node.ext.as_ref().and_then(|e| e.raw.as_ref()) {
-        Some(raw) if !raw.text.contains('\n') && !is_block_scalar(node) => {
+        Some(raw)
+            if !raw.text.contains('\n')
+                && !is_block_scalar(node)
+                && !(plain_from_block && raw.text.contains([',', '[', ']', '{', '}'])) =>
+        {
             let mut s = String::new();
             push_props(node, &mut s);
             s.push_str(&raw.text);
@@ -206,8 +217,15 @@ fn scalar_text<'t>(
     let is_string = matches!(node.resolved(), Some(Resolved::Str(_)));
     let from_source = node.layout().flags & flags::SOURCE != 0;
     match style {
-        // The parser read it as a plain scalar in this context: it is valid as written.
-        ScalarStyle::Plain if from_source && !text.contains('\n') => Cow::Borrowed(text),
+        // The parser read it as a plain scalar: it is valid as written, unless it came from
+        // block context and now goes into a flow collection, where `,[]{}` end it.
+        ScalarStyle::Plain
+            if from_source
+                && !text.contains('\n')
+                && !(in_flow && text.contains([',', '[', ']', '{', '}'])) =>
+        {
+            Cow::Borrowed(text)
+        }
         ScalarStyle::Plain
             if !text.contains('\n') && (!is_string || scalar::plain_ok(text, in_flow)) =>
         {
@@ -727,8 +745,8 @@ mod tests {
         );
     }
 
-    /// Inputs the fuzzer (`fuzz/`, target `yaml_roundtrip`) found whose trees, rewritten in
-    /// canonical block style, did not read back as the same data.
+    /// Inputs the fuzzer (`fuzz/`, target `yaml_roundtrip`) found whose trees, written back
+    /// (as parsed, or rewritten in canonical block style), did not read back as the same data.
     #[test]
     fn rewritten_in_block_style_they_read_back_the_same() {
         for src in [
@@ -737,6 +755,12 @@ mod tests {
             "a: !\n",
             "- !\n- !!str\n",
             "? !\n: !\n",
+            // A null item of a complex key's sequence, written in flow style: `[]`.
+            "? - \n",
+            "? - a\n  -\n: b\n",
+            // A plain scalar with `]` from block context, written in a flow collection.
+            "? ? p.]x\n",
+            "? [a, b]\n: - c]d\n",
             // An empty key written as its tag alone, then `:`: `!!null: a` is one tag.
             "!!null : a\nb: c\n",
             "- !!str\n-\n  !!null : a\n  b: !!str\n- !!str : !!null\n",
@@ -745,16 +769,15 @@ mod tests {
             "{&x : a, *x : b}\n",
         ] {
             let docs = crate::yaml::parse_stream(src).expect(src);
-            let mut root = docs[0].root.clone().expect(src);
-            root.make_block();
-            let out = emit(&root);
-            let back = crate::yaml::parse_stream(&out)
-                .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
-            let back = back[0].root.as_ref().expect("a root");
-            assert!(
-                back.same_data(docs[0].root.as_ref().expect(src)),
-                "{src:?} -> {out:?}"
-            );
+            let root = docs[0].root.clone().expect(src);
+            let mut block = root.clone();
+            block.make_block();
+            for out in [emit(&root), emit(&block)] {
+                let back = crate::yaml::parse_stream(&out)
+                    .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
+                let back = back[0].root.as_ref().expect("a root");
+                assert!(back.same_data(&root), "{src:?} -> {out:?}");
+            }
         }
     }
 
