@@ -551,7 +551,10 @@ fn duplicate_keys_are_located_errors() {
     assert!(items.is_empty());
     let (code, stdout, stderr) = standalone("dup-config", &config, FOO.as_bytes());
     assert_eq!(code, 1, "{stderr}");
-    assert!(stderr.contains("fn.yaml: line 5, column 3: duplicate"), "{stderr}");
+    assert!(
+        stderr.contains("fn.yaml: line 5, column 3: duplicate"),
+        "{stderr}"
+    );
     assert_eq!(stdout, FOO.as_bytes());
     let p = "  - target: {kind: Foo}\n    patch: |\n      spec:\n        a: 1\n        a: 2\n";
     let out = run(&[], rl(&as_item(FOO), &merge_fn(p)).as_bytes());
@@ -649,6 +652,36 @@ fn nul_bytes_are_located_errors() {
     assert_eq!(code, 0, "{stderr}");
     let out = String::from_utf8(stdout).expect("UTF-8");
     assert!(out.contains("k: \"a\\0b\""), "{out}");
+}
+
+#[test]
+fn a_lone_carriage_return_is_a_located_error() {
+    // YAML reads a carriage return alone as a line break; krm-merge refuses it (found by the
+    // yaml_roundtrip fuzz target: trees of such text were written back wrong). CRLF is read.
+    let doc = format!("{FOO}data:\r  k: v\n");
+    let (code, stdout, stderr) = standalone("cr", &merge_fn(&label_patch("Foo")), doc.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("line 5, column 6: a carriage return that is not followed by a line feed"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, doc.as_bytes());
+    let out = run(
+        &[],
+        rl(&as_item(&doc), &merge_fn(&label_patch("Foo"))).as_bytes(),
+    );
+    krm_error(&out, &["line 8, column 8", "carriage return"]);
+    let crlf = format!("{FOO}data:\r\n  k: v\r\n")
+        .replace("\n", "\r\n")
+        .replace("\r\r", "\r");
+    let (code, stdout, stderr) =
+        standalone("crlf", &merge_fn(&label_patch("Foo")), crlf.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(
+        out.contains("touched: \"yes\"") && out.contains("k: v"),
+        "{out}"
+    );
 }
 
 #[test]

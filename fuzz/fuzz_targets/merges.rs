@@ -3,6 +3,7 @@
 //! jsonmerge merge B into A, merge3 merges the change B -> C into A, apply applies B to A,
 //! json6902 applies B's operations to A (when B reads as operations). No panic; every result
 //! is written as YAML that reads back as the same tree; jsonmerge (RFC 7386) is idempotent.
+//! Inputs whose own trees do not write back faithfully are skipped (see yaml_roundtrip).
 #![no_main]
 
 use krm_merge::schema::{Cursor, Schema};
@@ -23,6 +24,19 @@ fn check(what: &str, node: &Node<'_>) {
     );
 }
 
+fn writes_back(node: &Node<'_>) -> bool {
+    let text = yaml::emit_node(node, EmitOptions::default());
+    let mut block = node.clone();
+    block.make_block();
+    let block_text = yaml::emit_node(&block, EmitOptions::default());
+    [text, block_text].iter().all(|t| {
+        yaml::parse_stream(t)
+            .ok()
+            .and_then(|d| d.into_iter().find_map(|d| d.root))
+            .is_some_and(|back| back.same_data(node))
+    })
+}
+
 fn root(schema: &Schema, node: &Node<'_>) -> Cursor {
     let id = Id::of(node);
     let (g, v) = id.group_version();
@@ -39,6 +53,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(docs) = yaml::parse_stream(src) else {
         return;
     };
+    // Trees the emitter cannot write back faithfully are the yaml_roundtrip target's business:
+    // this one is about the walkers.
+    if !docs.iter().filter_map(|d| d.root.as_ref()).all(writes_back) {
+        return;
+    }
     let mut roots = docs.into_iter().filter_map(|d| d.root);
     let a = roots.next().unwrap_or_else(Node::map);
     let b = roots.next().unwrap_or_else(Node::map);

@@ -80,7 +80,25 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
     } else if let Some(r) = &doc.root {
         e.root(r);
     }
-    e.comments(&doc.foot, 0);
+    let rewritten_multi_line_root = doc.root.as_ref().is_some_and(|r| {
+        r.ext.as_ref().is_none_or(|x| x.raw.is_none())
+            && (r.as_str().is_some_and(|t| t.contains('\n')) || is_block_scalar(r))
+    });
+    if rewritten_multi_line_root && doc.foot.iter().any(|c| c.col > 0) {
+        // After a scalar of several lines written anew (as a block scalar), an indented
+        // comment would read as part of its text: comments start the line there.
+        let foot: Vec<Comment<'_>> = doc
+            .foot
+            .iter()
+            .map(|c| Comment {
+                col: 0,
+                ..c.clone()
+            })
+            .collect();
+        e.comments(&foot, 0);
+    } else {
+        e.comments(&doc.foot, 0);
+    }
     if doc.end {
         e.blank(doc.end_blank);
         e.out.push_str("...\n");
@@ -755,6 +773,17 @@ mod tests {
             "a: !\n",
             "- !\n- !!str\n",
             "? !\n: !\n",
+            // A comment after a root scalar of several lines, rewritten as a literal block: it
+            // was written inside the block.
+            "W\n\n}\n  #\n",
+            "a\n b\n  # c\n",
+            // A byte order mark, then a sequence whose item has two lines: the mark counted in
+            // the columns made the sequence indented.
+            "\u{feff}- o\n o\n",
+            "\u{feff}k:\n- a\n",
+            // `.nan` is the same data as `.nan`.
+            ".nan\n",
+            "- [.NAN]\n",
             // A null item of a complex key's sequence, written in flow style: `[]`.
             "? - \n",
             "? - a\n  -\n: b\n",
@@ -787,9 +816,14 @@ mod tests {
     /// the key's comment again.
     #[test]
     fn a_comment_after_a_compact_sequence_is_the_next_keys() {
-        let src = "spec:\n  c:\n  - a\n  # about a\n  a: a\n  d:\n    - x\n    # foot of d\n  # end\n";
+        let src =
+            "spec:\n  c:\n  - a\n  # about a\n  a: a\n  d:\n    - x\n    # foot of d\n  # end\n";
         let docs = crate::yaml::parse_stream(src).expect("parses");
-        let spec = docs[0].root.as_ref().and_then(|r| r.get("spec")).expect("spec");
+        let spec = docs[0]
+            .root
+            .as_ref()
+            .and_then(|r| r.get("spec"))
+            .expect("spec");
         let (c, a) = (&spec.entries()[0], &spec.entries()[1]);
         assert!(c.value.comments().foot.is_empty());
         assert_eq!(a.key.comments().head[0].text, " about a");

@@ -517,7 +517,14 @@ impl<'a> Node<'a> {
     /// equal values in the same order, equal items. Comments and styles do not count.
     pub fn same_data(&self, other: &Node<'_>) -> bool {
         match (&self.repr, &other.repr) {
-            (Repr::Scalar { .. }, Repr::Scalar { .. }) => self.resolved() == other.resolved(),
+            (Repr::Scalar { .. }, Repr::Scalar { .. }) => match (self.resolved(), other.resolved())
+            {
+                // `.nan` is the same data as `.nan`, though NaN is not equal to itself.
+                (Some(Resolved::Float(a)), Some(Resolved::Float(b))) => {
+                    a == b || (a.is_nan() && b.is_nan())
+                }
+                (a, b) => a == b,
+            },
             (Repr::Seq { items: a, .. }, Repr::Seq { items: b, .. }) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_data(y))
             }

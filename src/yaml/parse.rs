@@ -58,9 +58,26 @@ pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<()
 
 fn parse_with<'a, 's>(
     src: &'a str,
-    each: impl FnMut(Document<'a>),
+    mut each: impl FnMut(Document<'a>),
     split: Option<SplitState<'a, 's>>,
 ) -> Result<Option<std::ops::Range<usize>>, ParseError> {
+    // A byte order mark is not part of the text the builder sees (its columns and layout start
+    // after it); the first document's text includes it, and the document says to write it.
+    let (body, bom) = match src.strip_prefix(BOM) {
+        Some(rest) => (rest, BOM.len_utf8()),
+        None => (src, 0),
+    };
+    let mut first = bom > 0;
+    let each = move |mut d: Document<'a>| {
+        if first {
+            first = false;
+            d.bom = true;
+            d.text = src.get(..bom + d.text.len()).unwrap_or(d.text);
+        }
+        each(d)
+    };
+    let src = body;
+    lone_carriage_return(src)?;
     let mut opts = Options::default();
     opts.emit_anchor_events = true;
     opts.block_nesting_limit = MAX_DEPTH;
@@ -77,7 +94,30 @@ fn parse_with<'a, 's>(
         })?;
         b.event(event, span)?;
     }
-    Ok(b.finish())
+    Ok(b.finish().map(|r| r.start + bom..r.end + bom))
+}
+
+/// YAML reads a carriage return alone as a line break, but the tree's layout counts lines by
+/// line feeds: such a text is refused (CRLF is read, and written back as LF).
+fn lone_carriage_return(src: &str) -> Result<(), ParseError> {
+    let bytes = src.as_bytes();
+    let lone = bytes
+        .iter()
+        .enumerate()
+        .find(|&(i, &b)| b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+        .map(|(i, _)| i);
+    let Some(at) = lone else {
+        return Ok(());
+    };
+    let before = src.get(..at).unwrap_or_default();
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Err(ParseError {
+        line: before.matches('\n').count() + 1,
+        column: before.get(line_start..).map_or(0, |l| l.chars().count()) + 1,
+        message: "a carriage return that is not followed by a line feed: line breaks must be \
+                  LF or CRLF"
+            .into(),
+    })
 }
 
 /// One item of a sequence handed over by [`parse_split`].
@@ -302,7 +342,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 .map(|i| from + i + 1)
         };
         let (at, start) = self.line_cache.get();
-        let found = if byte >= at {
+        if byte >= at {
             let found = after_newline(at).unwrap_or(start);
             self.line_cache.set((byte, found));
             found
@@ -310,12 +350,6 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             start
         } else {
             after_newline(0).unwrap_or(0)
-        };
-        // A byte order mark is not part of the first line's text: columns count after it.
-        if found == 0 && byte >= BOM.len_utf8() && self.src.starts_with(BOM) {
-            BOM.len_utf8()
-        } else {
-            found
         }
     }
 
@@ -491,7 +525,6 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         let mut doc = Document::new(Node::null());
         doc.root = None;
         doc.directives = std::mem::take(&mut self.directives);
-        doc.bom = self.text_start == 0 && self.src.starts_with(BOM);
         if explicit {
             doc.pre = self.take_pending(0);
             doc.start = Some(None);
