@@ -909,7 +909,10 @@ mod tests {
     fn a_scalar_replaced_by_a_list_takes_the_patchs_comment() {
         let dest = "kind: T\nspec:\n  a: a # one\n";
         for (patch, want) in [
-            ("spec:\n  a: # two\n  - name: n0\n", "  a: # two\n  - name: n0\n"),
+            (
+                "spec:\n  a: # two\n  - name: n0\n",
+                "  a: # two\n  - name: n0\n",
+            ),
             // Without a comment in the patch, the resource's stays.
             ("spec:\n  a:\n  - name: n0\n", "  a: # one\n  - name: n0\n"),
         ] {
@@ -917,6 +920,21 @@ mod tests {
             assert!(once.ends_with(want), "{once}");
             assert_eq!(run(&once, patch, Options::default()), once);
         }
+    }
+
+    /// Found by the merges fuzz target: a key read in block context with `{` in it, merged
+    /// into a flow map, was written there as it was, which ends the key (\`{re{x: 1}\`).
+    #[test]
+    fn a_block_key_merged_into_a_flow_map_is_quoted_if_need_be() {
+        let out = run(
+            "a: {b: 1}\n",
+            "a:\n  re{x: 2\n  c,d: 3\n",
+            Options::default(),
+        );
+        let back = crate::yaml::parse_stream(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let a = back[0].root.as_ref().and_then(|r| r.get("a")).expect("a");
+        assert_eq!(a.get("re{x").and_then(Node::as_str), Some("2"), "{out}");
+        assert_eq!(a.get("c,d").and_then(Node::as_str), Some("3"), "{out}");
     }
 
     #[test]

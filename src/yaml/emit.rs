@@ -35,6 +35,7 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
         opts: EmitOptions {
             seq_indent: doc.seq_indent,
         },
+        block_body: None,
     };
     if doc.bom {
         e.out.push('\u{feff}');
@@ -110,7 +111,12 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
 /// One item of a block sequence whose dashes are at column `dash_col`, written as the sequence
 /// would write it: its blank lines and head comments, the dash, the item.
 pub fn emit_seq_item(item: &Node<'_>, dash_col: usize, opts: EmitOptions, out: &mut String) {
-    Emitter { out, opts }.seq_item(item, dash_col, false);
+    Emitter {
+        out,
+        opts,
+        block_body: None,
+    }
+    .seq_item(item, dash_col, false);
 }
 
 /// A node alone, as a block YAML document (for messages and tests).
@@ -119,6 +125,7 @@ pub fn emit_node(node: &Node<'_>, opts: EmitOptions) -> String {
     Emitter {
         out: &mut out,
         opts,
+        block_body: None,
     }
     .root(node);
     out
@@ -291,6 +298,10 @@ enum Ctx {
 struct Emitter<'o> {
     out: &'o mut String,
     opts: EmitOptions,
+    /// Right after a block scalar: the column of its text. A comment written there must stand
+    /// to the left of it, or it reads as more text (a comment that followed a plain scalar in
+    /// the source can follow a block scalar here).
+    block_body: Option<usize>,
 }
 
 fn pad(out: &mut String, n: usize) {
@@ -336,9 +347,13 @@ impl Emitter<'_> {
             for _ in 0..c.blank {
                 self.out.push('\n');
             }
+            let at = (col as isize + isize::from(c.col)).max(0).unsigned_abs();
             pad(
                 self.out,
-                (col as isize + isize::from(c.col)).max(0).unsigned_abs(),
+                match self.block_body {
+                    Some(text_col) if at >= text_col => text_col.saturating_sub(1),
+                    _ => at,
+                },
             );
             self.out.push('#');
             self.out.push_str(&c.text);
@@ -421,6 +436,7 @@ impl Emitter<'_> {
     }
 
     fn entry(&mut self, e: &Entry<'_>, col: usize) {
+        self.block_body = None;
         let k = &e.key;
         let explicit = k.layout().flags & flags::EXPLICIT_KEY != 0 || is_block_collection(k);
         let key_text = match &k.repr {
@@ -495,6 +511,7 @@ impl Emitter<'_> {
             self.comments(&item.comments().head, col);
             pad(self.out, col);
         }
+        self.block_body = None;
         self.out.push('-');
         self.value(item, col, None, Ctx::Item);
     }
@@ -627,12 +644,14 @@ impl Emitter<'_> {
                     self.out.push_str(header);
                     self.line_comment(comment);
                     self.out.push('\n');
+                    let start = self.out.len();
                     if !body.is_empty() {
                         for line in body.split('\n') {
                             self.out.push_str(&shift_line(line, shift));
                             self.out.push('\n');
                         }
                     }
+                    self.after_block_body(start);
                     return;
                 }
                 if let Some(raw) = raw {
@@ -723,6 +742,20 @@ impl Emitter<'_> {
         for _ in 1..trailing {
             self.out.push('\n');
         }
+        self.block_body = Some(ctx + 2);
+    }
+
+    /// Notes the column of the block scalar text written since `start` (its least indented
+    /// line that is not empty).
+    fn after_block_body(&mut self, start: usize) {
+        self.block_body = self
+            .out
+            .get(start..)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start_matches(' ').len())
+            .min();
     }
 }
 
@@ -807,6 +840,34 @@ mod tests {
                 let back = back[0].root.as_ref().expect("a root");
                 assert!(back.same_data(&root), "{src:?} -> {out:?}");
             }
+        }
+    }
+
+    /// Found by the merges fuzz target (apply wrote its annotation, a new `|` block, before
+    /// an indented comment): a comment that followed a plain value follows a block scalar once
+    /// the value is rewritten, and must stand left of its text.
+    #[test]
+    fn a_comment_after_a_new_block_scalar_stays_a_comment() {
+        for src in [
+            "a:\n  b: x\n      # deep\n",
+            "- x\n    # deep\n",
+            "a: x\n    # deep\nb: y\n",
+        ] {
+            let docs = crate::yaml::parse_stream(src).expect(src);
+            let mut root = docs[0].root.clone().expect(src);
+            let target = match root.get_mut("a") {
+                Some(a) if a.is_map() => a.get_mut("b").expect("b"),
+                Some(a) => a,
+                None => &mut root.items_mut().expect("items")[0],
+            };
+            target.set_text("one\ntwo\n", ScalarStyle::Any);
+            let out = emit(&root);
+            let back = crate::yaml::parse_stream(&out).expect("parses");
+            assert!(
+                back[0].root.as_ref().expect("root").same_data(&root),
+                "{src:?} -> {out:?}"
+            );
+            assert!(out.contains("# deep"), "{out}");
         }
     }
 
