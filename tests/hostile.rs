@@ -333,7 +333,7 @@ fn a_json_patch_test_against_an_item_bomb_is_bounded() {
         "{stderr}"
     );
     assert_eq!(stdout, bomb.as_bytes());
-    let lols = format!("[{}]", vec!["lol"; 9].join(","));
+    let lols = format!("[{}]", ["lol"; 9].join(","));
     let p = format!(
         "  - target: {{kind: Foo}}\n    type: json6902\n    patch: |\n      - {{op: test, path: /data/b, value: [{}]}}\n      - {{op: add, path: /spec, value: 1}}\n",
         vec![lols; 9].join(",")

@@ -184,12 +184,13 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
 
 /// A child inside a flow collection: its single-line source text if it has one, else canonical.
 fn flow_child(node: &Node<'_>) -> String {
-    let plain_from_block = node.style() == Some(ScalarStyle::Plain);
+    // A plain scalar from block context may hold what ends it in a flow collection.
+    let not_in_flow = |text: &str| {
+        node.style() == Some(ScalarStyle::Plain) && text.contains([',', '[', ']', '{', '}'])
+    };
     match node.ext.as_ref().and_then(|e| e.raw.as_ref()) {
         Some(raw)
-            if !raw.text.contains('\n')
-                && !is_block_scalar(node)
-                && !(plain_from_block && raw.text.contains([',', '[', ']', '{', '}'])) =>
+            if !raw.text.contains('\n') && !is_block_scalar(node) && !not_in_flow(&raw.text) =>
         {
             let mut s = String::new();
             push_props(node, &mut s);

@@ -784,7 +784,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 if q.is_some() {
                     lay.flags |= flags::EXPLICIT_KEY;
                 }
-                let frame = self.stack.last_mut().expect("role Key has a frame");
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(self.err(
+                        start,
+                        line,
+                        "unexpected parser state (key without a collection)",
+                    ));
+                };
                 let frame_col = *frame.col.get_or_insert(entry_col);
                 head = self.take_pending(frame_col);
                 lay.blank = blank_between(prev, entry_line);
@@ -792,7 +798,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             Role::Value => {
                 let colon = self.colon.take();
-                let frame = self.stack.last().expect("role Value has a frame");
+                let Some(frame) = self.stack.last() else {
+                    return Err(self.err(
+                        start,
+                        line,
+                        "unexpected parser state (value without a mapping)",
+                    ));
+                };
                 let (key_line, key_end) = (frame.key_line, frame.key_end);
                 let ind_line = colon.map_or(key_line, |c| c.line);
                 if let Some(c) = colon.filter(|c| c.line == key_line && c.byte >= key_end) {
@@ -824,7 +836,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             Role::Item => {
                 let dash = self.dash.take();
-                let frame = self.stack.last_mut().expect("role Item has a frame");
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(self.err(
+                        start,
+                        line,
+                        "unexpected parser state (item without a collection)",
+                    ));
+                };
                 let dash_col = dash.map_or(col, |d| d.col);
                 let frame_col = *frame.col.get_or_insert(dash_col);
                 let dash_line = dash.map_or(line, |d| d.line);
