@@ -71,8 +71,8 @@ fuzz_target!(|data: &[u8]| {
     );
     assert!(code == 0 || code == 1, "exit code {code}");
     let out = String::from_utf8(out).expect("stdout is UTF-8");
-    let docs = yaml::parse_stream(&out)
-        .unwrap_or_else(|e| panic!("stdout does not parse: {e}\n{out}"));
+    let docs =
+        yaml::parse_stream(&out).unwrap_or_else(|e| panic!("stdout does not parse: {e}\n{out}"));
     let root = docs
         .iter()
         .find_map(|d| d.root.as_ref())
@@ -91,8 +91,15 @@ fuzz_target!(|data: &[u8]| {
     if !before.is_resource_list() {
         return;
     }
-    let after = root.get("items").map(|i| i.items().to_vec()).unwrap_or_default();
-    assert_eq!(before.items.len(), after.len(), "items lost on error\n{out}");
+    let after = root
+        .get("items")
+        .map(|i| i.items().to_vec())
+        .unwrap_or_default();
+    assert_eq!(
+        before.items.len(),
+        after.len(),
+        "items lost on error\n{out}"
+    );
     for (b, a) in before.items.iter().zip(&after) {
         assert!(b.node.same_data(a), "an item changed on error\n{out}");
     }

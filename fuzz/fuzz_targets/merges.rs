@@ -17,7 +17,10 @@ fn check(what: &str, node: &Node<'_>) {
         Ok(b) => b,
         Err(e) => panic!("{what}: the result does not parse: {e}\n{text}"),
     };
-    let back = back.into_iter().find_map(|d| d.root).unwrap_or_else(Node::null);
+    let back = back
+        .into_iter()
+        .find_map(|d| d.root)
+        .unwrap_or_else(Node::null);
     assert!(
         node.same_data(&back),
         "{what}: the result reads back differently\n{text}"
@@ -98,7 +101,16 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let mut m = a.clone();
-    if apply::apply(&mut m, &b, &schema, at, &apply::Options { infer_keys }, &anchors).is_ok() {
+    if apply::apply(
+        &mut m,
+        &b,
+        &schema,
+        at,
+        &apply::Options { infer_keys },
+        &anchors,
+    )
+    .is_ok()
+    {
         check("apply", &m);
     }
 

@@ -18,9 +18,16 @@ fn same(what: &str, src: &str, a: &[Document<'_>], out: &str) {
         Err(e) => panic!("{what}: the output does not parse: {e}\ninput:\n{src}\noutput:\n{out}"),
     };
     let (x, y) = (roots(a), roots(&back));
-    assert_eq!(x.len(), y.len(), "{what}: document count\ninput:\n{src}\noutput:\n{out}");
+    assert_eq!(
+        x.len(),
+        y.len(),
+        "{what}: document count\ninput:\n{src}\noutput:\n{out}"
+    );
     for (p, q) in x.iter().zip(&y) {
-        assert!(p.same_data(q), "{what}: data differs\ninput:\n{src}\noutput:\n{out}");
+        assert!(
+            p.same_data(q),
+            "{what}: data differs\ninput:\n{src}\noutput:\n{out}"
+        );
     }
 }
 
@@ -32,7 +39,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let joined: String = docs.iter().map(|d| d.text).collect();
-    assert_eq!(joined, src, "the documents' texts do not partition the input");
+    assert_eq!(
+        joined, src,
+        "the documents' texts do not partition the input"
+    );
 
     let mut out = String::new();
     yaml::emit_stream(&docs, &mut out);
