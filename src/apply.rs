@@ -54,7 +54,7 @@ use serde_json::Value;
 use crate::align::{self, key_values, FieldIndex, ListKind, ValueIds};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
-use crate::yaml::{from_json, to_json, AliasError, Comments, Entry, Kind, Node};
+use crate::yaml::{from_json, to_json, AliasError, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -456,7 +456,7 @@ impl<'a> Walker<'_, '_, 'a> {
                 continue;
             }
             let (meta, child) = align::field(self.schema, at, name, &[&le.key, &me.key]);
-            take_comments(&mut le.key, &me.key);
+            le.key.take_comments_of(me.key.comments());
             let ov = oi.get_str(name).map(|e| &e.value);
             if let Err(e) = self.value(&mut le.value, ov, &me.value, child, &meta) {
                 failed = Some(e.within(Seg::field(name)));
@@ -741,44 +741,8 @@ fn is_delete_directive(n: &Node<'_>) -> bool {
 /// Sets a value from the local configuration in the live one's place: live keeps its comments
 /// where the local value has none, its blank lines and its quoting ([`align::put`]).
 fn set_value<'a>(lv: &mut Node<'a>, mut new: Node<'a>) {
-    keep_comments(&mut new, lv.comments());
+    new.keep_comments_of(lv.comments());
     align::put(lv, new);
-}
-
-/// Gives `node` the comments of `from` where it has none of its own.
-fn keep_comments<'a>(node: &mut Node<'a>, from: &Comments<'a>) {
-    if from.is_empty() {
-        return;
-    }
-    let own = node.comments().clone();
-    let c = node.comments_mut();
-    if own.head.is_empty() {
-        c.head = from.head.clone();
-    }
-    if own.line.is_none() {
-        c.line = from.line.clone();
-    }
-    if own.foot.is_empty() {
-        c.foot = from.foot.clone();
-    }
-}
-
-/// Where the local key has comments, they replace the live key's (merge2's rule).
-fn take_comments<'a, 'p: 'a>(lk: &mut Node<'a>, mk: &Node<'p>) {
-    let mc = mk.comments();
-    if mc.is_empty() {
-        return;
-    }
-    let c = lk.comments_mut();
-    if !mc.head.is_empty() {
-        c.head = mc.head.clone();
-    }
-    if mc.line.is_some() {
-        c.line = mc.line.clone();
-    }
-    if !mc.foot.is_empty() {
-        c.foot = mc.foot.clone();
-    }
 }
 
 /// A value as the server stores it when it is new: `null` fields of maps (at any depth, also in

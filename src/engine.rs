@@ -27,6 +27,7 @@ use crate::merge2::{self, NewItems, Outcome};
 use crate::merge3;
 use crate::resource::{self, Id, Meta, OwnedId};
 use crate::schema::{Cursor, Schema};
+use crate::target::Target;
 use crate::yaml::{self, Node};
 
 /// The identity of the functionConfig, which kpt also passes among the items.
@@ -244,7 +245,10 @@ impl<'p> Engine<'p> {
                 let meta = Meta::of(&item.node);
                 match target.matches(&meta.view()) {
                     Ok(true) => {}
-                    Ok(false) => return Done::Untouched,
+                    Ok(false) if !matches_first_id(target, &meta, item.first_id.as_ref()) => {
+                        return Done::Untouched
+                    }
+                    Ok(false) => {}
                     Err(e) => {
                         let msg = format!(
                             "{}: cannot tell the resource's original name: {e}",
@@ -289,6 +293,7 @@ impl<'p> Engine<'p> {
     ) -> Done {
         let before = OwnedId::of(&item.node);
         let saved = resource::bookkeeping(&item.node);
+        let annotated = resource::has_annotations(&item.node);
         let root = self.root(&item.node);
         let anchors = match merge2::anchors_of(&item.node) {
             Ok(a) => a,
@@ -326,6 +331,7 @@ impl<'p> Engine<'p> {
             restore_identity(&mut item.node, &step.options, &before);
         }
         resource::protect_bookkeeping(&mut item.node, saved);
+        resource::drop_emptied_annotations(&mut item.node, annotated);
         if item.first_id.is_none() && !Id::of(&item.node).same(&before.as_id()) {
             item.first_id = Some(before);
         }
@@ -598,6 +604,7 @@ fn patch_node<'a>(
                     NewListItems::Prepend => NewItems::Prepend,
                 },
                 infer_keys: step.options.infer_merge_keys,
+                kustomize: step.options.kustomize_compatible(),
             };
             for p in docs {
                 match merge2::merge(node, p, schema, root, &opts, anchors) {
@@ -616,11 +623,9 @@ fn patch_node<'a>(
             }
         }
         PatchKind::Json6902 => {
-            // kustomize's JSON patch library lets `replace` create a missing member; kustomize's
+            // kustomize's JSON patch library is lenient where the RFC is not; kustomize's
             // options (prepend, no inference) ask for kustomize's behaviour.
-            let opts = if step.options.new_list_items == NewListItems::Prepend
-                && !step.options.infer_merge_keys
-            {
+            let opts = if step.options.kustomize_compatible() {
                 json6902::Options::kustomize()
             } else {
                 json6902::Options::default()
@@ -666,6 +671,16 @@ fn candidate(step: &PatchStep, node: &Node<'_>, config: Option<&ConfigId>) -> bo
         .as_ref()
         .and_then(|t| t.spec().kind.as_deref())
         .is_some_and(|k| !k.is_empty())
+}
+
+/// A patch earlier in this run renamed the resource: the target selects it by the name and
+/// namespace it came in with, as kustomize's in-memory previous names do.
+fn matches_first_id(target: &Target, meta: &Meta<'_>, first: Option<&OwnedId>) -> bool {
+    let Some(first) = first else { return false };
+    let mut view = meta.view();
+    view.name = &first.name;
+    view.namespace = &first.namespace;
+    target.matches(&view).unwrap_or(false)
 }
 
 /// The resource has the identity `want`, now or originally (kustomize's build annotations).

@@ -704,6 +704,10 @@ pub struct Options {
     /// library (evanphx/json-patch v4) does. RFC 6902 §4.3 requires the target to exist, which
     /// is the default (`false`). Sequences and missing parents are errors either way.
     pub replace_adds_missing: bool,
+    /// A member that an existing mapping lacks reads as `null` to `copy` and `test`, as in
+    /// evanphx/json-patch v4: `copy` from it adds `null`, `test` of it against `null` passes.
+    /// RFC 6902 makes both errors, the default (`false`).
+    pub missing_member_reads_null: bool,
 }
 
 impl Options {
@@ -711,6 +715,7 @@ impl Options {
     pub fn kustomize() -> Options {
         Options {
             replace_adds_missing: true,
+            missing_member_reads_null: true,
         }
     }
 }
@@ -799,7 +804,15 @@ fn run<'a, 'p: 'a>(
         }
         Op::Test { path, value } => {
             let anchors = Anchors::of(doc, aliased);
-            let (_, found) = walk(doc, &anchors, path, path.tokens().len()).map_err(at_path)?;
+            let found = match walk(doc, &anchors, path, path.tokens().len()) {
+                Ok((_, found)) => found,
+                Err(PatchErrorKind::NotFound { at: None })
+                    if opts.missing_member_reads_null && value.is_null() =>
+                {
+                    return Ok(());
+                }
+                Err(e) => return Err(at_path(e)),
+            };
             let value_anchors = Anchors::of(value, aliased);
             let mut budget = ALIAS_BUDGET;
             if json_equal(found, &anchors, value, &value_anchors, &mut budget).map_err(at_path)? {
@@ -811,7 +824,15 @@ fn run<'a, 'p: 'a>(
         Op::Copy { from, path } => {
             let anchors = Anchors::of(doc, aliased);
             let n = from.tokens().len();
-            let (route, found) = walk(doc, &anchors, from, n).map_err(at_from)?;
+            let (route, found) = match walk(doc, &anchors, from, n) {
+                Ok(found) => found,
+                Err(PatchErrorKind::NotFound { at: None }) if opts.missing_member_reads_null => {
+                    drop(anchors);
+                    return add(doc, path, Lifted::bare(Node::null()), aliased, false)
+                        .map_err(at_path);
+                }
+                Err(e) => return Err(at_from(e)),
+            };
             let mut lifted = Lifted::bare(found.clone());
             if n > 0 {
                 // The comments before the copied entry describe the value: they go with it.
@@ -2043,6 +2064,26 @@ spec:
             &Options::kustomize()
         )
         .is_err());
+    }
+
+    #[test]
+    fn kustomize_reads_a_missing_member_as_null() {
+        let doc = "data:\n  k: v\n";
+        let k = Options::kustomize();
+        let copy = "- {op: copy, from: /data/gone, path: /data/c}\n";
+        assert_eq!(
+            patched_with(doc, copy, &k).unwrap(),
+            "data:\n  k: v\n  c: null\n"
+        );
+        assert!(patched_with(doc, copy, &Options::default()).is_err());
+        let test_null = "- {op: test, path: /data/gone, value: null}\n";
+        assert_eq!(patched_with(doc, test_null, &k).unwrap(), doc);
+        assert!(patched_with(doc, test_null, &Options::default()).is_err());
+        // Only a missing member of an existing mapping: a missing parent, a value other than
+        // null, and a sequence index stay errors.
+        assert!(patched_with(doc, "- {op: test, path: /data/gone, value: 1}\n", &k).is_err());
+        assert!(patched_with(doc, "- {op: copy, from: /no/x, path: /data/c}\n", &k).is_err());
+        assert!(patched_with("l: [a]\n", "- {op: copy, from: /l/3, path: /m}\n", &k).is_err());
     }
 
     #[test]

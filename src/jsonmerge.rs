@@ -78,7 +78,7 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
     if !dest.is_map() {
         put(dest, shell(patch));
     } else {
-        take_comments(dest, patch);
+        dest.take_comments_of(patch.comments());
     }
     for pe in patch.entries() {
         let Some(key) = pe.key.as_str() else {
@@ -93,7 +93,7 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
             None if pe.value.is_null() => {}
             Some(i) => {
                 if let Some(de) = dest.entries_mut().and_then(|es| es.get_mut(i)) {
-                    take_comments(&mut de.key, &pe.key);
+                    de.key.take_comments_of(pe.key.comments());
                     merge_value(&mut de.value, &pe.value, anchors);
                 }
             }
@@ -145,24 +145,6 @@ fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
     }
     new.set_blank_lines(dest.blank_lines());
     *dest = new;
-}
-
-/// Where the patch node has comments, they replace the target's.
-fn take_comments<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) {
-    let pc = patch.comments();
-    if pc.is_empty() {
-        return;
-    }
-    let c = dest.comments_mut();
-    if !pc.head.is_empty() {
-        c.head = pc.head.clone();
-    }
-    if pc.line.is_some() {
-        c.line = pc.line.clone();
-    }
-    if !pc.foot.is_empty() {
-        c.foot = pc.foot.clone();
-    }
 }
 
 fn has_anchor(node: &Node<'_>) -> bool {

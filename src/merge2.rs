@@ -27,7 +27,7 @@
 use crate::align::{self, key_seg, key_values, ListKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
-use crate::yaml::{AliasError, Comments, Entry, Kind, Node};
+use crate::yaml::{AliasError, Entry, Kind, Node};
 
 /// Where merged lists put elements that only the patch has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,6 +46,10 @@ pub struct Options {
     pub new_items: NewItems,
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
+    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the SPEC's promise
+    /// that kustomize's options give kustomize's output. Set with `prepend` and no inferred
+    /// keys; never on its own.
+    pub kustomize: bool,
 }
 
 impl Default for Options {
@@ -53,6 +57,7 @@ impl Default for Options {
         Options {
             new_items: NewItems::Append,
             infer_keys: true,
+            kustomize: false,
         }
     }
 }
@@ -282,49 +287,13 @@ fn shell<'p>(node: &Node<'p>) -> Node<'p> {
 /// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
 /// spacing before it, and the comments the new node does not bring.
 fn replace<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    keep_comments(&mut new, dest.comments());
+    new.keep_comments_of(dest.comments());
     let (blank, gap) = (dest.blank_lines(), dest.layout().gap);
     new.set_blank_lines(blank);
     if dest.is_scalar() && new.is_scalar() {
         new.layout_mut().gap = gap;
     }
     *dest = new;
-}
-
-/// Gives `node` the comments of `from` where it has none of its own.
-fn keep_comments<'a>(node: &mut Node<'a>, from: &Comments<'a>) {
-    if from.is_empty() {
-        return;
-    }
-    let own = node.comments().clone();
-    let c = node.comments_mut();
-    if own.head.is_empty() {
-        c.head = from.head.clone();
-    }
-    if own.line.is_none() {
-        c.line = from.line.clone();
-    }
-    if own.foot.is_empty() {
-        c.foot = from.foot.clone();
-    }
-}
-
-/// kyaml's rule: where the patch node has comments, they replace the resource's.
-fn take_comments<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) {
-    let pc = patch.comments();
-    if pc.is_empty() {
-        return;
-    }
-    let c = dest.comments_mut();
-    if !pc.head.is_empty() {
-        c.head = pc.head.clone();
-    }
-    if pc.line.is_some() {
-        c.line = pc.line.clone();
-    }
-    if !pc.foot.is_empty() {
-        c.foot = pc.foot.clone();
-    }
 }
 
 impl<'a> Merger<'_, '_, 'a> {
@@ -420,7 +389,7 @@ impl<'a> Merger<'_, '_, 'a> {
             replace(dest, fresh);
             return Ok(Fate::Keep);
         }
-        take_comments(dest, patch);
+        dest.take_comments_of(patch.comments());
         self.fields(dest, patch, at, &d)?;
         Ok(Fate::Keep)
     }
@@ -456,7 +425,7 @@ impl<'a> Merger<'_, '_, 'a> {
                         continue;
                     };
                     let (meta, child) = align::field(self.schema, at, key, &[&de.key, &pe.key]);
-                    take_comments(&mut de.key, &pe.key);
+                    de.key.take_comments_of(pe.key.comments());
                     let fate = self
                         .value(&mut de.value, &pe.value, child, &meta)
                         .map_err(|e| e.within(seg()))?;
@@ -558,7 +527,7 @@ impl<'a> Merger<'_, '_, 'a> {
             replace(dest, fresh);
             return Ok(Fate::Keep);
         }
-        take_comments(dest, patch);
+        dest.take_comments_of(patch.comments());
         match kind {
             ListKind::Set => self.merge_set(dest, &elements),
             ListKind::Keyed(keys) => self.merge_keyed(dest, &elements, at, &keys)?,
@@ -733,32 +702,43 @@ impl<'a> Merger<'_, '_, 'a> {
             }
             NewItems::Prepend => {
                 // Elements the patch mentions, in the patch's order (new ones included), then
-                // the rest in their order.
-                let old: Vec<Option<Node<'a>>> = items.drain(..).map(Some).collect();
-                let mut old = old;
+                // the rest in their order. When elements use more than one of the keys
+                // (`containerPort` and `protocol`), kustomize only brings the new elements
+                // forward: the ones it merged stay where they were.
+                let in_use = |k: &MapKey| {
+                    items.iter().chain(elements.iter().copied()).any(|e| {
+                        e.get(&k.name)
+                            .is_some_and(|v| !v.is_null() && v.as_str() != Some(""))
+                    })
+                };
+                let move_existing = keys.iter().filter(|k| in_use(k)).count() <= 1;
+                let mut old: Vec<Option<Node<'a>>> = items.drain(..).map(Some).collect();
                 let mut front: Vec<Node<'a>> = Vec::new();
-                let mut added = added.into_iter();
+                let mut added = added.into_iter().peekable();
                 for p in elements {
                     let Some(pk) = key_values(p, keys) else {
                         continue;
                     };
                     match dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk)) {
-                        Some(i) if !deleted.contains(&i) => {
+                        Some(i) if move_existing && !deleted.contains(&i) => {
                             if let Some(n) = old[i].take() {
                                 front.push(n);
                             }
                         }
                         Some(_) => {}
                         None => {
-                            if p.get(PATCH).is_some_and(|v| v.as_str() == Some("delete")) {
-                                continue;
-                            }
-                            if let Some(n) = added.next() {
-                                front.push(n);
+                            // The next added element is this one unless the patch named its
+                            // key before (added once) or deletes it.
+                            if added
+                                .peek()
+                                .is_some_and(|a| key_values(a, keys).as_ref() == Some(&pk))
+                            {
+                                front.extend(added.next());
                             }
                         }
                     }
                 }
+                front.extend(added);
                 for (i, n) in old.into_iter().enumerate() {
                     if let Some(n) = n {
                         if !deleted.contains(&i) {
@@ -967,6 +947,7 @@ mod tests {
             Options {
                 new_items: NewItems::Prepend,
                 infer_keys: false,
+                kustomize: false,
             },
         );
         let names: Vec<&str> = out

@@ -214,25 +214,14 @@ fn identical(a: &Node<'_>, b: &Node<'_>) -> bool {
 }
 
 fn same_comments_deep(a: &Node<'_>, b: &Node<'_>) -> bool {
-    same_comments(a.comments(), b.comments())
+    a.comments().same_text(b.comments())
         && a.entries().iter().zip(b.entries()).all(|(x, y)| {
-            same_comments(x.key.comments(), y.key.comments())
-                && same_comments_deep(&x.value, &y.value)
+            x.key.comments().same_text(y.key.comments()) && same_comments_deep(&x.value, &y.value)
         })
         && a.items()
             .iter()
             .zip(b.items())
             .all(|(x, y)| same_comments_deep(x, y))
-}
-
-/// Same comment texts in the same slots; blank lines and columns do not count.
-fn same_comments(a: &Comments<'_>, b: &Comments<'_>) -> bool {
-    let texts = |v: &[crate::yaml::Comment<'_>], w: &[crate::yaml::Comment<'_>]| {
-        v.len() == w.len() && v.iter().zip(w).all(|(x, y)| x.text == y.text)
-    };
-    texts(&a.head, &b.head)
-        && texts(&a.foot, &b.foot)
-        && a.line.as_ref().map(|c| &c.text) == b.line.as_ref().map(|c| &c.text)
 }
 
 /// A node's value on one line, for conflict reports: plain YAML for scalars, JSON (which is
@@ -560,10 +549,9 @@ impl<'a> Merger<'_, '_, 'a> {
         let Some(mut new) = self.build(un, at, meta)? else {
             return Ok(());
         };
-        let upstream_changed = !same_comments(
-            un.comments(),
-            on.map_or(&Comments::default(), |n| n.comments()),
-        );
+        let upstream_changed = !un
+            .comments()
+            .same_text(on.map_or(&Comments::default(), |n| n.comments()));
         if !upstream_changed {
             *new.comments_mut() = d.comments().clone();
         }
@@ -575,7 +563,7 @@ impl<'a> Merger<'_, '_, 'a> {
     fn own_comments<'p: 'a>(&self, d: &mut Node<'a>, on: Option<&Node<'p>>, un: &Node<'p>) {
         let empty = Comments::default();
         let oc = on.map_or(&empty, |n| n.comments());
-        if !same_comments(oc, un.comments()) && same_comments(d.comments(), oc) {
+        if !oc.same_text(un.comments()) && d.comments().same_text(oc) {
             *d.comments_mut() = un.comments().clone();
         }
     }
@@ -910,7 +898,7 @@ impl<'a> Merger<'_, '_, 'a> {
 /// Whether upstream left a key's comments alone.
 fn key_unchanged(oe: Option<&Entry<'_>>, ue: Option<&Entry<'_>>) -> bool {
     match (oe, ue) {
-        (Some(o), Some(u)) => same_comments(o.key.comments(), u.key.comments()),
+        (Some(o), Some(u)) => o.key.comments().same_text(u.key.comments()),
         (None, Some(u)) => u.key.comments().is_empty(),
         _ => true,
     }
@@ -921,7 +909,7 @@ fn key_comments<'a, 'p: 'a>(dk: &mut Node<'a>, oe: Option<&Entry<'p>>, ue: &Entr
     let empty = Comments::default();
     let oc = oe.map_or(&empty, |e| e.key.comments());
     let uc = ue.key.comments();
-    if !same_comments(oc, uc) && same_comments(dk.comments(), oc) {
+    if !oc.same_text(uc) && dk.comments().same_text(oc) {
         *dk.comments_mut() = uc.clone();
     }
 }

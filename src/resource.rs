@@ -210,6 +210,25 @@ pub fn bookkeeping<'a>(node: &Node<'a>) -> Vec<Entry<'a>> {
         .unwrap_or_default()
 }
 
+/// Whether `metadata.annotations` holds entries, for [`drop_emptied_annotations`].
+pub fn has_annotations(node: &Node<'_>) -> bool {
+    node.get_path(&["metadata", "annotations"])
+        .is_some_and(|m| !m.entries().is_empty())
+}
+
+/// Removes `metadata.annotations` when a patch took its last entry, as kustomize does (it
+/// never writes an empty annotations map). A map that was empty already is the user's and
+/// stays; so do emptied labels, which kustomize keeps as `{}`.
+pub fn drop_emptied_annotations(node: &mut Node<'_>, had: bool) {
+    let Some(meta) = node.get_mut("metadata") else {
+        return;
+    };
+    let emptied = |m: &Node<'_>| m.is_map() && m.entries().is_empty();
+    if had && meta.get("annotations").is_some_and(emptied) {
+        meta.remove("annotations");
+    }
+}
+
 /// Makes the bookkeeping annotations of `node` exactly `saved` again: a patch may not add,
 /// change or remove them. Entries keep their place when the patch left them there.
 pub fn protect_bookkeeping<'a>(node: &mut Node<'a>, saved: Vec<Entry<'a>>) {

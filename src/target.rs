@@ -301,9 +301,10 @@ const CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
 /// [`CLUSTER_SCOPED_NAMESPACE`]). The version matters, as in kustomize; kinds it does not know,
 /// custom resources included, are namespaced.
 pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
+    // The kind first: it tells most resources apart at once.
     CLUSTER_SCOPED
         .iter()
-        .any(|&(g, v, k)| (g, v, k) == (group, version, kind))
+        .any(|&(g, v, k)| k == kind && g == group && v == version)
 }
 
 /// Splits an `apiVersion` into group and version at its first `/`, as kustomize does: `v1` is
@@ -339,22 +340,45 @@ impl Target {
     /// Whether this target selects the resource, by kustomize's rules (see the module doc).
     ///
     /// Fails only when the resource's build annotations are inconsistent
-    /// ([`ResourceView::original_id`]); they are read for every resource, whatever the target,
-    /// as kustomize does.
+    /// ([`ResourceView::original_id`]) and the target compares names or namespaces, the only
+    /// use of them (kustomize reads them for every resource, and panics).
+    /// The type is compared first, so most resources are ruled out without more work.
     pub fn matches(&self, resource: &ResourceView<'_>) -> Result<bool, PreviousIdsError> {
-        let original = resource.original_id()?;
-        let current_namespace = resource.effective_namespace();
-        let (original_name, original_namespace) = match original {
-            Some(id) => (id.name, id.effective_namespace()),
-            None => (resource.name, current_namespace),
-        };
-        Ok((is_match(&self.namespace, original_namespace)
-            || is_match(&self.namespace, current_namespace))
-            && (is_match(&self.name, original_name) || is_match(&self.name, resource.name))
+        // The type first: it is what most targets name and it rules most resources out cheaply.
+        if !(is_match(&self.kind, resource.kind)
             && is_match(&self.group, resource.group)
-            && is_match(&self.version, resource.version)
-            && is_match(&self.kind, resource.kind)
-            && self.label_selector.matches(|k| resource.label(k))
+            && is_match(&self.version, resource.version))
+        {
+            return Ok(false);
+        }
+        // The original name and namespace only matter when a pattern asks for them.
+        if self.name.is_some() || self.namespace.is_some() {
+            let original = resource.original_id()?;
+            let name_ok = match &self.name {
+                None => true,
+                Some(_) => {
+                    is_match(&self.name, resource.name)
+                        || original
+                            .as_ref()
+                            .is_some_and(|o| is_match(&self.name, o.name))
+                }
+            };
+            if !name_ok {
+                return Ok(false);
+            }
+            if self.namespace.is_some() {
+                let current = resource.effective_namespace();
+                let original_namespace = original
+                    .as_ref()
+                    .map_or(current, OriginalId::effective_namespace);
+                if !(is_match(&self.namespace, current)
+                    || is_match(&self.namespace, original_namespace))
+                {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(self.label_selector.matches(|k| resource.label(k))
             && self.annotation_selector.matches(|k| resource.annotation(k)))
     }
 }
@@ -864,9 +888,18 @@ mod tests {
             namespaces: 1,
             kinds: 2,
         };
-        assert_eq!(Target::default().matches(&r), Err(err.clone()));
+        // Only a target that compares names or namespaces needs the original ones.
+        assert_eq!(Target::default().matches(&r), Ok(true));
         assert_eq!(
             compile(&one(TargetField::Kind, "Nope")).matches(&r),
+            Ok(false)
+        );
+        assert_eq!(
+            compile(&one(TargetField::Name, "web")).matches(&r),
+            Err(err.clone())
+        );
+        assert_eq!(
+            compile(&one(TargetField::Namespace, ".*")).matches(&r),
             Err(err.clone())
         );
         assert_eq!(

@@ -6,6 +6,7 @@ mod common;
 use std::fs;
 use std::path::PathBuf;
 
+use assert_cmd::assert::OutputAssertExt;
 use common::*;
 use serde_json::Value;
 
@@ -71,19 +72,18 @@ const REPLICAS: &str = "  - patch: |\n      apiVersion: apps/v1\n      kind: Dep
 fn help_and_version_never_read_stdin() {
     // No stdin is attached at all (kpt fn doc runs `docker run IMAGE --help` without -i).
     for arg in ["--help", "-h", "--version"] {
-        let out = std::process::Command::new(bin())
+        let done = std::process::Command::new(bin())
             .arg(arg)
             .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run");
-        assert_eq!(out.status.code(), Some(0), "{arg}");
-        assert!(!out.stdout.is_empty(), "{arg}");
+            .assert()
+            .success();
+        assert!(!done.get_output().stdout.is_empty(), "{arg}");
     }
-    let out = krm(&["--version"], "");
-    assert_eq!(
-        out.stdout,
-        format!("krm-merge {}\n", env!("CARGO_PKG_VERSION"))
-    );
+    cmd()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(format!("krm-merge {}\n", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
@@ -95,12 +95,20 @@ fn usage_errors_exit_2() {
         &["merge3", "a", "b"],
         &["no-such-file.yaml", "x"],
     ] {
-        let out = krm(args, "");
-        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
-        assert!(out.stderr.contains("krm-merge: "), "{}", out.stderr);
+        let done = cmd().args(args).write_stdin("").assert().code(2);
+        let out = out_of(done.get_output());
+        assert!(
+            out.stderr.contains("krm-merge: "),
+            "{args:?}: {}",
+            out.stderr
+        );
     }
-    let out = krm(&["--config", "no-such-config.yaml"], "");
-    assert_eq!(out.code, 2);
+    let done = cmd()
+        .args(["--config", "no-such-config.yaml"])
+        .write_stdin("")
+        .assert()
+        .code(2);
+    let out = out_of(done.get_output());
     assert!(out.stderr.contains("no-such-config.yaml"), "{}", out.stderr);
 }
 

@@ -1431,3 +1431,135 @@ fn json6902_copy_of_the_whole_document_into_a_member() {
     snapshot["copied"] = json!({"inner": with_copied});
     assert_eq!(doc["snapshot"], snapshot, "{}", out.stdout);
 }
+
+// ----- kustomize parity (found by tests/kustomize_diff.rs) ----------------------------------
+
+// A patch renames a resource; a later patch whose target names the old name still selects it,
+// as kustomize's in-memory previous names make it do. Without this the second patch silently
+// matched nothing.
+#[test]
+fn a_target_selects_a_resource_by_the_name_it_had_before_a_patch_renamed_it() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n";
+    let config = format!(
+        "{}\n{}",
+        merge_fn(
+            "type: json6902\ntarget: {kind: ConfigMap, name: a}\npatch:\n- {op: replace, path: /metadata/name, value: b}"
+        ),
+        indent_under(
+            "type: json6902\ntarget: {kind: ConfigMap, name: ^a$}\npatch:\n- {op: add, path: /data/later, value: x}",
+            "  - ",
+            "    "
+        )
+    );
+    let d = &filter_ok("renamed-target", &config, cm)[0];
+    assert_eq!(d["metadata"]["name"], "b");
+    assert_eq!(d["data"], json!({"k": "v", "later": "x"}));
+}
+
+// kustomize's order for `newListItems: prepend`: the patch's elements first. When the elements
+// use two of a list's keys (Service ports with `port` and `protocol`), only the new ones come
+// first and the merged ones stay in place; with one key in use the merged ones move too.
+#[test]
+fn prepend_moves_merged_elements_only_when_one_key_is_in_use() {
+    let svc = |ports: &str| {
+        format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n{ports}")
+    };
+    let patch = |ports: &str| {
+        merge_fn(&format!(
+            "options: {{newListItems: prepend}}\npatch: |\n{}",
+            indent_under(&svc(ports), "  ", "  ")
+        ))
+    };
+    let ports = |d: &Value| -> Vec<i64> {
+        d["spec"]["ports"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|p| p["port"].as_i64()).collect())
+            .unwrap_or_default()
+    };
+    let one_key = filter_ok(
+        "prepend-one-key",
+        &patch("  - {port: 90, name: b}\n  - {port: 70}\n"),
+        &svc("  - {port: 80}\n  - {port: 90}\n"),
+    );
+    assert_eq!(ports(&one_key[0]), [90, 70, 80]);
+    let two_keys = filter_ok(
+        "prepend-two-keys",
+        &patch("  - {port: 90, protocol: TCP, name: b}\n  - {port: 70, protocol: UDP}\n"),
+        &svc("  - {port: 80, protocol: TCP}\n  - {port: 90, protocol: TCP}\n"),
+    );
+    assert_eq!(ports(&two_keys[0]), [70, 80, 90]);
+    assert_eq!(two_keys[0]["spec"]["ports"][2]["name"], "b");
+}
+
+// kustomize never leaves an emptied `metadata.annotations` behind; an emptied `labels` stays
+// `{}`. Either way a map the user wrote empty is left alone.
+#[test]
+fn a_patch_that_empties_annotations_removes_them_and_leaves_labels_empty() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {x: y}\n  annotations: {x: y}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {}\n";
+    let config = with_infer(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {x: null}\n  annotations: {x: null}\n",
+    );
+    let out = filter_ok("emptied-annotations", &config, cm);
+    assert_eq!(out[0]["metadata"], json!({"name": "a", "labels": {}}));
+    assert_eq!(out[1]["metadata"], json!({"name": "b", "annotations": {}}));
+    let json = merge_fn(
+        "type: json6902\ntarget: {kind: ConfigMap, name: a}\npatch:\n- {op: remove, path: /metadata/annotations/x}",
+    );
+    let out = filter_ok("emptied-annotations-json", &json, cm);
+    assert_eq!(
+        out[0]["metadata"],
+        json!({"name": "a", "labels": {"x": "y"}})
+    );
+}
+
+// kustomize's JSON patch library reads a member missing from an existing mapping as null for
+// `copy` and `test`. With kustomize's options krm-merge does the same; by default it follows
+// the RFC, which makes both errors.
+#[test]
+fn json6902_copy_and_test_read_a_missing_member_as_null_with_kustomize_options() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n";
+    let ops = "patch:\n- {op: test, path: /data/gone, value: null}\n- {op: copy, from: /data/gone, path: /data/copied}";
+    let kustomize = "options: {newListItems: prepend, inferMergeKeys: false}";
+    let config = merge_fn(&format!(
+        "type: json6902\ntarget: {{kind: ConfigMap}}\n{kustomize}\n{ops}"
+    ));
+    let d = &filter_ok("missing-member-null", &config, cm)[0];
+    assert_eq!(d["data"], json!({"k": "v", "copied": null}));
+    let strict = merge_fn(&format!(
+        "type: json6902\ntarget: {{kind: ConfigMap}}\n{ops}"
+    ));
+    let out = filter("missing-member-strict", &strict, cm);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("/data/gone"), "{}", out.stderr);
+    let failing = merge_fn(&format!(
+        "type: json6902\ntarget: {{kind: ConfigMap}}\n{kustomize}\npatch:\n- {{op: copy, from: /nothing/here, path: /data/copied}}"
+    ));
+    let out = filter("missing-parent", &failing, cm);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("/nothing"), "{}", out.stderr);
+}
+
+// Kubernetes reads YAML as 1.1, where a plain `on` or `yes` is a boolean, `1_000` a number and
+// `2024-01-31` a timestamp. A patch read as YAML 1.2 means the string: krm-merge quotes what it
+// brings in, and leaves the resource's own text alone (and an IP address plain: a string to
+// every reader).
+#[test]
+fn patch_strings_that_yaml11_reads_as_another_type_are_quoted() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  mine: yes\n";
+    let config = with_infer(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  on: off\n  list: [y, \"1:30\", 1:30, plain]\n  flag: true\n  n: 1_000\n  day: 2024-01-31\n  ip: 10.0.0.1\n",
+    );
+    let out = filter("yaml11-quoting", &config, cm);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for line in [
+        "  mine: yes\n",
+        "  \"on\": \"off\"\n",
+        "  list: [\"y\", \"1:30\", \"1:30\", plain]\n",
+        "  flag: true\n",
+        "  \"n\": \"1_000\"\n",
+        "  day: \"2024-01-31\"\n",
+        "  ip: 10.0.0.1\n",
+    ] {
+        assert!(out.stdout.contains(line), "{line:?} in\n{}", out.stdout);
+    }
+}

@@ -251,6 +251,12 @@ impl PatchOptions {
             ..PatchOptions::default()
         }
     }
+
+    /// The SPEC's compatibility setting: with `prepend` and no inferred merge keys, `merge2`
+    /// and `json6902` give kustomize's output, quirks included.
+    pub fn kustomize_compatible(&self) -> bool {
+        self.new_list_items == NewListItems::Prepend && !self.infer_merge_keys
+    }
 }
 
 /// One patch operation of the plan.

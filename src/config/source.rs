@@ -86,6 +86,10 @@ impl<'d> Ctx<'d> {
         if docs.is_empty() {
             return Err(ConfigError::new(field, "empty: no YAML or JSON document"));
         }
+        let mut docs = docs;
+        for doc in &mut docs {
+            doc.quote_yaml11_lookalikes();
+        }
         Ok((docs, name))
     }
 

@@ -192,10 +192,60 @@ pub struct Comments<'a> {
     pub foot: Vec<Comment<'a>>,
 }
 
-impl Comments<'_> {
+impl<'a> Comments<'a> {
     /// True when there is no comment at all.
     pub fn is_empty(&self) -> bool {
         self.head.is_empty() && self.line.is_none() && self.foot.is_empty()
+    }
+
+    /// Same comment texts in the same places (blank lines and columns do not count).
+    pub fn same_text(&self, other: &Comments<'_>) -> bool {
+        let texts = |v: &[Comment<'_>], w: &[Comment<'_>]| {
+            v.len() == w.len() && v.iter().zip(w).all(|(x, y)| x.text == y.text)
+        };
+        texts(&self.head, &other.head)
+            && texts(&self.foot, &other.foot)
+            && self.line.as_ref().map(|c| &c.text) == other.line.as_ref().map(|c| &c.text)
+    }
+}
+
+impl<'a> Node<'a> {
+    /// Takes the comments `other` has, head, line and foot separately, over this node's (a
+    /// patch's comments win over the resource's: kyaml's rule).
+    pub fn take_comments_of(&mut self, other: &Comments<'a>) {
+        if other.is_empty() {
+            return;
+        }
+        let c = self.comments_mut();
+        if !other.head.is_empty() {
+            c.head = other.head.clone();
+        }
+        if other.line.is_some() {
+            c.line = other.line.clone();
+        }
+        if !other.foot.is_empty() {
+            c.foot = other.foot.clone();
+        }
+    }
+
+    /// Gives this node the comments of `other` where it has none of its own (a new value keeps
+    /// the comments of the place it takes).
+    pub fn keep_comments_of(&mut self, other: &Comments<'a>) {
+        if other.is_empty() {
+            return;
+        }
+        let own = self.comments();
+        let (head, line, foot) = (own.head.is_empty(), own.line.is_none(), own.foot.is_empty());
+        let c = self.comments_mut();
+        if head {
+            c.head = other.head.clone();
+        }
+        if line {
+            c.line = other.line.clone();
+        }
+        if foot {
+            c.foot = other.foot.clone();
+        }
     }
 }
 

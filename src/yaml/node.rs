@@ -382,6 +382,36 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// Gives [`ScalarStyle::Any`] to the plain strings in this tree (keys and values) that
+    /// YAML 1.1 reads as something else — `on`, `yes`, `1:30`, `1_000`, `2024-01-31` — so the emitter
+    /// quotes them where they land. Kubernetes reads YAML as 1.1: a patch's `on` is the string
+    /// it wrote, as YAML 1.2 (and this crate) read it, only once it is quoted.
+    pub fn quote_yaml11_lookalikes(&mut self) {
+        match &mut self.repr {
+            Repr::Scalar { text, style, .. } => {
+                if *style == ScalarStyle::Plain
+                    && self.ext.as_ref().is_none_or(|e| e.tag.is_none())
+                    && scalar::yaml11_lookalike(text)
+                {
+                    *style = ScalarStyle::Any;
+                    self.touch();
+                }
+            }
+            Repr::Map { .. } => {
+                for e in self.entries_mut().into_iter().flatten() {
+                    e.key.quote_yaml11_lookalikes();
+                    e.value.quote_yaml11_lookalikes();
+                }
+            }
+            Repr::Seq { .. } => {
+                for i in self.items_mut().into_iter().flatten() {
+                    i.quote_yaml11_lookalikes();
+                }
+            }
+            Repr::Alias { .. } => {}
+        }
+    }
+
     /// The comments attached to this node, for editing.
     pub fn comments_mut(&mut self) -> &mut Comments<'a> {
         &mut self.ext_mut().comments

@@ -139,6 +139,75 @@ pub fn needs_quotes(text: &str, flow: bool) -> bool {
     !resolves_as_string_everywhere(text) || !plain_ok(text, flow)
 }
 
+/// True when a string that YAML 1.2 reads from plain `t` is something else to a YAML 1.1 reader
+/// such as Kubernetes' own: the 1.1 booleans (`yes`, `on`, `n`, ...), base-60 numbers (`1:30`),
+/// numbers with underscores or a `0b` prefix, dates and timestamps. Unlike [`needs_quotes`],
+/// which guards the strings krm-merge writes, this judges text a user wrote plain, so it
+/// follows what 1.1 readers do rather than the letter of the 1.1 float pattern: `1.2.3` and
+/// `203.0.113.10` are strings to all of them and stay plain.
+pub fn yaml11_lookalike(t: &str) -> bool {
+    if !matches!(resolve_plain(t), Resolved::Str(_)) {
+        return false;
+    }
+    if t.contains(':') {
+        let b = t.as_bytes();
+        let timestamp = b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-';
+        return timestamp || is_base60(t);
+    }
+    if !resolves_as_string_everywhere(t) && t.matches('.').count() <= 1 && t != "<<" && t != "=" {
+        return true;
+    }
+    let word = matches!(
+        t,
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
+    );
+    word || is_base60(t)
+}
+
+/// `[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?`: a YAML 1.1 sexagesimal number.
+fn is_base60(t: &str) -> bool {
+    let t = t.strip_prefix(['-', '+']).unwrap_or(t);
+    let (whole, fraction) = match t.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (t, None),
+    };
+    if fraction.is_some_and(|f| !f.bytes().all(|c| c.is_ascii_digit() || c == b'_')) {
+        return false;
+    }
+    let mut parts = whole.split(':');
+    let head = parts.next().unwrap_or("");
+    let head_ok = head.as_bytes().first().is_some_and(u8::is_ascii_digit)
+        && head.bytes().all(|c| c.is_ascii_digit() || c == b'_');
+    let mut sixties = 0;
+    for p in parts {
+        let b = p.as_bytes();
+        let ok = match b {
+            [d] => d.is_ascii_digit(),
+            [a, d] => (b'0'..=b'5').contains(a) && d.is_ascii_digit(),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+        sixties += 1;
+    }
+    head_ok && sixties > 0
+}
+
 fn resolves_as_string_everywhere(t: &str) -> bool {
     if !matches!(resolve_plain(t), Resolved::Str(_)) {
         return false;
@@ -311,6 +380,44 @@ pub fn literal_ok(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn yaml11_lookalikes_are_what_yaml11_readers_take_for_another_type() {
+        let yes = [
+            "on",
+            "Off",
+            "y",
+            "N",
+            "yes",
+            "1:30",
+            "-1:20:59",
+            "190:20:30.15",
+            "1_0:05",
+            "1_000",
+            "0b101",
+            "2024-01-31",
+            "2001-12-14t21:59:43.10-05:00",
+        ];
+        for t in yes {
+            assert!(super::yaml11_lookalike(t), "{t}");
+        }
+        let no = [
+            "true",
+            "0777",
+            "203.0.113.11",
+            "1.2.3",
+            "1:60",
+            "1:",
+            ":1",
+            "ok",
+            "<<",
+            "=",
+            "v1",
+        ];
+        for t in no {
+            assert!(!super::yaml11_lookalike(t), "{t}");
+        }
+    }
+
     use super::*;
 
     #[test]

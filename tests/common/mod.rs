@@ -2,9 +2,7 @@
 //! YAML as data.
 #![allow(dead_code)]
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use krm_merge::yaml::{self, Node};
 use serde_json::Value;
@@ -20,29 +18,30 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_krm-merge"))
 }
 
+/// The binary as an [`assert_cmd::Command`], without the plugin variable a surrounding
+/// kustomize may have set.
+pub fn cmd() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::new(bin());
+    c.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING");
+    c
+}
+
 /// Runs the binary with `args`, feeding `stdin`.
 pub fn krm(args: &[&str], stdin: &str) -> Out {
     krm_in(args, stdin, None)
 }
 
 pub fn krm_in(args: &[&str], stdin: &str, dir: Option<&std::path::Path>) -> Out {
-    let mut cmd = Command::new(bin());
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd.env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING");
+    let mut c = cmd();
+    c.args(args).write_stdin(stdin.as_bytes().to_vec());
     if let Some(d) = dir {
-        cmd.current_dir(d);
+        c.current_dir(d);
     }
-    let mut child = cmd.spawn().expect("run krm-merge");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.as_bytes().to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("wait for krm-merge");
-    let _ = writer.join();
+    out_of(&c.output().expect("run krm-merge"))
+}
+
+/// An [`Out`] from a finished process.
+pub fn out_of(out: &std::process::Output) -> Out {
     Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

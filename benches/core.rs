@@ -1,0 +1,181 @@
+//! Micro-benchmarks of the pieces a run is made of: parse, emit, selection, the merge walkers
+//! and the whole function on an in-memory stream. `cargo bench --bench core` (add `-- parse` to
+//! run one group). For whole-process numbers against kubectl kustomize see tools/bench.py.
+
+#[path = "support/gen.rs"]
+mod gen;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use krm_merge::json6902;
+use krm_merge::merge2;
+use krm_merge::merge3;
+use krm_merge::resource::Meta;
+use krm_merge::schema::Schema;
+use krm_merge::target::{Target, TargetSpec};
+use krm_merge::yaml::{self, Node};
+
+/// A Deployment of the generated packages, as a tree.
+fn deployment() -> Node<'static> {
+    let text = gen::resource(0);
+    yaml::parse_stream(&text)
+        .expect("generated YAML")
+        .remove(0)
+        .root
+        .expect("a resource")
+        .into_owned()
+}
+
+fn doc(text: &str) -> Node<'static> {
+    yaml::parse_stream(text)
+        .expect("YAML")
+        .remove(0)
+        .root
+        .expect("a document")
+        .into_owned()
+}
+
+fn parse_and_emit(c: &mut Criterion) {
+    let stream = gen::stream(1000);
+    let mut g = c.benchmark_group("yaml");
+    g.throughput(Throughput::Bytes(stream.len() as u64));
+    g.bench_function("parse 1000 resources", |b| {
+        b.iter(|| yaml::parse_stream(&stream).expect("YAML"))
+    });
+    let docs = yaml::parse_stream(&stream).expect("YAML");
+    g.bench_function("emit 1000 resources from trees", |b| {
+        b.iter(|| {
+            let mut out = String::with_capacity(stream.len());
+            yaml::emit_stream(&docs, &mut out);
+            out
+        })
+    });
+    g.finish();
+}
+
+fn selection(c: &mut Criterion) {
+    let stream = gen::stream(1000);
+    let docs = yaml::parse_stream(&stream).expect("YAML");
+    let roots: Vec<&Node<'_>> = docs.iter().filter_map(|d| d.root.as_ref()).collect();
+    let spec = TargetSpec {
+        kind: Some("Deployment".into()),
+        name: Some("app-(1|2)[0-9]*".into()),
+        label_selector: Some("tier in (backend,frontend),app.kubernetes.io/name!=app-7".into()),
+        ..TargetSpec::default()
+    };
+    let target = Target::compile(&spec).expect("valid target");
+    let mut g = c.benchmark_group("selection");
+    g.throughput(Throughput::Elements(roots.len() as u64));
+    g.bench_function("target over 1000 resources", |b| {
+        b.iter(|| {
+            roots
+                .iter()
+                .filter(|r| target.matches(&Meta::of(r).view()).unwrap_or(false))
+                .count()
+        })
+    });
+    g.finish();
+}
+
+fn walkers(c: &mut Criterion) {
+    let schema = Schema::builtin();
+    let root = schema.root("apps", "v1", "Deployment");
+    let dest = deployment();
+    let patch = doc(
+        "spec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n      - name: c0\n        image: x:2\n        env:\n        - name: ENV_VAR_1\n          value: changed\n        - name: NEW\n          value: \"1\"\n      - name: sidecar\n        image: proxy:1\n",
+    );
+    let mut g = c.benchmark_group("walkers");
+    g.bench_function("merge2 a Deployment", |b| {
+        b.iter_batched(
+            || dest.clone(),
+            |mut d| {
+                merge2::merge(
+                    &mut d,
+                    &patch,
+                    &schema,
+                    root,
+                    &merge2::Options::default(),
+                    &[],
+                )
+                .expect("merges")
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let original = dest.clone();
+    let mut updated = dest.clone();
+    merge2::merge(
+        &mut updated,
+        &patch,
+        &schema,
+        root,
+        &merge2::Options::default(),
+        &[],
+    )
+    .expect("merges");
+    let local = doc(&gen::resource(0).replace("replicas: 1", "replicas: 7"));
+    g.bench_function("merge3 a Deployment", |b| {
+        b.iter_batched(
+            || local.clone(),
+            |mut d| {
+                merge3::merge(
+                    &mut d,
+                    &original,
+                    &updated,
+                    &schema,
+                    root,
+                    &merge3::Options::default(),
+                    &[],
+                )
+                .expect("merges")
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let ops_node = doc(
+        "- op: replace\n  path: /spec/template/spec/containers/[name=c0]/image\n  value: x:3\n- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --debug\n- op: remove\n  path: /metadata/annotations/description\n- op: test\n  path: /kind\n  value: Deployment\n",
+    );
+    let ops = json6902::parse_ops(&ops_node).expect("ops");
+    g.bench_function("json6902 4 ops on a Deployment", |b| {
+        b.iter_batched(
+            || dest.clone(),
+            |mut d| json6902::apply(&mut d, &ops).expect("applies"),
+            BatchSize::SmallInput,
+        )
+    });
+    g.finish();
+}
+
+fn function(c: &mut Criterion) {
+    let stream = gen::stream(1000);
+    let dir = std::env::temp_dir().join(format!("krm-merge-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cfg = dir.join("fn.yaml");
+    std::fs::write(
+        &cfg,
+        "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: bench\nspec:\n  patches:\n  - target: {kind: Deployment}\n    patch: |\n      metadata:\n        labels:\n          env: prod\n  - type: json6902\n    target: {kind: Service}\n    patch: '[{op: remove, path: /spec/ports/1}]'\n  - target: {kind: ConfigMap, name: config-1.*}\n    patch: 'data: {LOG_LEVEL: debug}'\n",
+    )
+    .expect("config");
+    let mode = krm_merge::cli::Mode::Standalone {
+        config: cfg,
+        paths: Vec::new(),
+    };
+    let mut g = c.benchmark_group("function");
+    g.throughput(Throughput::Bytes(stream.len() as u64));
+    g.sample_size(20);
+    g.bench_function("stream of 1000 resources, 3 patches", |b| {
+        b.iter(|| {
+            let (mut out, mut err) = (Vec::with_capacity(stream.len()), Vec::new());
+            let mut io = krm_merge::cli::Io {
+                stdout: &mut out,
+                stderr: &mut err,
+            };
+            let code = krm_merge::cli::run(mode.clone(), &mut stream.as_bytes(), &mut io);
+            assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+            out
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, parse_and_emit, selection, walkers, function);
+criterion_main!(benches);
