@@ -425,18 +425,27 @@ impl Emitter<'_> {
     }
 
     fn block_map(&mut self, node: &Node<'_>, col: usize, inline_first: bool) {
-        for (i, e) in node.entries().iter().enumerate() {
+        let entries = node.entries();
+        for (i, e) in entries.iter().enumerate() {
             if !(inline_first && i == 0) {
                 self.blank(e.key.layout().blank);
                 self.comments(&e.key.comments().head, col);
                 pad(self.out, col);
             }
-            self.entry(e, col);
+            // An entry whose key is written as nothing starts its line with ':', which would
+            // give its value to an explicit key left without one just before it.
+            let next_key_bare = entries.get(i + 1).is_some_and(|n| {
+                n.key.layout().flags & flags::EXPLICIT_KEY == 0
+                    && is_plain_empty(&n.key)
+                    && n.key.tag().is_none()
+                    && n.key.anchor().is_none()
+            });
+            self.entry(e, col, next_key_bare);
         }
         self.comments(&node.comments().foot, col);
     }
 
-    fn entry(&mut self, e: &Entry<'_>, col: usize) {
+    fn entry(&mut self, e: &Entry<'_>, col: usize, next_key_bare: bool) {
         self.block_body = None;
         let k = &e.key;
         let explicit = k.layout().flags & flags::EXPLICIT_KEY != 0 || is_block_collection(k);
@@ -477,7 +486,11 @@ impl Emitter<'_> {
             self.line_comment(k.comments().line.as_ref());
             self.out.push('\n');
             let v = &e.value;
-            if v.layout().flags & flags::OMITTED != 0 && is_plain_empty(v) && v.ext.is_none() {
+            if v.layout().flags & flags::OMITTED != 0
+                && is_plain_empty(v)
+                && v.ext.is_none()
+                && !next_key_bare
+            {
                 return;
             }
             pad(self.out, col);
@@ -830,6 +843,10 @@ mod tests {
             "&x : a\nb: *x\n",
             "{!!null : a, b: c}\n",
             "{&x : a, *x : b}\n",
+            // An explicit key without a value, then an empty key: the `:` of the second entry
+            // was taken for the first one's value.
+            "? !!str a\n: \n: !!str d\n",
+            "? a\n: b\n",
         ] {
             let docs = crate::yaml::parse_stream(src).expect(src);
             let root = docs[0].root.clone().expect(src);
