@@ -317,6 +317,14 @@ impl<'a> Document<'a> {
     pub fn new(root: Node<'a>) -> Self {
         Document {
             root: Some(root),
+            ..Document::empty()
+        }
+    }
+
+    /// A document with nothing in it, with canonical layout.
+    pub(crate) fn empty() -> Self {
+        Document {
+            root: None,
             text: "",
             directives: Vec::new(),
             pre: Vec::new(),

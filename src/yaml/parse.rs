@@ -67,6 +67,15 @@ fn parse_with<'a, 's>(
         Some(rest) => (rest, BOM.len_utf8()),
         None => (src, 0),
     };
+    if bom > 0 && body.is_empty() {
+        // Nothing but the mark: no document to carry it, so one empty document does, and the
+        // stream is written back as it came.
+        let mut d = Document::empty();
+        d.text = src;
+        d.bom = true;
+        each(d);
+        return Ok(None);
+    }
     let mut first = bom > 0;
     let each = move |mut d: Document<'a>| {
         if first {
