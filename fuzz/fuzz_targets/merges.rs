@@ -79,6 +79,7 @@ fuzz_target!(|data: &[u8]| {
             merge2::NewItems::Append
         },
         infer_keys,
+        kustomize: flags & 8 != 0,
     };
     let mut m = a.clone();
     if merge2::merge(&mut m, &b, &schema, at, &opts, &anchors).is_ok() {

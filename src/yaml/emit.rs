@@ -654,12 +654,17 @@ impl Emitter<'_> {
             Repr::Scalar { text, style, .. } => {
                 if let Some(raw) = raw.filter(|_| is_block_scalar(v)) {
                     let shift = ctx as isize - raw.base as isize;
-                    let (header, body) = raw.text.split_once('\n').unwrap_or((&raw.text, ""));
+                    // An empty body after the header's line break is one empty line when
+                    // chomping keeps it (`|+`): it is the scalar's content, not layout.
+                    let (header, body) = match raw.text.split_once('\n') {
+                        Some((h, b)) => (h, (!b.is_empty() || h.contains('+')).then_some(b)),
+                        None => (raw.text.as_ref(), None),
+                    };
                     self.out.push_str(header);
                     self.line_comment(comment);
                     self.out.push('\n');
                     let start = self.out.len();
-                    if !body.is_empty() {
+                    if let Some(body) = body {
                         for line in body.split('\n') {
                             self.out.push_str(&shift_line(line, shift));
                             self.out.push('\n');
@@ -847,6 +852,13 @@ mod tests {
             // was taken for the first one's value.
             "? !!str a\n: \n: !!str d\n",
             "? a\n: b\n",
+            // A `|+` block whose body is one empty line: the line was taken for no body.
+            "- |+\n\n---",
+            "- |+ # c\n\n---",
+            "k: |+\n\n",
+            "- |+\n\n...\n",
+            "- |+\n\n# c\n",
+            "k: |+\n\nj: >+\n\n\nl: |\n\nm: 1\n",
         ] {
             let docs = crate::yaml::parse_stream(src).expect(src);
             let root = docs[0].root.clone().expect(src);

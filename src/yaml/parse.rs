@@ -1004,11 +1004,15 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 let body = src
                     .get((header_end + 1).min(body_end)..body_end)
                     .unwrap_or("");
+                // A body of one empty line is "" too. Under `|+` that line is content (the
+                // raw text ends with its line break); otherwise it is a blank line of layout.
+                let keep = header_text.contains('+');
+                let has_body = !body.is_empty() || (keep && body_end > header_end);
                 last_line = first_line
-                    + if body.is_empty() {
-                        0
-                    } else {
+                    + if has_body {
                         body.matches('\n').count() + 1
+                    } else {
+                        0
                     };
                 let raw = if header_text.len() == header_line.len() {
                     Cow::Borrowed(src.get(h..body_end).unwrap_or(""))
@@ -1030,8 +1034,9 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 });
             }
         }
-        if sb == eb {
-            // An empty value ends where it starts (the parser's end may point past the line).
+        if sb == eb && !(block && header.is_some()) {
+            // An empty value ends where it starts (the parser's end may point past the line);
+            // a block scalar's end was found from its header above.
             last_line = first_line;
         } else {
             self.last_line = self.last_line.max(last_line);
