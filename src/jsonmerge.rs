@@ -85,9 +85,11 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
             continue;
         };
         match dest.position(key) {
-            Some(i) if pe.value.is_null() => {
+            Some(_) if pe.value.is_null() => {
+                // Every entry of that name goes: two keys that differ only by a tag are one
+                // member to JSON (removing just the first made a second merge remove another).
                 if let Some(es) = dest.entries_mut() {
-                    es.remove(i);
+                    es.retain(|e| e.key.as_str() != Some(key));
                 }
             }
             None if pe.value.is_null() => {}
@@ -219,6 +221,15 @@ mod tests {
             let want_v: serde_json::Value = serde_json::from_str(want).unwrap();
             assert_eq!(got_v, want_v, "{dest} + {patch}:\n{got}");
         }
+    }
+
+    /// Keys that differ only by a tag are one JSON member: null removes them all, so a second
+    /// merge of the same patch changes nothing (found by the merges fuzz target).
+    #[test]
+    fn null_removes_every_entry_of_the_name() {
+        let once = merged("!t : 1\n: 2\nb: 3\n", "\"\": null\n");
+        assert_eq!(once, "b: 3\n");
+        assert_eq!(merged(&once, "\"\": null\n"), once);
     }
 
     /// RFC 7386 section 3's example, on YAML with comments.

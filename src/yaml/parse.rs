@@ -1016,8 +1016,10 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                     };
                 let raw = if header_text.len() == header_line.len() {
                     Cow::Borrowed(src.get(h..body_end).unwrap_or(""))
-                } else {
+                } else if has_body {
                     Cow::Owned(format!("{header_text}\n{body}"))
+                } else {
+                    Cow::Owned(header_text.to_string())
                 };
                 node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
                     text: raw,
