@@ -799,7 +799,7 @@ mod tests {
         let schema = Schema::builtin();
         let node = l[0].root.as_mut().unwrap();
         let root = root_of(&schema, node);
-        let anchors = anchors_of(node);
+        let anchors = anchors_of(node).expect("anchors within budget");
         let opts = Options::default();
         apply(
             node,

@@ -247,36 +247,30 @@ pub fn run(mode: Mode, stdin: &mut dyn Read, io: &mut Io<'_>) -> i32 {
         }
         Mode::Krm => match read_stdin(stdin) {
             Ok(src) => run_krm(&src, io),
-            Err(e) => fail_unreadable(io, e, true),
+            Err(e) => fail_unreadable(io, e.message, true),
         },
         Mode::Standalone { config, paths } => {
-            let plan = match load_config(&config, None) {
-                Ok(p) => p,
-                Err(e) => return usage(io, &e),
-            };
+            let plan = load_config(&config, None);
+            if let Err(ConfigFailure::Unreadable(e)) = &plan {
+                return usage(io, e);
+            }
             let src = if paths.is_empty() {
-                match read_stdin(stdin) {
-                    Ok(s) => s,
-                    Err(e) => return fail_unreadable(io, e, false),
-                }
+                read_stdin(stdin)
             } else {
                 match read_paths(&paths) {
                     Ok(s) => s,
                     Err(e) => return usage(io, &e),
                 }
             };
-            run_with_plan(&src, &plan.0, plan.1.as_ref(), io)
+            run_stream(plan, src, io)
         }
         Mode::Plugin { config } => {
             let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
-            let plan = match load_config(&config, root.as_deref()) {
-                Ok(p) => p,
-                Err(e) => return usage(io, &e),
-            };
-            match read_stdin(stdin) {
-                Ok(src) => run_with_plan(&src, &plan.0, plan.1.as_ref(), io),
-                Err(e) => fail_unreadable(io, e, false),
+            let plan = load_config(&config, root.as_deref());
+            if let Err(ConfigFailure::Unreadable(e)) = &plan {
+                return usage(io, e);
             }
+            run_stream(plan, read_stdin(stdin), io)
         }
         Mode::Merge2 { src, dest, opts } => {
             let (src_text, dest_text) = match (read_file(&src), read_file(&dest)) {
@@ -301,6 +295,37 @@ pub fn run(mode: Mode, stdin: &mut dyn Read, io: &mut Io<'_>) -> i32 {
     }
 }
 
+/// A stream mode (standalone, exec plugin) once the config and the input are read. When either
+/// cannot be used, the input goes back as it came — the bytes themselves when they are not
+/// UTF-8 — with the error, and the exit code is 1.
+fn run_stream(
+    plan: Result<(Plan, Option<ConfigId>), ConfigFailure>,
+    src: Result<String, NotText>,
+    io: &mut Io<'_>,
+) -> i32 {
+    let mut errors = Vec::new();
+    if let Err(ConfigFailure::Invalid(e) | ConfigFailure::Unreadable(e)) = &plan {
+        errors.push(FnResult::new(Severity::Error, e.clone()));
+    }
+    match (plan, src) {
+        (Ok((plan, id)), Ok(src)) => run_with_plan(&src, &plan, id.as_ref(), io),
+        (_, Ok(src)) => {
+            io.out(&src);
+            io.finish(&errors)
+        }
+        (_, Err(not_text)) => {
+            let _ = write_bytes(io, &not_text.bytes);
+            errors.push(FnResult::new(Severity::Error, not_text.message));
+            io.finish(&errors)
+        }
+    }
+}
+
+fn write_bytes(io: &mut Io<'_>, bytes: &[u8]) -> std::io::Result<()> {
+    io.stdout.write_all(bytes)?;
+    io.stdout.flush()
+}
+
 fn usage(io: &mut Io<'_>, msg: &str) -> i32 {
     io.err(msg);
     2
@@ -315,58 +340,92 @@ fn fail_unreadable(io: &mut Io<'_>, msg: String, krm: bool) -> i32 {
     io.finish(&[r])
 }
 
-fn read_stdin(stdin: &mut dyn Read) -> Result<String, String> {
+/// Input that is not text: why, and its bytes (to give back as they came).
+struct NotText {
+    message: String,
+    bytes: Vec<u8>,
+}
+
+fn read_stdin(stdin: &mut dyn Read) -> Result<String, NotText> {
     let mut buf = Vec::new();
-    stdin
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    if let Err(e) = stdin.read_to_end(&mut buf) {
+        return Err(NotText {
+            message: format!("cannot read stdin: {e}"),
+            bytes: buf,
+        });
+    }
     utf8(buf, "stdin")
 }
 
-fn utf8(buf: Vec<u8>, what: &str) -> Result<String, String> {
+fn utf8(buf: Vec<u8>, what: &str) -> Result<String, NotText> {
     String::from_utf8(buf).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
+        let bytes = e.into_bytes();
+        let before = bytes.get(..at).unwrap_or_default();
+        let line = before.iter().filter(|b| **b == b'\n').count() + 1;
         let col = at
-            - bytes[..at]
+            - before
                 .iter()
                 .rposition(|b| *b == b'\n')
                 .map_or(0, |p| p + 1)
             + 1;
-        format!("{what}: invalid UTF-8 at line {line}, column {col}")
+        NotText {
+            message: format!("{what}: invalid UTF-8 at line {line}, column {col}"),
+            bytes,
+        }
     })
 }
 
+fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn read_file(path: &Path) -> Result<String, String> {
-    let buf = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    utf8(buf, &path.display().to_string())
+    utf8(read_bytes(path)?, &path.display().to_string()).map_err(|e| e.message)
 }
 
 /// The resources of files and directories (YAML and JSON files, recursively, sorted), as one
-/// stream.
-fn read_paths(paths: &[PathBuf]) -> Result<String, String> {
+/// stream. `Err` for a path that cannot be read (a usage error); `Ok(Err)` for files that are
+/// not UTF-8, with the stream's bytes.
+fn read_paths(paths: &[PathBuf]) -> Result<Result<String, NotText>, String> {
     let mut files = Vec::new();
     for p in paths {
         collect_files(p, &mut files)?;
     }
-    let mut out = String::new();
+    let mut out: Vec<u8> = Vec::new();
+    let mut bad: Option<String> = None;
     for f in files {
-        let text = read_file(&f)?;
-        if text.trim().is_empty() {
+        let bytes = read_bytes(&f)?;
+        let text = match utf8(bytes, &f.display().to_string()) {
+            Ok(t) => t.into_bytes(),
+            Err(e) => {
+                bad.get_or_insert(e.message);
+                e.bytes
+            }
+        };
+        if text.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         if !out.is_empty() {
-            if !out.ends_with('\n') {
-                out.push('\n');
+            if !out.ends_with(b"\n") {
+                out.push(b'\n');
             }
-            if !text.starts_with("---") {
-                out.push_str("---\n");
+            if !text.starts_with(b"---") {
+                out.extend_from_slice(b"---\n");
             }
         }
-        out.push_str(&text);
+        out.extend_from_slice(&text);
     }
-    Ok(out)
+    Ok(match bad {
+        None => String::from_utf8(out).map_err(|e| NotText {
+            message: "the input is not UTF-8".into(),
+            bytes: e.into_bytes(),
+        }),
+        Some(message) => Err(NotText {
+            message,
+            bytes: out,
+        }),
+    })
 }
 
 fn collect_files(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
@@ -403,19 +462,32 @@ fn collect_files(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     }
 }
 
+/// Why a functionConfig file gave no plan.
+enum ConfigFailure {
+    /// It cannot be read at all (missing, a directory, no permission): a usage error.
+    Unreadable(String),
+    /// It was read, but is not a valid functionConfig: an error like any other.
+    Invalid(String),
+}
+
 /// Reads a functionConfig file; `root` is where its `path:` files are (default: its directory).
-fn load_config(path: &Path, root: Option<&Path>) -> Result<(Plan, Option<ConfigId>), String> {
-    let text = read_file(path)?;
-    let docs = crate::yaml::parse_stream(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+fn load_config(
+    path: &Path,
+    root: Option<&Path>,
+) -> Result<(Plan, Option<ConfigId>), ConfigFailure> {
+    let bytes = read_bytes(path).map_err(ConfigFailure::Unreadable)?;
+    let invalid = |e: String| ConfigFailure::Invalid(format!("{}: {e}", path.display()));
+    let text =
+        utf8(bytes, &path.display().to_string()).map_err(|e| ConfigFailure::Invalid(e.message))?;
+    let docs = crate::yaml::parse_stream(&text).map_err(|e| invalid(e.to_string()))?;
     let node = docs
         .iter()
         .find_map(|d| d.root.as_ref())
-        .ok_or_else(|| format!("{}: no functionConfig in the file", path.display()))?;
+        .ok_or_else(|| invalid("no functionConfig in the file".into()))?;
     let dir = root
         .map(Path::to_path_buf)
         .or_else(|| path.parent().map(Path::to_path_buf));
-    let plan =
-        config::plan(node, dir.as_deref()).map_err(|e| format!("{}: {e}", path.display()))?;
+    let plan = config::plan(node, dir.as_deref()).map_err(|e| invalid(e.to_string()))?;
     Ok((plan, Some(ConfigId::of(node))))
 }
 
@@ -425,6 +497,17 @@ fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
     }
     let input = match Input::read(src) {
         Ok(i) => i,
+        Err(e @ krm::ReadError::Shape(_)) => {
+            // YAML, but not a ResourceList we can patch: it goes back as it came.
+            let r = FnResult::new(Severity::Error, format!("stdin: {e}"));
+            return match krm::with_results(src, std::slice::from_ref(&r)) {
+                Some(text) => {
+                    io.out(&text);
+                    io.finish(&[r])
+                }
+                None => fail_unreadable(io, r.message, true),
+            };
+        }
         Err(e) => return fail_unreadable(io, format!("stdin: {e}"), true),
     };
     if !input.is_resource_list() {

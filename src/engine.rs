@@ -295,7 +295,14 @@ impl<'p> Engine<'p> {
         let saved = resource::bookkeeping(&item.node);
         let annotated = resource::has_annotations(&item.node);
         let root = self.root(&item.node);
-        let anchors = merge2::anchors_of(&item.node);
+        let anchors = match merge2::anchors_of(&item.node) {
+            Ok(a) => a,
+            Err(e) => {
+                let msg = format!("{}: {e}", label(step));
+                self.error_about(step, msg, &before, resource::file_of(&item.node), None);
+                return Done::Untouched;
+            }
+        };
         let mut conflicts = Vec::new();
         let mut deleted = false;
         let outcome = patch_node(
@@ -353,7 +360,14 @@ impl<'p> Engine<'p> {
                 let before = OwnedId::of(&item.node);
                 let saved = resource::bookkeeping(&item.node);
                 let root = self.root(&item.node);
-                let anchors = merge2::anchors_of(&item.node);
+                let anchors = match merge2::anchors_of(&item.node) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        let msg = format!("{}: document {}: {e}", label(step), d + 1);
+                        self.error_about(step, msg, &before, resource::file_of(&item.node), None);
+                        return Done::Untouched;
+                    }
+                };
                 let opts = merge3::Options {
                     infer_keys: step.options.infer_merge_keys,
                 };

@@ -42,7 +42,7 @@ const ALIAS_BUDGET: usize = 1_000_000;
 pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), AliasError> {
     let mut owned = None;
     let anchored = has_anchor(patch);
-    if patch.is_flow() || anchored || has_alias(patch) {
+    if patch.is_flow() || anchored || patch.has_alias() {
         let mut p = patch.clone();
         p.expand_aliases(ALIAS_BUDGET)?;
         if anchored {
@@ -54,11 +54,7 @@ pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), Al
         owned = Some(p);
     }
     let patch = owned.as_ref().unwrap_or(patch);
-    let anchors = if has_alias(dest) {
-        anchors_of(dest)
-    } else {
-        Vec::new()
-    };
+    let anchors = crate::merge2::anchors_of(dest)?;
     merge_value(dest, patch, &anchors);
     Ok(())
 }
@@ -89,9 +85,11 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
             continue;
         };
         match dest.position(key) {
-            Some(i) if pe.value.is_null() => {
+            Some(_) if pe.value.is_null() => {
+                // Every entry of that name goes: two keys that differ only by a tag are one
+                // member to JSON (removing just the first made a second merge remove another).
                 if let Some(es) = dest.entries_mut() {
-                    es.remove(i);
+                    es.retain(|e| e.key.as_str() != Some(key));
                 }
             }
             None if pe.value.is_null() => {}
@@ -151,15 +149,6 @@ fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
     *dest = new;
 }
 
-fn has_alias(node: &Node<'_>) -> bool {
-    node.kind() == Kind::Alias
-        || node
-            .entries()
-            .iter()
-            .any(|e| has_alias(&e.key) || has_alias(&e.value))
-        || node.items().iter().any(has_alias)
-}
-
 fn has_anchor(node: &Node<'_>) -> bool {
     node.anchor().is_some()
         || node
@@ -180,25 +169,6 @@ fn strip_anchors(node: &mut Node<'_>) {
         }
     } else if let Some(items) = node.items_mut() {
         items.iter_mut().for_each(strip_anchors);
-    }
-}
-
-fn anchors_of<'a>(node: &Node<'a>) -> Vec<(String, Node<'a>)> {
-    let mut out = Vec::new();
-    collect(node, &mut out);
-    out
-}
-
-fn collect<'a>(node: &Node<'a>, out: &mut Vec<(String, Node<'a>)>) {
-    if let Some(a) = node.anchor() {
-        out.push((a.to_owned(), node.clone()));
-    }
-    for e in node.entries() {
-        collect(&e.key, out);
-        collect(&e.value, out);
-    }
-    for i in node.items() {
-        collect(i, out);
     }
 }
 
@@ -251,6 +221,15 @@ mod tests {
             let want_v: serde_json::Value = serde_json::from_str(want).unwrap();
             assert_eq!(got_v, want_v, "{dest} + {patch}:\n{got}");
         }
+    }
+
+    /// Keys that differ only by a tag are one JSON member: null removes them all, so a second
+    /// merge of the same patch changes nothing (found by the merges fuzz target).
+    #[test]
+    fn null_removes_every_entry_of_the_name() {
+        let once = merged("!t : 1\n: 2\nb: 3\n", "\"\": null\n");
+        assert_eq!(once, "b: 3\n");
+        assert_eq!(merged(&once, "\"\": null\n"), once);
     }
 
     /// RFC 7386 section 3's example, on YAML with comments.

@@ -632,6 +632,31 @@ pub fn probe_function_config(src: &str) -> Option<&str> {
     resource_list.then(|| &src[s..e])
 }
 
+/// A ResourceList that could not be read as one (an item is not a resource, `items` is not a
+/// list), written back as it came with `results` added: `None` when the input is not one
+/// YAML mapping.
+pub fn with_results(src: &str, results: &[FnResult]) -> Option<String> {
+    let mut docs = yaml::parse_stream(src).ok()?;
+    docs.retain(|d| d.root.is_some());
+    let [doc] = &mut docs[..] else {
+        return None;
+    };
+    let root = doc.root.as_mut().filter(|r| r.is_map())?;
+    let new: Vec<Node<'_>> = results.iter().map(FnResult::to_node).collect();
+    match root.get_mut("results").and_then(Node::items_mut) {
+        Some(list) => list.extend(new),
+        None => {
+            root.set("results", Node::seq_of(new));
+        }
+    }
+    if root.is_flow() {
+        root.make_block();
+    }
+    let mut text = String::new();
+    yaml::emit_document(doc, &mut text);
+    Some(text)
+}
+
 /// A `results:` entry for the end of a ResourceList.
 pub fn results_block(results: &[FnResult]) -> String {
     let mut rl = Node::map();

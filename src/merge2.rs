@@ -27,7 +27,7 @@
 use crate::align::{self, key_seg, key_values, ListKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
-use crate::yaml::{Entry, Kind, Node};
+use crate::yaml::{AliasError, Entry, Kind, Node};
 
 /// Where merged lists put elements that only the patch has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -134,24 +134,42 @@ pub fn merge<'a, 'p: 'a>(
     }
 }
 
-/// The anchored nodes of a tree, in document order (the last of a name wins, as in YAML).
-pub fn anchors_of<'a>(node: &Node<'a>) -> Vec<(String, Node<'a>)> {
+/// Most nodes that the copies [`anchors_of`] makes may hold together. Each anchored node is
+/// copied, so anchors nested in anchors copy the inner nodes once per level: unbounded, a
+/// resource of a few hundred kilobytes could ask for gigabytes.
+pub const ANCHOR_BUDGET: usize = 1_000_000;
+
+/// The anchored nodes of a tree, in document order (the last of a name wins, as in YAML),
+/// which merging into an alias copies from. None when the tree has no alias. Fails when the
+/// copies would hold more than [`ANCHOR_BUDGET`] nodes.
+pub fn anchors_of<'a>(node: &Node<'a>) -> Result<Vec<(String, Node<'a>)>, AliasError> {
     let mut out = Vec::new();
-    collect_anchors(node, &mut out);
-    out
+    if node.has_alias() {
+        let mut left = ANCHOR_BUDGET;
+        collect_anchors(node, &mut out, &mut left)?;
+    }
+    Ok(out)
 }
 
-fn collect_anchors<'a>(node: &Node<'a>, out: &mut Vec<(String, Node<'a>)>) {
+fn collect_anchors<'a>(
+    node: &Node<'a>,
+    out: &mut Vec<(String, Node<'a>)>,
+    left: &mut usize,
+) -> Result<(), AliasError> {
     if let Some(a) = node.anchor() {
+        *left = left
+            .checked_sub(node.node_count())
+            .ok_or(AliasError::AnchorsTooLarge(ANCHOR_BUDGET))?;
         out.push((a.to_owned(), node.clone()));
     }
     for e in node.entries() {
-        collect_anchors(&e.key, out);
-        collect_anchors(&e.value, out);
+        collect_anchors(&e.key, out, left)?;
+        collect_anchors(&e.value, out, left)?;
     }
     for i in node.items() {
-        collect_anchors(i, out);
+        collect_anchors(i, out, left)?;
     }
+    Ok(())
 }
 
 enum Fate {
@@ -842,7 +860,7 @@ mod tests {
             schema.root(g, v, r.str_at(&["kind"]).unwrap_or(""))
         });
         let node = d[0].root.as_mut().unwrap();
-        let anchors = anchors_of(node);
+        let anchors = anchors_of(node).expect("anchors within budget");
         match merge(
             node,
             p[0].root.as_ref().unwrap(),
@@ -863,6 +881,41 @@ mod tests {
     }
 
     const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: app\n        image: a:1\n        ports:\n        - containerPort: 80\n        - containerPort: 53\n          protocol: UDP\n      - name: sidecar\n        image: s:1\n";
+
+    /// Found by tests/properties.rs: a scalar with a line comment replaced by a list whose key
+    /// has a comment in the patch kept the resource's comment, and a second run then took the
+    /// patch's: the merge was not idempotent.
+    #[test]
+    fn a_scalar_replaced_by_a_list_takes_the_patchs_comment() {
+        let dest = "kind: T\nspec:\n  a: a # one\n";
+        for (patch, want) in [
+            (
+                "spec:\n  a: # two\n  - name: n0\n",
+                "  a: # two\n  - name: n0\n",
+            ),
+            // Without a comment in the patch, the resource's stays.
+            ("spec:\n  a:\n  - name: n0\n", "  a: # one\n  - name: n0\n"),
+        ] {
+            let once = run(dest, patch, Options::default());
+            assert!(once.ends_with(want), "{once}");
+            assert_eq!(run(&once, patch, Options::default()), once);
+        }
+    }
+
+    /// Found by the merges fuzz target: a key read in block context with `{` in it, merged
+    /// into a flow map, was written there as it was, which ends the key (\`{re{x: 1}\`).
+    #[test]
+    fn a_block_key_merged_into_a_flow_map_is_quoted_if_need_be() {
+        let out = run(
+            "a: {b: 1}\n",
+            "a:\n  re{x: 2\n  c,d: 3\n",
+            Options::default(),
+        );
+        let back = crate::yaml::parse_stream(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let a = back[0].root.as_ref().and_then(|r| r.get("a")).expect("a");
+        assert_eq!(a.get("re{x").and_then(Node::as_str), Some("2"), "{out}");
+        assert_eq!(a.get("c,d").and_then(Node::as_str), Some("3"), "{out}");
+    }
 
     #[test]
     fn scalars_replace_and_comments_stay() {

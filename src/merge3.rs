@@ -1007,7 +1007,7 @@ mod tests {
             }
             _ => Cursor::default(),
         };
-        let anchors = anchors_of(node);
+        let anchors = anchors_of(node).expect("anchors within budget");
         let conflicts = merge(
             node,
             o[0].root.as_ref().unwrap(),

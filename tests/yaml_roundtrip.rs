@@ -207,3 +207,31 @@ fn yaml_test_suite() {
     );
     assert_eq!(limits_hit.len(), KNOWN_LIMITS.len());
 }
+
+/// Streams with little or nothing in them: their documents' texts still make up the whole
+/// input, and writing the trees back gives it again. A byte order mark alone had no document
+/// to carry it and was lost (found by the yaml_roundtrip fuzz target).
+#[test]
+fn almost_empty_streams_are_partitioned() {
+    for src in [
+        "",
+        "\n",
+        "\u{feff}",
+        "\u{feff}\n",
+        "# c\n",
+        "\u{feff}# c\n",
+        "---\n",
+        "...\n",
+    ] {
+        let docs = yaml::parse_stream(src).unwrap_or_else(|e| panic!("{src:?}: {e}"));
+        let joined: String = docs.iter().map(|d| d.text).collect();
+        assert_eq!(joined, src, "{src:?}: the documents' texts");
+        let mut out = String::new();
+        yaml::emit_stream(&docs, &mut out);
+        let back = yaml::parse_stream(&out).unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
+        assert!(same_trees(&docs, &back), "{src:?} -> {out:?}");
+        if src.starts_with('\u{feff}') {
+            assert!(out.starts_with('\u{feff}'), "{src:?} -> {out:?}: the mark");
+        }
+    }
+}

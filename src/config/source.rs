@@ -60,7 +60,7 @@ impl<'d> Ctx<'d> {
                 self.budget = self.budget.saturating_sub(added);
                 Ok(())
             }
-            Err(AliasError::TooLarge(_)) => Err(ConfigError::new(
+            Err(AliasError::TooLarge(_) | AliasError::AnchorsTooLarge(_)) => Err(ConfigError::new(
                 field,
                 format!(
                     "expanding aliases would add more than {ALIAS_BUDGET} nodes to the \

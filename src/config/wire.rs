@@ -27,11 +27,100 @@ pub(super) fn deserialize<T: DeserializeOwned>(node: &Node<'_>) -> Result<T, Con
         };
         ConfigError::new(field, e.message)
     })?;
-    serde_path_to_error::deserialize(json).map_err(|e| {
+    serde_path_to_error::deserialize(Strict(json)).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { ROOT.to_owned() } else { path };
         ConfigError::new(field, e.into_inner().to_string())
     })
+}
+
+/// A JSON value read as `serde_json::Value` reads itself, except that a struct must be a
+/// mapping: serde's derived structs also accept a sequence of their fields in order, which
+/// turned `spec: [1, 2]` into an error about `spec[0]`.
+struct Strict(Value);
+
+impl<'de> de::IntoDeserializer<'de, serde_json::Error> for Strict {
+    type Deserializer = Strict;
+
+    fn into_deserializer(self) -> Strict {
+        self
+    }
+}
+
+fn unexpected(v: &Value) -> de::Unexpected<'_> {
+    match v {
+        Value::Null => de::Unexpected::Unit,
+        Value::Bool(b) => de::Unexpected::Bool(*b),
+        Value::Number(_) => de::Unexpected::Other("a number"),
+        Value::String(s) => de::Unexpected::Str(s),
+        Value::Array(_) => de::Unexpected::Seq,
+        Value::Object(_) => de::Unexpected::Map,
+    }
+}
+
+impl<'de> Deserializer<'de> for Strict {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Array(items) => {
+                let mut seq = de::value::SeqDeserializer::new(items.into_iter().map(Strict));
+                let v = visitor.visit_seq(&mut seq)?;
+                seq.end()?;
+                Ok(v)
+            }
+            Value::Object(entries) => {
+                let mut map = de::value::MapDeserializer::new(
+                    entries.into_iter().map(|(k, v)| (k, Strict(v))),
+                );
+                let v = visitor.visit_map(&mut map)?;
+                map.end()?;
+                Ok(v)
+            }
+            other => other.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Object(_) => self.deserialize_any(visitor),
+            other => Err(de::Error::invalid_type(unexpected(&other), &"a mapping")),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_enum(name, variants, visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map identifier ignored_any
+    }
 }
 
 /// Reads a string as the value of an enum option (`append`, `warn`), for the ConfigMap form.

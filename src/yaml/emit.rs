@@ -35,7 +35,11 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
         opts: EmitOptions {
             seq_indent: doc.seq_indent,
         },
+        block_body: None,
     };
+    if doc.bom {
+        e.out.push('\u{feff}');
+    }
     e.comments(&doc.pre, 0);
     for d in &doc.directives {
         e.out.push_str(d);
@@ -77,7 +81,25 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
     } else if let Some(r) = &doc.root {
         e.root(r);
     }
-    e.comments(&doc.foot, 0);
+    let rewritten_multi_line_root = doc.root.as_ref().is_some_and(|r| {
+        r.ext.as_ref().is_none_or(|x| x.raw.is_none())
+            && (r.as_str().is_some_and(|t| t.contains('\n')) || is_block_scalar(r))
+    });
+    if rewritten_multi_line_root && doc.foot.iter().any(|c| c.col > 0) {
+        // After a scalar of several lines written anew (as a block scalar), an indented
+        // comment would read as part of its text: comments start the line there.
+        let foot: Vec<Comment<'_>> = doc
+            .foot
+            .iter()
+            .map(|c| Comment {
+                col: 0,
+                ..c.clone()
+            })
+            .collect();
+        e.comments(&foot, 0);
+    } else {
+        e.comments(&doc.foot, 0);
+    }
     if doc.end {
         e.blank(doc.end_blank);
         e.out.push_str("...\n");
@@ -89,7 +111,12 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
 /// One item of a block sequence whose dashes are at column `dash_col`, written as the sequence
 /// would write it: its blank lines and head comments, the dash, the item.
 pub fn emit_seq_item(item: &Node<'_>, dash_col: usize, opts: EmitOptions, out: &mut String) {
-    Emitter { out, opts }.seq_item(item, dash_col, false);
+    Emitter {
+        out,
+        opts,
+        block_body: None,
+    }
+    .seq_item(item, dash_col, false);
 }
 
 /// A node alone, as a block YAML document (for messages and tests).
@@ -98,6 +125,7 @@ pub fn emit_node(node: &Node<'_>, opts: EmitOptions) -> String {
     Emitter {
         out: &mut out,
         opts,
+        block_body: None,
     }
     .root(node);
     out
@@ -121,7 +149,13 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
                 if i > 0 {
                     s.push_str(", ");
                 }
-                s.push_str(&flow_child(item));
+                let child = flow_child(item);
+                if child.is_empty() {
+                    // An empty value cannot be written as nothing in a flow sequence.
+                    s.push_str("null");
+                } else {
+                    s.push_str(&child);
+                }
             }
             s.push(']');
         }
@@ -132,6 +166,9 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
                     s.push_str(", ");
                 }
                 s.push_str(&flow_child(&e.key));
+                if needs_space_before_colon(&e.key) {
+                    s.push(' ');
+                }
                 s.push(':');
                 let v = flow_child(&e.value);
                 if !v.is_empty() {
@@ -147,8 +184,14 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
 
 /// A child inside a flow collection: its single-line source text if it has one, else canonical.
 fn flow_child(node: &Node<'_>) -> String {
+    // A plain scalar from block context may hold what ends it in a flow collection.
+    let not_in_flow = |text: &str| {
+        node.style() == Some(ScalarStyle::Plain) && text.contains([',', '[', ']', '{', '}'])
+    };
     match node.ext.as_ref().and_then(|e| e.raw.as_ref()) {
-        Some(raw) if !raw.text.contains('\n') && !is_block_scalar(node) => {
+        Some(raw)
+            if !raw.text.contains('\n') && !is_block_scalar(node) && !not_in_flow(&raw.text) =>
+        {
             let mut s = String::new();
             push_props(node, &mut s);
             s.push_str(&raw.text);
@@ -168,17 +211,26 @@ fn push_props(node: &Node<'_>, s: &mut String) {
         s.push_str(t);
         s.push(' ');
     }
-    // A property with nothing after it (`&a` on an empty value) keeps no trailing space.
-    if matches!(&node.repr, Repr::Scalar { text, .. } if text.is_empty())
-        && s.ends_with(' ')
-        && is_plain_empty(node)
-    {
+    // A property with nothing after it (`&a` on an empty value) keeps no trailing space; an
+    // empty string written `""` (`! ""`) needs it.
+    if s.ends_with(' ') && is_plain_empty(node) {
         s.pop();
     }
 }
 
+/// A key that a `:` right after it would run into: an alias (`*a:` names the alias `a:`) or
+/// an empty scalar written as its properties alone (`!!null:` is one tag).
+fn needs_space_before_colon(k: &Node<'_>) -> bool {
+    k.kind() == super::Kind::Alias
+        || (is_plain_empty(k) && (k.tag().is_some() || k.anchor().is_some()))
+}
+
+/// A plain empty scalar that is written as nothing at all (a tagged empty string out of its
+/// source, `!!str`, is written `""`).
 fn is_plain_empty(node: &Node<'_>) -> bool {
-    node.as_str() == Some("") && node.style() == Some(ScalarStyle::Plain)
+    node.as_str() == Some("")
+        && node.style() == Some(ScalarStyle::Plain)
+        && scalar_text(node, "", ScalarStyle::Plain, false).is_empty()
 }
 
 /// A scalar's text as written on one line (no verbatim source).
@@ -191,8 +243,15 @@ fn scalar_text<'t>(
     let is_string = matches!(node.resolved(), Some(Resolved::Str(_)));
     let from_source = node.layout().flags & flags::SOURCE != 0;
     match style {
-        // The parser read it as a plain scalar in this context: it is valid as written.
-        ScalarStyle::Plain if from_source && !text.contains('\n') => Cow::Borrowed(text),
+        // The parser read it as a plain scalar: it is valid as written, unless it came from
+        // block context and now goes into a flow collection, where `,[]{}` end it.
+        ScalarStyle::Plain
+            if from_source
+                && !text.contains('\n')
+                && !(in_flow && text.contains([',', '[', ']', '{', '}'])) =>
+        {
+            Cow::Borrowed(text)
+        }
         ScalarStyle::Plain
             if !text.contains('\n') && (!is_string || scalar::plain_ok(text, in_flow)) =>
         {
@@ -240,6 +299,10 @@ enum Ctx {
 struct Emitter<'o> {
     out: &'o mut String,
     opts: EmitOptions,
+    /// Right after a block scalar: the column of its text. A comment written there must stand
+    /// to the left of it, or it reads as more text (a comment that followed a plain scalar in
+    /// the source can follow a block scalar here).
+    block_body: Option<usize>,
 }
 
 fn pad(out: &mut String, n: usize) {
@@ -285,9 +348,13 @@ impl Emitter<'_> {
             for _ in 0..c.blank {
                 self.out.push('\n');
             }
+            let at = (col as isize + isize::from(c.col)).max(0).unsigned_abs();
             pad(
                 self.out,
-                (col as isize + isize::from(c.col)).max(0).unsigned_abs(),
+                match self.block_body {
+                    Some(text_col) if at >= text_col => text_col.saturating_sub(1),
+                    _ => at,
+                },
             );
             self.out.push('#');
             self.out.push_str(&c.text);
@@ -358,18 +425,28 @@ impl Emitter<'_> {
     }
 
     fn block_map(&mut self, node: &Node<'_>, col: usize, inline_first: bool) {
-        for (i, e) in node.entries().iter().enumerate() {
+        let entries = node.entries();
+        for (i, e) in entries.iter().enumerate() {
             if !(inline_first && i == 0) {
                 self.blank(e.key.layout().blank);
                 self.comments(&e.key.comments().head, col);
                 pad(self.out, col);
             }
-            self.entry(e, col);
+            // An entry whose key is written as nothing starts its line with ':', which would
+            // give its value to an explicit key left without one just before it.
+            let next_key_bare = entries.get(i + 1).is_some_and(|n| {
+                n.key.layout().flags & flags::EXPLICIT_KEY == 0
+                    && is_plain_empty(&n.key)
+                    && n.key.tag().is_none()
+                    && n.key.anchor().is_none()
+            });
+            self.entry(e, col, next_key_bare);
         }
         self.comments(&node.comments().foot, col);
     }
 
-    fn entry(&mut self, e: &Entry<'_>, col: usize) {
+    fn entry(&mut self, e: &Entry<'_>, col: usize, next_key_bare: bool) {
+        self.block_body = None;
         let k = &e.key;
         let explicit = k.layout().flags & flags::EXPLICIT_KEY != 0 || is_block_collection(k);
         let key_text = match &k.repr {
@@ -409,7 +486,11 @@ impl Emitter<'_> {
             self.line_comment(k.comments().line.as_ref());
             self.out.push('\n');
             let v = &e.value;
-            if v.layout().flags & flags::OMITTED != 0 && is_plain_empty(v) && v.ext.is_none() {
+            if v.layout().flags & flags::OMITTED != 0
+                && is_plain_empty(v)
+                && v.ext.is_none()
+                && !next_key_bare
+            {
                 return;
             }
             pad(self.out, col);
@@ -418,7 +499,7 @@ impl Emitter<'_> {
         } else {
             self.out.push_str(&key_text);
             let before_colon = usize::from(k.layout().gap);
-            let before_colon = if k.kind() == super::Kind::Alias {
+            let before_colon = if needs_space_before_colon(k) {
                 before_colon.max(1)
             } else {
                 before_colon
@@ -444,6 +525,7 @@ impl Emitter<'_> {
             self.comments(&item.comments().head, col);
             pad(self.out, col);
         }
+        self.block_body = None;
         self.out.push('-');
         self.value(item, col, None, Ctx::Item);
     }
@@ -500,7 +582,9 @@ impl Emitter<'_> {
                 self.out.push(' ');
                 self.out.push_str(props);
             }
-            self.line_comment(own_comment.or(key_comment));
+            // The comment after `key:` is the key's; a collection has one of its own only when
+            // it replaced a scalar that had one, and then the key's (the patch's) is newer.
+            self.line_comment(key_comment.or(own_comment));
             self.out.push('\n');
             let child = if at == Ctx::Value || at == Ctx::DocStart {
                 ctx + indent
@@ -570,16 +654,23 @@ impl Emitter<'_> {
             Repr::Scalar { text, style, .. } => {
                 if let Some(raw) = raw.filter(|_| is_block_scalar(v)) {
                     let shift = ctx as isize - raw.base as isize;
-                    let (header, body) = raw.text.split_once('\n').unwrap_or((&raw.text, ""));
+                    // An empty body after the header's line break is one empty line when
+                    // chomping keeps it (`|+`): it is the scalar's content, not layout.
+                    let (header, body) = match raw.text.split_once('\n') {
+                        Some((h, b)) => (h, (!b.is_empty() || h.contains('+')).then_some(b)),
+                        None => (raw.text.as_ref(), None),
+                    };
                     self.out.push_str(header);
                     self.line_comment(comment);
                     self.out.push('\n');
-                    if !body.is_empty() {
+                    let start = self.out.len();
+                    if let Some(body) = body {
                         for line in body.split('\n') {
                             self.out.push_str(&shift_line(line, shift));
                             self.out.push('\n');
                         }
                     }
+                    self.after_block_body(start);
                     return;
                 }
                 if let Some(raw) = raw {
@@ -670,6 +761,20 @@ impl Emitter<'_> {
         for _ in 1..trailing {
             self.out.push('\n');
         }
+        self.block_body = Some(ctx + 2);
+    }
+
+    /// Notes the column of the block scalar text written since `start` (its least indented
+    /// line that is not empty).
+    fn after_block_body(&mut self, start: usize) {
+        self.block_body = self
+            .out
+            .get(start..)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start_matches(' ').len())
+            .min();
     }
 }
 
@@ -708,6 +813,120 @@ mod tests {
             emit(&m),
             "name: web\n\"on\": \"on\"\nreplicas: 3\nlabels:\n  app: web\nargs:\n- --port\n- \"0777\"\nscript: |\n  echo a\n  echo b\nempty: {}\nlist:\n- a: 1\n  b: 2\n"
         );
+    }
+
+    /// Inputs the fuzzer (`fuzz/`, target `yaml_roundtrip`) found whose trees, written back
+    /// (as parsed, or rewritten in canonical block style), did not read back as the same data.
+    #[test]
+    fn rewritten_in_block_style_they_read_back_the_same() {
+        for src in [
+            // A non-specific tag on an empty scalar: written `!""`, which is not YAML.
+            "!\n",
+            "a: !\n",
+            "- !\n- !!str\n",
+            "? !\n: !\n",
+            // A comment after a root scalar of several lines, rewritten as a literal block: it
+            // was written inside the block.
+            "W\n\n}\n  #\n",
+            "a\n b\n  # c\n",
+            // A byte order mark, then a sequence whose item has two lines: the mark counted in
+            // the columns made the sequence indented.
+            "\u{feff}- o\n o\n",
+            "\u{feff}k:\n- a\n",
+            // `.nan` is the same data as `.nan`.
+            ".nan\n",
+            "- [.NAN]\n",
+            // A null item of a complex key's sequence, written in flow style: `[]`.
+            "? - \n",
+            "? - a\n  -\n: b\n",
+            // A plain scalar with `]` from block context, written in a flow collection.
+            "? ? p.]x\n",
+            "? [a, b]\n: - c]d\n",
+            // An empty key written as its tag alone, then `:`: `!!null: a` is one tag.
+            "!!null : a\nb: c\n",
+            "- !!str\n-\n  !!null : a\n  b: !!str\n- !!str : !!null\n",
+            "&x : a\nb: *x\n",
+            "{!!null : a, b: c}\n",
+            "{&x : a, *x : b}\n",
+            // An explicit key without a value, then an empty key: the `:` of the second entry
+            // was taken for the first one's value.
+            "? !!str a\n: \n: !!str d\n",
+            "? a\n: b\n",
+            // A `|+` block whose body is one empty line: the line was taken for no body.
+            "- |+\n\n---",
+            "- |+ # c\n\n---",
+            "k: |+\n\n",
+            "- |+\n\n...\n",
+            "- |+ \n",
+            "- |+ # c\n",
+            "- |+\n\n# c\n",
+            "k: |+\n\nj: >+\n\n\nl: |\n\nm: 1\n",
+        ] {
+            let docs = crate::yaml::parse_stream(src).expect(src);
+            let root = docs[0].root.clone().expect(src);
+            let mut block = root.clone();
+            block.make_block();
+            for out in [emit(&root), emit(&block)] {
+                let back = crate::yaml::parse_stream(&out)
+                    .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
+                let back = back[0].root.as_ref().expect("a root");
+                assert!(back.same_data(&root), "{src:?} -> {out:?}");
+            }
+        }
+    }
+
+    /// Found by the merges fuzz target (apply wrote its annotation, a new `|` block, before
+    /// an indented comment): a comment that followed a plain value follows a block scalar once
+    /// the value is rewritten, and must stand left of its text.
+    #[test]
+    fn a_comment_after_a_new_block_scalar_stays_a_comment() {
+        for src in [
+            "a:\n  b: x\n      # deep\n",
+            "- x\n    # deep\n",
+            "a: x\n    # deep\nb: y\n",
+        ] {
+            let docs = crate::yaml::parse_stream(src).expect(src);
+            let mut root = docs[0].root.clone().expect(src);
+            let target = match root.get_mut("a") {
+                Some(a) if a.is_map() => a.get_mut("b").expect("b"),
+                Some(a) => a,
+                None => &mut root.items_mut().expect("items")[0],
+            };
+            target.set_text("one\ntwo\n", ScalarStyle::Any);
+            let out = emit(&root);
+            let back = crate::yaml::parse_stream(&out).expect("parses");
+            assert!(
+                back[0].root.as_ref().expect("root").same_data(&root),
+                "{src:?} -> {out:?}"
+            );
+            assert!(out.contains("# deep"), "{out}");
+        }
+    }
+
+    /// Found by tests/properties.rs (a merge2 patch run twice doubled a comment): a comment
+    /// at the dash column after a compact sequence was that sequence's foot, so a head comment
+    /// written there for the next key read back as the sequence's, and the next merge added
+    /// the key's comment again.
+    #[test]
+    fn a_comment_after_a_compact_sequence_is_the_next_keys() {
+        let src =
+            "spec:\n  c:\n  - a\n  # about a\n  a: a\n  d:\n    - x\n    # foot of d\n  # end\n";
+        let docs = crate::yaml::parse_stream(src).expect("parses");
+        let spec = docs[0]
+            .root
+            .as_ref()
+            .and_then(|r| r.get("spec"))
+            .expect("spec");
+        let (c, a) = (&spec.entries()[0], &spec.entries()[1]);
+        assert!(c.value.comments().foot.is_empty());
+        assert_eq!(a.key.comments().head[0].text, " about a");
+        // An indented sequence keeps its foot; the map's own foot stays the map's.
+        let d = spec.get("d").expect("d");
+        assert_eq!(d.comments().foot[0].text, " foot of d");
+        assert_eq!(spec.comments().foot[0].text, " end");
+        let mut out = String::new();
+        crate::yaml::emit_stream(&docs, &mut out);
+        assert_eq!(out, src);
     }
 
     #[test]

@@ -308,6 +308,8 @@ pub struct Document<'a> {
     pub(crate) trailer: Vec<Comment<'a>>,
     /// How this document indents block sequences under a key; new sequences follow it.
     pub seq_indent: SeqIndent,
+    /// The stream starts with a byte order mark, which is written back before this document.
+    pub(crate) bom: bool,
 }
 
 impl<'a> Document<'a> {
@@ -315,6 +317,14 @@ impl<'a> Document<'a> {
     pub fn new(root: Node<'a>) -> Self {
         Document {
             root: Some(root),
+            ..Document::empty()
+        }
+    }
+
+    /// A document with nothing in it, with canonical layout.
+    pub(crate) fn empty() -> Self {
+        Document {
+            root: None,
             text: "",
             directives: Vec::new(),
             pre: Vec::new(),
@@ -326,6 +336,7 @@ impl<'a> Document<'a> {
             root_next_line: false,
             trailer: Vec::new(),
             seq_indent: SeqIndent::Compact,
+            bom: false,
         }
     }
 

@@ -56,6 +56,12 @@ pub enum AliasError {
     Unknown(String),
     #[error("expanding aliases would make more than {0} nodes (an alias bomb?)")]
     TooLarge(usize),
+    /// The copies of a resource's anchored nodes that merging into its aliases needs would
+    /// hold too many nodes (anchors nested in anchors).
+    #[error(
+        "its anchored nodes, nested in one another, hold more than {0} nodes (an alias bomb?)"
+    )]
+    AnchorsTooLarge(usize),
 }
 
 impl<'a> Node<'a> {
@@ -541,7 +547,14 @@ impl<'a> Node<'a> {
     /// equal values in the same order, equal items. Comments and styles do not count.
     pub fn same_data(&self, other: &Node<'_>) -> bool {
         match (&self.repr, &other.repr) {
-            (Repr::Scalar { .. }, Repr::Scalar { .. }) => self.resolved() == other.resolved(),
+            (Repr::Scalar { .. }, Repr::Scalar { .. }) => match (self.resolved(), other.resolved())
+            {
+                // `.nan` is the same data as `.nan`, though NaN is not equal to itself.
+                (Some(Resolved::Float(a)), Some(Resolved::Float(b))) => {
+                    a == b || (a.is_nan() && b.is_nan())
+                }
+                (a, b) => a == b,
+            },
             (Repr::Seq { items: a, .. }, Repr::Seq { items: b, .. }) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_data(y))
             }
@@ -583,7 +596,8 @@ impl<'a> Node<'a> {
         Ok(())
     }
 
-    fn has_alias(&self) -> bool {
+    /// Whether an alias is anywhere in this tree.
+    pub fn has_alias(&self) -> bool {
         match &self.repr {
             Repr::Alias { .. } => true,
             Repr::Seq { items, .. } => items.iter().any(Node::has_alias),
@@ -644,6 +658,12 @@ impl<'a> Node<'a> {
             Repr::Scalar { .. } | Repr::Alias { .. } => {}
         }
         if let Some(a) = self.anchor() {
+            // The copy kept for later aliases counts too: anchors nested in anchors copy the
+            // inner nodes once per level, which a small input can make quadratic.
+            *count = count.saturating_add(self.node_count());
+            if *count > budget {
+                return Err(AliasError::TooLarge(budget));
+            }
             anchors.push((a.to_owned(), self.clone()));
         }
         Ok(())

@@ -26,6 +26,9 @@ use super::{
     flags, Comment, Document, Entry, Layout, Node, Raw, Repr, ScalarStyle, SeqIndent, MAX_DEPTH,
 };
 
+/// The byte order mark YAML allows at the start of a stream.
+const BOM: char = '\u{feff}';
+
 /// Malformed YAML, with its place in the source (1-based line and column).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}, column {column}: {message}")]
@@ -55,9 +58,35 @@ pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<()
 
 fn parse_with<'a, 's>(
     src: &'a str,
-    each: impl FnMut(Document<'a>),
+    mut each: impl FnMut(Document<'a>),
     split: Option<SplitState<'a, 's>>,
 ) -> Result<Option<std::ops::Range<usize>>, ParseError> {
+    // A byte order mark is not part of the text the builder sees (its columns and layout start
+    // after it); the first document's text includes it, and the document says to write it.
+    let (body, bom) = match src.strip_prefix(BOM) {
+        Some(rest) => (rest, BOM.len_utf8()),
+        None => (src, 0),
+    };
+    if bom > 0 && body.is_empty() {
+        // Nothing but the mark: no document to carry it, so one empty document does, and the
+        // stream is written back as it came.
+        let mut d = Document::empty();
+        d.text = src;
+        d.bom = true;
+        each(d);
+        return Ok(None);
+    }
+    let mut first = bom > 0;
+    let each = move |mut d: Document<'a>| {
+        if first {
+            first = false;
+            d.bom = true;
+            d.text = src.get(..bom + d.text.len()).unwrap_or(d.text);
+        }
+        each(d)
+    };
+    let src = body;
+    lone_carriage_return(src)?;
     let mut opts = Options::default();
     opts.emit_anchor_events = true;
     opts.block_nesting_limit = MAX_DEPTH;
@@ -74,7 +103,30 @@ fn parse_with<'a, 's>(
         })?;
         b.event(event, span)?;
     }
-    Ok(b.finish())
+    Ok(b.finish().map(|r| r.start + bom..r.end + bom))
+}
+
+/// YAML reads a carriage return alone as a line break, but the tree's layout counts lines by
+/// line feeds: such a text is refused (CRLF is read, and written back as LF).
+fn lone_carriage_return(src: &str) -> Result<(), ParseError> {
+    let bytes = src.as_bytes();
+    let lone = bytes
+        .iter()
+        .enumerate()
+        .find(|&(i, &b)| b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
+        .map(|(i, _)| i);
+    let Some(at) = lone else {
+        return Ok(());
+    };
+    let before = src.get(..at).unwrap_or_default();
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Err(ParseError {
+        line: before.matches('\n').count() + 1,
+        column: before.get(line_start..).map_or(0, |l| l.chars().count()) + 1,
+        message: "a carriage return that is not followed by a line feed: line breaks must be \
+                  LF or CRLF"
+            .into(),
+    })
 }
 
 /// One item of a sequence handed over by [`parse_split`].
@@ -227,6 +279,10 @@ struct Builder<'a, 's, F: FnMut(Document<'a>)> {
     last_doc_start: usize,
     /// `%` directive lines seen since the last document.
     directives: Vec<Cow<'a, str>>,
+    /// The last byte whose line start was asked for, and that line start: lookups mostly move
+    /// forward, so each scans only the text since the last one. (Scanning back from every node
+    /// to its line's start made a long flow collection on one line quadratic.)
+    line_cache: std::cell::Cell<(usize, usize)>,
 }
 
 /// The byte after the line break that ends the line holding `byte` (or the end of the text).
@@ -235,16 +291,6 @@ fn end_of_line(src: &str, byte: usize) -> usize {
         Some(i) => byte + i + 1,
         None => src.len(),
     }
-}
-
-fn line_start(src: &str, byte: usize) -> usize {
-    src.get(..byte)
-        .and_then(|s| s.rfind('\n'))
-        .map_or(0, |i| i + 1)
-}
-
-fn col_of(src: &str, byte: usize) -> usize {
-    byte - line_start(src, byte)
 }
 
 fn clamp_u8(n: usize) -> u8 {
@@ -290,13 +336,41 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             text_start: 0,
             last_doc_start: 0,
             directives: Vec::new(),
+            line_cache: std::cell::Cell::new((0, 0)),
         }
+    }
+
+    /// The first byte of the line holding `byte`.
+    fn line_start(&self, byte: usize) -> usize {
+        let bytes = self.src.as_bytes();
+        let byte = byte.min(bytes.len());
+        let after_newline = |from: usize| {
+            bytes
+                .get(from..byte)
+                .and_then(|b| b.iter().rposition(|c| *c == b'\n'))
+                .map(|i| from + i + 1)
+        };
+        let (at, start) = self.line_cache.get();
+        if byte >= at {
+            let found = after_newline(at).unwrap_or(start);
+            self.line_cache.set((byte, found));
+            found
+        } else if byte >= start {
+            start
+        } else {
+            after_newline(0).unwrap_or(0)
+        }
+    }
+
+    /// The byte column of `byte` in its line.
+    fn col_of(&self, byte: usize) -> usize {
+        byte.saturating_sub(self.line_start(byte))
     }
 
     fn err(&self, byte: usize, line: usize, message: impl Into<String>) -> ParseError {
         let col = self
             .src
-            .get(line_start(self.src, byte)..byte)
+            .get(self.line_start(byte)..byte)
             .map_or(0, |s| s.chars().count());
         ParseError {
             line,
@@ -363,7 +437,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                     if next_blank && prev_ok {
                         let ind = Ind {
                             byte: i,
-                            col: col_of(src, i),
+                            col: self.col_of(i),
                             line,
                             prev_line: self.last_line,
                         };
@@ -564,7 +638,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         let on_directive = self.doc.is_none()
             && self
                 .src
-                .get(line_start(self.src, sb)..)
+                .get(self.line_start(sb)..)
                 .is_some_and(|l| l.starts_with('%'));
         if self.stack.iter().any(|f| f.flow) || on_directive {
             // Inside a flow collection, or after a directive: part of that verbatim text.
@@ -574,7 +648,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         if placement == Placement::Right {
             // A line comment belongs to what is on its line (or right after it).
             self.content_end = self.content_end.max(eb);
-            let gap = self.src.get(line_start(self.src, sb)..sb).unwrap_or("");
+            let gap = self.src.get(self.line_start(sb)..sb).unwrap_or("");
             let spaces = gap.len() - gap.trim_end_matches([' ', '\t']).len();
             let comment = Comment {
                 text,
@@ -608,10 +682,10 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
         } else if self.doc.is_none() && !self.directives.is_empty() {
             // Between directives and `---`: kept in place as a directive line.
-            let text = self.src.get(line_start(self.src, sb)..eb).unwrap_or("");
+            let text = self.src.get(self.line_start(sb)..eb).unwrap_or("");
             self.directives.push(Cow::Borrowed(text));
         } else {
-            let col = col_of(self.src, sb);
+            let col = self.col_of(sb);
             let blank = blank_between(self.last_line, line);
             self.pending.push(Pending {
                 text,
@@ -658,15 +732,14 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         line: usize,
         block_coll: bool,
     ) -> Result<(), ParseError> {
-        let src = self.src;
         // A node's entry starts at its anchor or tag, when it has one.
-        let (content_line, content_col) = (line, col_of(src, start));
+        let (content_line, content_col) = (line, self.col_of(start));
         let (start, line) = self
             .props_start
             .take()
             .filter(|&(b, _)| b < start)
             .unwrap_or((start, line));
-        let col = col_of(src, start);
+        let col = self.col_of(start);
         let empty = node.as_str() == Some("") && node.style() == Some(ScalarStyle::Plain);
         let mut lay = Layout {
             flags: flags::SOURCE,
@@ -720,7 +793,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 if q.is_some() {
                     lay.flags |= flags::EXPLICIT_KEY;
                 }
-                let frame = self.stack.last_mut().expect("role Key has a frame");
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(self.err(
+                        start,
+                        line,
+                        "unexpected parser state (key without a collection)",
+                    ));
+                };
                 let frame_col = *frame.col.get_or_insert(entry_col);
                 head = self.take_pending(frame_col);
                 lay.blank = blank_between(prev, entry_line);
@@ -728,7 +807,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             Role::Value => {
                 let colon = self.colon.take();
-                let frame = self.stack.last().expect("role Value has a frame");
+                let Some(frame) = self.stack.last() else {
+                    return Err(self.err(
+                        start,
+                        line,
+                        "unexpected parser state (value without a mapping)",
+                    ));
+                };
                 let (key_line, key_end) = (frame.key_line, frame.key_end);
                 let ind_line = colon.map_or(key_line, |c| c.line);
                 if let Some(c) = colon.filter(|c| c.line == key_line && c.byte >= key_end) {
@@ -760,7 +845,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             Role::Item => {
                 let dash = self.dash.take();
-                let frame = self.stack.last_mut().expect("role Item has a frame");
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(self.err(
+                        start,
+                        line,
+                        "unexpected parser state (item without a collection)",
+                    ));
+                };
                 let dash_col = dash.map_or(col, |d| d.col);
                 let frame_col = *frame.col.get_or_insert(dash_col);
                 let dash_line = dash.map_or(line, |d| d.line);
@@ -821,7 +912,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
 
     /// Spaces between an indicator and the node after it on the same line (0 = one space).
     fn gap_after(&self, ind: Ind, node_start: usize) -> u8 {
-        let ls = line_start(self.src, node_start);
+        let ls = self.line_start(node_start);
         let ind_byte = ls + ind.col;
         let between = self.src.get(ind_byte + 1..node_start).unwrap_or("");
         let spaces = between.len() - between.trim_start_matches(' ').len();
@@ -932,16 +1023,22 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 let body = src
                     .get((header_end + 1).min(body_end)..body_end)
                     .unwrap_or("");
+                // A body of one empty line is "" too. Under `|+` that line is content (the
+                // raw text ends with its line break); otherwise it is a blank line of layout.
+                let keep = header_text.contains('+');
+                let has_body = !body.is_empty() || (keep && body_end > header_end);
                 last_line = first_line
-                    + if body.is_empty() {
-                        0
-                    } else {
+                    + if has_body {
                         body.matches('\n').count() + 1
+                    } else {
+                        0
                     };
                 let raw = if header_text.len() == header_line.len() {
                     Cow::Borrowed(src.get(h..body_end).unwrap_or(""))
-                } else {
+                } else if has_body {
                     Cow::Owned(format!("{header_text}\n{body}"))
+                } else {
+                    Cow::Owned(header_text.to_string())
                 };
                 if !unbroken_end {
                     node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
@@ -960,8 +1057,9 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 });
             }
         }
-        if sb == eb {
-            // An empty value ends where it starts (the parser's end may point past the line).
+        if sb == eb && !(block && header.is_some()) {
+            // An empty value ends where it starts (the parser's end may point past the line);
+            // a block scalar's end was found from its header above.
             last_line = first_line;
         } else {
             self.last_line = self.last_line.max(last_line);
@@ -1105,9 +1203,20 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             self.last_line = self.last_line.max(end_line);
         } else {
-            // Foot comments: pending comments indented at least as deep as the entries.
+            // Foot comments: pending comments indented at least as deep as the entries. A
+            // sequence whose dashes stand at its key's column (`key:\n- a`) shares that column
+            // with the keys after it: a comment there belongs to what follows (the next key's
+            // head, or the map's foot), so that writing it back and reading it again puts it in
+            // the same place.
             let col = frame.col.unwrap_or(frame.ctx_col);
-            let n = self.pending.iter().take_while(|p| p.col >= col).count();
+            let indentless = !frame.map
+                && frame.col == Some(frame.ctx_col)
+                && self.stack.last().is_some_and(|f| f.map && !f.flow);
+            let n = self
+                .pending
+                .iter()
+                .take_while(|p| p.col > col || (p.col == col && !indentless))
+                .count();
             if let Some(last) = self.pending.get(n.wrapping_sub(1)).filter(|_| n > 0) {
                 self.content_end = self.content_end.max(last.end);
             }

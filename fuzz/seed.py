@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Writes the fuzz targets' seed corpora under fuzz/corpus/ from the test data: the YAML test
+suite's inputs and the conformance suites' cases (tests/data). Run from anywhere; idempotent."""
+import glob
+import hashlib
+import json
+import os
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "..", "tests", "data")
+
+
+def put(target, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def text(v):
+    """A case input as YAML text (inputs are strings of YAML or JSON, or YAML values)."""
+    if isinstance(v, str):
+        return v
+    return yaml.safe_dump(v, sort_keys=False)
+
+
+def indent(s, by="  "):
+    return "".join(by + line if line.strip() else line for line in s.splitlines(True))
+
+
+TYPES = {"strategic-merge": "merge2", "json6902": "json6902", "json-patch": "json6902"}
+
+
+def merge_config(patches):
+    return {
+        "apiVersion": "fn.krm-merge.dev/v1alpha1",
+        "kind": "Merge",
+        "metadata": {"name": "seed"},
+        "spec": {"patches": patches},
+    }
+
+
+def resource_list(resources, config):
+    items = [d for d in yaml.safe_load_all(resources) if isinstance(d, dict)]
+    return yaml.safe_dump(
+        {"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": items,
+         "functionConfig": config}, sort_keys=False)
+
+
+for path in sorted(glob.glob(os.path.join(DATA, "yaml-test-suite", "**", "in.yaml"), recursive=True)):
+    put("yaml_roundtrip", open(path, "rb").read())
+
+for path in sorted(glob.glob(os.path.join(DATA, "conformance", "*", "*.yaml"))):
+    raw = open(path, "rb").read()
+    put("yaml_roundtrip", raw)
+    suite = yaml.safe_load(raw)
+    for case in suite.get("cases", []):
+        inputs = case.get("inputs")
+        if not isinstance(inputs, dict):
+            continue
+        docs = [text(inputs[k]) for k in ("dest", "current", "original", "doc", "resources")
+                if k in inputs]
+        docs += [text(inputs[k]) for k in ("src", "patch", "modified", "updated", "twoWay")
+                 if k in inputs and not isinstance(inputs[k], list)]
+        if docs:
+            stream = "\n---\n".join(d.rstrip("\n") + "\n" for d in docs)
+            for flags in (b"\x00", b"\x07"):
+                put("merges", flags + stream.encode())
+        resources = inputs.get("resources") or inputs.get("dest") or inputs.get("doc")
+        if not isinstance(resources, str):
+            continue
+        patches = []
+        if isinstance(inputs.get("patches"), list):
+            for p in inputs["patches"]:
+                step = {"type": TYPES.get(p.get("type"), "merge2"), "patch": p.get("patch", "")}
+                if p.get("target"):
+                    step["target"] = p["target"]
+                patches.append(step)
+        elif "patch" in inputs or "src" in inputs or "updated" in inputs:
+            kind = "merge3" if "updated" in inputs else (
+                "json6902" if suite["suite"] in ("rfc6902", "kustomize-json6902") else "merge2")
+            step = {"type": kind, "patch": text(inputs.get("patch", inputs.get("src", inputs.get("updated"))))}
+            if kind == "merge3":
+                step["original"] = text(inputs["original"])
+            if kind == "json6902" or kind == "merge2" and suite["suite"] == "kyaml-merge2":
+                step["target"] = {}
+            patches.append(step)
+        if not patches:
+            continue
+        config = merge_config(patches)
+        try:
+            rl = resource_list(resources, config)
+        except yaml.YAMLError:
+            continue
+        put("function", b"\x00" + rl.encode())
+        put("function", b"\x01" + yaml.safe_dump(config, sort_keys=False).encode())
+        put("function", b"\x00" + json.dumps(yaml.safe_load(rl)).encode())
+
+for target in ("yaml_roundtrip", "merges", "function"):
+    print(target, len(os.listdir(os.path.join(HERE, "corpus", target))), "seeds")
