@@ -207,6 +207,8 @@ spec:
 // https://github.com/kubernetes-sigs/kustomize/issues/3513
 // One port number with two protocols (DNS: 53/TCP and 53/UDP): merged on containerPort alone, the
 // two collapsed into one. Ports pair on containerPort + protocol, and a missing protocol is TCP.
+// Under kustomize's options the output is kustomize's (as `kubectl kustomize` gives it): the patch
+// element without a protocol pairs with neither port, and its hostPort is lost.
 #[test]
 fn kustomize_3513_ports_with_one_number_and_two_protocols() {
     let deployment = r#"apiVersion: apps/v1
@@ -227,7 +229,18 @@ spec:
           protocol: UDP
           name: dns-udp
 "#;
-    for options in ["{}", "{newListItems: prepend, inferMergeKeys: false}"] {
+    let fixed = json!([
+        {"containerPort": 53, "protocol": "TCP", "name": "dns-tcp", "hostPort": 1053},
+        {"containerPort": 53, "protocol": "UDP", "name": "dns-udp", "hostPort": 5353},
+    ]);
+    let kustomize = json!([
+        {"containerPort": 53, "protocol": "TCP", "name": "dns-tcp"},
+        {"containerPort": 53, "protocol": "UDP", "name": "dns-udp", "hostPort": 5353},
+    ]);
+    for (options, want) in [
+        ("{}", fixed),
+        ("{newListItems: prepend, inferMergeKeys: false}", kustomize),
+    ] {
         let config = merge_fn(&format!(
             r#"patch: |
   apiVersion: apps/v1
@@ -252,21 +265,15 @@ options: {options}"#
         if let Some(p) = ports.as_array_mut() {
             p.sort_by_key(|p| p["name"].as_str().map(str::to_owned));
         }
-        assert_eq!(
-            ports,
-            json!([
-                {"containerPort": 53, "protocol": "TCP", "name": "dns-tcp", "hostPort": 1053},
-                {"containerPort": 53, "protocol": "UDP", "name": "dns-udp", "hostPort": 5353},
-            ]),
-            "options {options}"
-        );
+        assert_eq!(ports, want, "options {options}");
     }
 }
 
 // https://github.com/kubernetes-sigs/kustomize/issues/2767
 // A patch that only adds a label rewrote a container's ports (two ports on 8080 became one
 // twice). A patch touches what it mentions and nothing else: the output is the input, byte for
-// byte, plus the patched lines.
+// byte, plus the patched lines. The PatchTransformer form takes kustomize's options, and so
+// kustomize's output (as `kubectl kustomize` gives it): one of the two ports is left.
 #[test]
 fn kustomize_2767_a_patch_does_not_touch_fields_it_does_not_mention() {
     let before = r#"# the web tier
@@ -299,28 +306,24 @@ metadata:
 spec:
   ports: [{port: 80}]
 "#;
-    let config = r#"apiVersion: builtin
-kind: PatchTransformer
-metadata:
-  name: test-transformer
-patch: |-
-  apiVersion: apps/v1
-  kind: Deployment
-  metadata:
-    name: test-transformer
-    labels:
-      test-transformer: did-my-job
-target:
-  kind: Deployment
-  name: test-deployment
-"#;
-    let out = filter("2767", config, before);
+    let patch = "patch: |-\n  apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: test-transformer\n    labels:\n      test-transformer: did-my-job\ntarget:\n  kind: Deployment\n  name: test-deployment\n";
+    let out = filter("2767", &merge_fn(patch), before);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let after = before.replace(
         "  name: test-deployment\nspec:",
         "  name: test-deployment\n  labels:\n    test-transformer: did-my-job\nspec:",
     );
     assert_eq!(out.stdout, after);
+    let transformer = format!(
+        "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: test-transformer\n{patch}"
+    );
+    let out = filter("2767-kustomize", &transformer, before);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let one_port = after.replace(
+        "        - containerPort: 8080\n          name: take-over-the-world\n          protocol: TCP\n",
+        "",
+    );
+    assert_eq!(out.stdout, one_port);
 }
 
 // https://github.com/kubernetes-sigs/kustomize/issues/3157
