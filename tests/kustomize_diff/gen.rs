@@ -8,7 +8,9 @@
 //!
 //! Inputs where kustomize and krm-merge differ on purpose are not generated (see `AVOIDED` in
 //! the test); `Gen::all` lifts the exclusions that concern documented differences
-//! (`DIFFERENCES`).
+//! (`DIFFERENCES`). Resources may hold entries with no value (`key:`), which kustomize's
+//! strategic merge drops and its JSON patches turn into `null`: a case with a JSON patch has none
+//! (a documented difference, `DIFFERENCES`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -68,11 +70,12 @@ pub struct Gen {
     r: Rng,
     /// Generate the inputs of documented differences too (`DIFFERENCES`).
     all: bool,
-    /// Every port carries its protocol in this case (TCP or UDP); else no port has one and
-    /// all are TCP. (A list that mixes ports with and without a protocol is where kyaml's
-    /// two-key pairing goes wrong — documented differences; generated only with `all`.)
+    /// Every TCP port carries its protocol in this case; else TCP ports have none, and a list
+    /// mixes them with UDP ports, which always have one (kyaml's pairing of such lists is
+    /// kustomize's output under kustomize's options).
     explicit_tcp: bool,
-    /// With `all`: ports of the same number with and without a protocol.
+    /// Some TCP ports have a protocol and some not, and ports of the same number come with and
+    /// without a protocol.
     mixed_ports: bool,
     /// The strategic merge document being written has a target.
     targeted: bool,
@@ -123,7 +126,7 @@ impl Gen {
     pub fn new(seed: u64, all: bool) -> Gen {
         let mut r = Rng::new(seed);
         let explicit_tcp = r.chance(50);
-        let mixed_ports = all && r.chance(40);
+        let mixed_ports = r.chance(40);
         Gen {
             r,
             all,
@@ -140,9 +143,17 @@ impl Gen {
     }
 
     pub fn case(&mut self) -> Case {
-        let resources = self.resources();
+        let mut resources = self.resources();
         let n = self.r.range(1, 4);
         let patches: Vec<Patch> = (0..n).map(|_| self.patch(&resources)).collect();
+        // kustomize's JSON patches write an entry with no value back as `null`, which its later
+        // strategic merges keep (a documented difference): no such entries where there are JSON
+        // patches.
+        if !self.all && patches.iter().any(|p| matches!(p.body, Body::Json { .. })) {
+            resources.iter_mut().for_each(strip_empty_values);
+        } else if resources.iter().any(has_empty_value) {
+            self.tag("res:empty-value");
+        }
         // A target naming a resource by the name it had before a rename earlier in the run.
         if patches.iter().rev().skip(1).any(|p| p.allow_name_change) {
             self.tag("patch:rename-then-more");
@@ -375,6 +386,8 @@ impl Gen {
         }
         if self.r.chance(15) {
             c.insert("imagePullPolicy".into(), json!("IfNotPresent"));
+        } else if self.r.chance(8) {
+            c.insert("imagePullPolicy".into(), json!(NULL_EMPTY));
         }
         Value::Object(c)
     }
@@ -389,7 +402,7 @@ impl Gen {
 
     /// A port, or `None` when its key is taken in `used`.
     fn port(&mut self, key: &str, used: &mut BTreeSet<(u64, bool)>) -> Option<Value> {
-        let udp = (self.explicit_tcp || self.all) && self.r.chance(25);
+        let udp = self.r.chance(25);
         let number = if udp && !(self.mixed_ports && self.r.chance(50)) {
             *self.r.pick(UDP_PORTS)
         } else {
@@ -410,8 +423,6 @@ impl Gen {
         }
         let protocol = if udp {
             Some("UDP")
-        } else if !self.all {
-            self.explicit_tcp.then_some("TCP")
         } else if self.mixed_ports {
             self.r.chance(50).then_some("TCP")
         } else {
@@ -524,11 +535,16 @@ impl Gen {
             if self.r.chance(40) {
                 c.insert("example.com/k".into(), json!("v"));
             }
+            if self.r.chance(15) {
+                c.insert("level".into(), json!(NULL_EMPTY));
+            }
             spec.insert("config".into(), Value::Object(c));
         }
         if self.r.chance(10) {
             self.tag("res:explicit-null");
             spec.insert("extra".into(), Value::Null);
+        } else if self.r.chance(10) {
+            spec.insert("extra".into(), json!(NULL_EMPTY));
         }
         json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": self.metadata(name, ns), "spec": spec})
     }
@@ -595,8 +611,11 @@ impl Gen {
                 };
                 let same_kind = target["kind"].as_str() == Some(kind(&subject));
                 // A patch written for one kind applied to others meets lists without a schema,
-                // where kustomize keeps `$patch` elements as data (a documented difference).
-                let kind_body = same_kind || (self.all && self.r.chance(50));
+                // where kustomize keeps `$patch` elements as data.
+                let kind_body = same_kind || self.r.chance(50);
+                if kind_body && !same_kind {
+                    self.tag("smp:body-for-another-kind");
+                }
                 let mut doc = self.smp_doc(&subject, kind_body, true);
                 // A rename where the target names one resource exactly.
                 let exact = same_kind
@@ -928,11 +947,13 @@ impl Gen {
             .unwrap_or_default()
     }
 
-    /// Whether a `$patch: replace` element may open a list patch: kustomize keeps only the
-    /// directive element when the resource has no such list (a documented difference), so, unless
-    /// `all`, only where the one resource the patch meets has the list.
-    fn replace_list_ok(&self, old: &Value) -> bool {
-        self.all || (old.is_array() && !self.targeted)
+    /// A `$patch: replace` element opens a list patch; where the resource has no such list,
+    /// kustomize keeps only the directive element.
+    fn replace_list_tag(&mut self, old: &Value) {
+        self.tag("smp:$patch:replace-list");
+        if !old.is_array() {
+            self.tag("smp:$patch:replace-missing-list");
+        }
     }
 
     fn containers_patch(&mut self, old: &Value, field: &'static str) -> Value {
@@ -941,8 +962,8 @@ impl Gen {
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect();
         let mut items = Vec::new();
-        if self.r.chance(20) && self.replace_list_ok(old) {
-            self.tag("smp:$patch:replace-list");
+        if self.r.chance(20) {
+            self.replace_list_tag(old);
             items.push(json!({"$patch": "replace"}));
         }
         let k = self.r.range(1, 2);
@@ -1063,8 +1084,8 @@ impl Gen {
         }
         let names: Vec<Value> = Gen::existing_names(old, "name");
         let mut items = Vec::new();
-        if self.r.chance(20) && self.replace_list_ok(old) {
-            self.tag("smp:$patch:replace-list");
+        if self.r.chance(20) {
+            self.replace_list_tag(old);
             items.push(json!({"$patch": "replace"}));
         }
         let k = self.r.range(1, 3);
@@ -1150,6 +1171,11 @@ impl Gen {
             && (existing.iter().any(protocol) || items.iter().any(protocol))
         {
             self.tag("smp:two-key-list-existing-element");
+        }
+        // Ports with and without a protocol: kyaml pairs them on the keys that have values.
+        let both = existing.iter().chain(&items);
+        if both.clone().any(protocol) && both.clone().any(|p| !protocol(p)) {
+            self.tag("smp:ports-mixing-protocol");
         }
         Value::Array(items)
     }
@@ -1297,18 +1323,20 @@ impl Gen {
                     spec.insert("$patch".into(), json!("replace"));
                     spec.insert("size".into(), json!(1));
                 }
-                6 if self.all => {
+                6 => {
                     self.tag("smp:directive-in-unkeyed-list");
                     let v = json!([{"name": "a", "$patch": "delete"}, {"name": "z"}]);
                     spec.insert("items".into(), v);
                 }
-                _ if self.all => {
-                    self.tag("smp:scalar-to-map");
-                    spec.insert("size".into(), json!({"min": 1, "max": 3}));
-                }
                 _ => {
-                    self.tag("smp:scalar");
-                    spec.insert("size".into(), json!(self.r.range(1, 20)));
+                    // A value of another kind than the resource's: an error in kustomize.
+                    let (field, v) = match self.r.below(3) {
+                        0 => ("size", json!({"min": 1, "max": 3})),
+                        1 => ("tags", json!({"x": true})),
+                        _ => ("config", json!(["mode"])),
+                    };
+                    self.tag("smp:kind-change");
+                    spec.insert(field.into(), v);
                 }
             }
         }
@@ -1944,6 +1972,29 @@ fn collect(v: &Value, ptr: String, out: &mut Vec<(String, Value)>) {
                 collect(x, p, out);
             }
         }
+        _ => {}
+    }
+}
+
+/// Whether a map of `v` has an entry with no value (`key:`).
+fn has_empty_value(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .values()
+            .any(|x| matches!(x, Value::String(s) if s == NULL_EMPTY) || has_empty_value(x)),
+        Value::Array(a) => a.iter().any(has_empty_value),
+        _ => false,
+    }
+}
+
+/// Removes the entries with no value (`key:`) from the maps of `v`.
+fn strip_empty_values(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !matches!(x, Value::String(s) if s == NULL_EMPTY));
+            m.values_mut().for_each(strip_empty_values);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_empty_values),
         _ => {}
     }
 }
