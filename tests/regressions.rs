@@ -1566,3 +1566,158 @@ fn patch_strings_that_yaml11_reads_as_another_type_are_quoted() {
         assert!(out.stdout.contains(line), "{line:?} in\n{}", out.stdout);
     }
 }
+
+/// The functionConfig of one strategic merge patch, with our default options and with
+/// kustomize's: `[(label, config); 2]`.
+fn default_and_kustomize(patch: &str) -> [(&'static str, String); 2] {
+    let entry = |options: &str| {
+        merge_fn(&format!(
+            "{options}patch: |\n{}",
+            indent_under(patch, "  ", "  ").trim_end()
+        ))
+    };
+    [
+        ("default", entry("")),
+        (
+            "kustomize",
+            entry("options: {newListItems: prepend, inferMergeKeys: false}\n"),
+        ),
+    ]
+}
+
+// A list merged on two keys (ports: port + protocol) where some elements give no protocol.
+// kyaml pairs elements on the text of the keys some element gives, with no default: a port
+// without protocol is not the TCP port, a delete by number alone finds nothing. Under
+// kustomize's options that is the output; by default a missing protocol is TCP.
+#[test]
+fn kustomize_options_pair_ports_without_a_default_protocol_as_kyaml_does() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata:\n  name: dns\nspec:\n  ports:\n  - port: 443\n  - port: 5353\n    protocol: UDP\n";
+    let delete = "apiVersion: v1\nkind: Service\nmetadata:\n  name: dns\nspec:\n  ports:\n  - port: 443\n    $patch: delete\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(delete);
+    let ports = |config: &str, test: &str| filter_ok(test, config, svc)[0]["spec"]["ports"].clone();
+    assert_eq!(
+        ports(&default, "ports-delete-default"),
+        json!([{"port": 5353, "protocol": "UDP"}])
+    );
+    assert_eq!(
+        ports(&kustomize, "ports-delete-kustomize"),
+        json!([{"port": 443}, {"port": 5353, "protocol": "UDP"}])
+    );
+
+    let deploy = |ports: &str| {
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        ports:\n{ports}")
+    };
+    let resource = deploy("        - containerPort: 80\n");
+    let udp = deploy("        - containerPort: 80\n          protocol: UDP\n          name: x\n");
+    let [(_, default), (_, kustomize)] = default_and_kustomize(&udp);
+    let ports = |config: &str, test: &str| {
+        filter_ok(test, config, &resource)[0]["spec"]["template"]["spec"]["containers"][0]["ports"]
+            .clone()
+    };
+    assert_eq!(
+        ports(&default, "ports-udp-default"),
+        json!([{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP", "name": "x"}])
+    );
+    // kyaml pairs the UDP port with the port without protocol, then loses it.
+    assert_eq!(
+        ports(&kustomize, "ports-udp-kustomize"),
+        json!([{"containerPort": 80}])
+    );
+}
+
+// A patch that gives a map where the resource has a scalar (or any other change of kind):
+// kustomize fails ("wrong node kind"), so under its options krm-merge fails too, naming the
+// field; by default the patch's value replaces the resource's.
+#[test]
+fn kustomize_options_fail_a_patch_that_changes_a_value_kind() {
+    let widget =
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 2\n";
+    let patch = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size:\n    min: 1\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let d = &filter_ok("kind-change-default", &default, widget)[0];
+    assert_eq!(d["spec"]["size"], json!({"min": 1}));
+    let out = filter("kind-change-kustomize", &kustomize, widget);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("spec.size"), "{}", out.stderr);
+    assert!(out.stderr.contains("wrong node kind"), "{}", out.stderr);
+}
+
+// A list no schema describes (a CRD's, or a patch written for another kind) is replaced whole by
+// kustomize, `$patch` elements included as plain data. Under kustomize's options that is the
+// output; by default the directive applies.
+#[test]
+fn kustomize_options_keep_patch_directives_in_unkeyed_lists_as_data() {
+    let widget =
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  items:\n  - name: a\n";
+    let patch = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  items:\n  - name: a\n    $patch: delete\n  - name: z\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let items =
+        |config: &str, test: &str| filter_ok(test, config, widget)[0]["spec"]["items"].clone();
+    assert_eq!(
+        items(&default, "unkeyed-directive-default"),
+        json!([{"name": "z"}])
+    );
+    assert_eq!(
+        items(&kustomize, "unkeyed-directive-kustomize"),
+        json!([{"name": "a", "$patch": "delete"}, {"name": "z"}])
+    );
+}
+
+// `- $patch: replace` opening a list the resource does not have: kustomize takes the patch's
+// list as the resource's and applies nothing, keeping only the directive element. Under
+// kustomize's options that is the output; by default the list is the patch's elements.
+#[test]
+fn kustomize_options_keep_only_the_directive_of_a_replace_on_a_missing_list() {
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: nginx\n";
+    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        env:\n        - $patch: replace\n        - name: D\n          value: \"16\"\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let env = |config: &str, test: &str| {
+        filter_ok(test, config, deployment)[0]["spec"]["template"]["spec"]["containers"][0]["env"]
+            .clone()
+    };
+    assert_eq!(
+        env(&default, "replace-missing-default"),
+        json!([{"name": "D", "value": "16"}])
+    );
+    assert_eq!(
+        env(&kustomize, "replace-missing-kustomize"),
+        json!([{"$patch": "replace"}])
+    );
+}
+
+// An entry with no value at all (`level:`) in a map the patch reaches: kyaml drops it, while
+// `null` and `~` stay. Under kustomize's options that is the output; by default a field the
+// patch does not mention stays as it is.
+#[test]
+fn kustomize_options_drop_entries_with_no_value_from_merged_maps() {
+    let widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  extra:\n  kept: null\n  config:\n    mode: x\n    level:\n";
+    let patch = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  config:\n    mode: y\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let d = &filter_ok("empty-value-default", &default, widget)[0];
+    assert_eq!(
+        d["spec"],
+        json!({"extra": null, "kept": null, "config": {"mode": "y", "level": null}})
+    );
+    let out = filter("empty-value-kustomize", &kustomize, widget);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        docs(&out.stdout)[0]["spec"],
+        json!({"kept": null, "config": {"mode": "y"}})
+    );
+    assert!(out.stdout.contains("  kept: null\n"), "{}", out.stdout);
+}
+
+// kustomize writes no empty `metadata.annotations`, whoever emptied it: a patch whose
+// annotations are all deletions, on a resource without annotations, leaves none under
+// kustomize's options; by default the patch's map stays, as written.
+#[test]
+fn kustomize_options_leave_no_empty_annotations_map() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n";
+    let patch =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    gone: ~\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let d = &filter_ok("no-empty-annotations-default", &default, cm)[0];
+    assert_eq!(d["metadata"], json!({"name": "a", "annotations": {}}));
+    let d = &filter_ok("no-empty-annotations-kustomize", &kustomize, cm)[0];
+    assert_eq!(d["metadata"], json!({"name": "a"}));
+}
