@@ -1677,6 +1677,16 @@ impl Gen {
             }
             ops.push(op);
         }
+        // A multi-line string last in an inline patch is a documented difference (kustomize
+        // trims the patch text, so a last `|` block loses its final line break): unless `all`,
+        // a last operation that carries one is followed by a test that always passes.
+        let multi_line_last = ops
+            .last()
+            .and_then(|op| op.get("value"))
+            .is_some_and(has_multi_line);
+        if multi_line_last && !self.all {
+            ops.push(json!({"op": "test", "path": "/kind", "value": subject["kind"]}));
+        }
         ops
     }
 
@@ -1996,5 +2006,15 @@ fn strip_empty_values(v: &mut Value) {
         }
         Value::Array(a) => a.iter_mut().for_each(strip_empty_values),
         _ => {}
+    }
+}
+
+/// Whether `v` holds a string of more than one line.
+fn has_multi_line(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\n'),
+        Value::Object(m) => m.values().any(has_multi_line),
+        Value::Array(a) => a.iter().any(has_multi_line),
+        _ => false,
     }
 }
