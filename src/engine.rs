@@ -293,7 +293,11 @@ impl<'p> Engine<'p> {
     ) -> Done {
         let before = OwnedId::of(&item.node);
         let saved = resource::bookkeeping(&item.node);
-        let annotated = resource::has_annotations(&item.node);
+        // kustomize writes no empty annotations map at all (its last step sets every
+        // resource's annotations, and an empty set removes the field): under its options an
+        // empty map goes whoever emptied it; by default only one the patch emptied.
+        let annotated =
+            step.options.kustomize_compatible() || resource::has_annotations(&item.node);
         let root = self.root(&item.node);
         let anchors = match merge2::anchors_of(&item.node) {
             Ok(a) => a,

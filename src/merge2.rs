@@ -17,6 +17,10 @@
 //!   `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`, with apimachinery's meaning.
 //!   Any other key starting with `$` is an error rather than a field written into the resource.
 //!
+//! With [`Options::kustomize`] the walk is kyaml's where kyaml's differs (see [`kustomize`]): lists
+//! merged by key pair as kyaml pairs them, lists without merge metadata are the patch's as written,
+//! a patch cannot change a value's kind, and values the patch does not mention are walked too.
+//!
 //! Presentation: the resource keeps its key order, comments and layout; a node taken from the
 //! patch keeps the patch's comments and style; where both have a comment for the same place,
 //! the patch's wins (kyaml's rule).
@@ -28,6 +32,8 @@ use crate::align::{self, key_seg, key_values, ListKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::{AliasError, Entry, Kind, Node};
+
+mod kustomize;
 
 /// Where merged lists put elements that only the patch has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,6 +101,23 @@ pub enum MergeErrorKind {
     OrderMismatch(String),
     #[error("alias *{0} refers to no anchor in this resource")]
     UnknownAlias(String),
+    /// With kustomize's options only: kyaml decides a value's kind from the resource and fails
+    /// on a patch of another kind.
+    #[error(
+        "the patch has a {patch} where the resource has a {resource}: with kustomize's options a \
+         strategic merge cannot change a value's kind (kustomize fails: wrong node kind)"
+    )]
+    KindChange {
+        resource: &'static str,
+        patch: &'static str,
+    },
+    /// With kustomize's options only: kyaml fails on an element that is not a map in a list it
+    /// merges by key.
+    #[error(
+        "a {0} among the elements of a list merged by key: with kustomize's options this is an \
+         error, as in kustomize (wrong node kind)"
+    )]
+    NotAMap(&'static str),
 }
 
 impl MergeError {
@@ -311,6 +334,9 @@ impl<'a> Merger<'_, '_, 'a> {
         if dest.kind() == Kind::Alias && matches!(patch.kind(), Kind::Map | Kind::Seq) {
             self.materialize(dest)?;
         }
+        if self.opts.kustomize {
+            self.same_kind(dest, patch)?;
+        }
         match patch.kind() {
             Kind::Map => self.map(dest, patch, at, meta.replace),
             Kind::Seq => self.list(dest, patch, at, meta),
@@ -347,7 +373,18 @@ impl<'a> Merger<'_, '_, 'a> {
         meta: &FieldMeta,
     ) -> Result<Option<Node<'a>>, MergeError> {
         match patch.kind() {
-            Kind::Map | Kind::Seq => {
+            // A map built from the patch: its fields are all new, and its directives apply to
+            // nothing (`replace` and `merge` build the same map).
+            Kind::Map => {
+                let d = directives(patch)?;
+                if d.strategy == Strategy::Delete {
+                    return Ok(None);
+                }
+                let mut n: Node<'a> = shell(patch);
+                self.fields(&mut n, patch, at, &d, true)?;
+                Ok(Some(n))
+            }
+            Kind::Seq => {
                 let mut n: Node<'a> = shell(patch);
                 match self.value(&mut n, patch, at, meta)? {
                     Fate::Keep => Ok(Some(n)),
@@ -377,7 +414,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Strategy::Delete => return Ok(Fate::Delete),
             Strategy::Replace => {
                 let mut fresh: Node<'a> = shell(patch);
-                self.fields(&mut fresh, patch, at, &d)?;
+                self.fields(&mut fresh, patch, at, &d, true)?;
                 replace(dest, fresh);
                 return Ok(Fate::Keep);
             }
@@ -385,22 +422,26 @@ impl<'a> Merger<'_, '_, 'a> {
         }
         if !dest.is_map() {
             let mut fresh: Node<'a> = shell(patch);
-            self.fields(&mut fresh, patch, at, &d)?;
+            self.fields(&mut fresh, patch, at, &d, true)?;
             replace(dest, fresh);
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
-        self.fields(dest, patch, at, &d)?;
+        self.fields(dest, patch, at, &d, false)?;
         Ok(Fate::Keep)
     }
 
     /// Merges the fields of the patch map into the map `dest`, then applies the directives.
+    /// `built`: `dest` is a map being built from the patch (new, or replacing the resource's),
+    /// rather than the resource's own; kyaml walks such a map against itself (kustomize's
+    /// options only care).
     fn fields<'p: 'a>(
         &self,
         dest: &mut Node<'a>,
         patch: &Node<'p>,
         at: Cursor,
         d: &Directives<'_, 'p>,
+        built: bool,
     ) -> Result<(), MergeError> {
         for pe in patch.entries() {
             let key_text = pe.key.as_str();
@@ -437,10 +478,16 @@ impl<'a> Merger<'_, '_, 'a> {
                 }
                 None => {
                     let (meta, child) = align::field(self.schema, at, key, &[&pe.key]);
-                    if let Some(v) = self
-                        .build(&pe.value, child, &meta)
-                        .map_err(|e| e.within(seg()))?
-                    {
+                    let kyaml_kind = self
+                        .opts
+                        .kustomize
+                        .then(|| kustomize::list_kind(&meta, &pe.value))
+                        .flatten();
+                    let new = match kyaml_kind {
+                        Some(kind) => self.kyaml_list(None, &pe.value, child, kind, built),
+                        None => self.build(&pe.value, child, &meta),
+                    };
+                    if let Some(v) = new.map_err(|e| e.within(seg()))? {
                         if let Some(es) = dest.entries_mut() {
                             es.push(Entry {
                                 key: pe.key.clone(),
@@ -450,6 +497,9 @@ impl<'a> Merger<'_, '_, 'a> {
                     }
                 }
             }
+        }
+        if self.opts.kustomize && !built {
+            self.settle_untouched(dest, patch, at)?;
         }
         for (list, values) in &d.delete_from {
             if let Some(target) = dest.get_mut(list) {
@@ -484,6 +534,19 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         meta: &FieldMeta,
     ) -> Result<Fate, MergeError> {
+        // kustomize's options: kyaml's list walk, where it is not ours.
+        if self.opts.kustomize {
+            if let Some(kind) = kustomize::list_kind(meta, patch) {
+                let existing = (!dest.is_null()).then_some(&*dest);
+                return match self.kyaml_list(existing, patch, at, kind, false)? {
+                    Some(list) => {
+                        replace(dest, list);
+                        Ok(Fate::Keep)
+                    }
+                    None => Ok(Fate::Delete),
+                };
+            }
+        }
         // An element holding only `$patch` speaks for the whole list.
         let mut strategy = Strategy::Merge;
         for (i, item) in patch.items().iter().enumerate() {

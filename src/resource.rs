@@ -217,8 +217,9 @@ pub fn has_annotations(node: &Node<'_>) -> bool {
 }
 
 /// Removes `metadata.annotations` when a patch took its last entry, as kustomize does (it
-/// never writes an empty annotations map). A map that was empty already is the user's and
-/// stays; so do emptied labels, which kustomize keeps as `{}`.
+/// never writes an empty annotations map). With `had` false (the map had no entries before
+/// the patch) an empty map is the user's or the patch's own `{}` and stays; emptied labels
+/// always stay, as kustomize keeps them as `{}`.
 pub fn drop_emptied_annotations(node: &mut Node<'_>, had: bool) {
     let Some(meta) = node.get_mut("metadata") else {
         return;

@@ -67,12 +67,6 @@ const DISPUTED: &[(&str, &str, &str)] = &[
          replaces the value and carries no directive, so there is nothing to reject",
     ),
     (
-        "kustomize-smp/patchstrategicmerge.yaml",
-        "nullMapEntry1",
-        "kyaml drops an untouched entry whose value is empty (`B:`) while keeping `B: null`; both are null \
-         and a patch that does not mention `B` leaves it in place here (SPEC: untouched fields stay)",
-    ),
-    (
         "kustomize-patch-targets/gvknpatch.yaml",
         "TestNameReferenceAfterGvknChange",
         "the expected output comes from kustomize's name-reference transformer, which rewrites references \

@@ -207,6 +207,8 @@ spec:
 // https://github.com/kubernetes-sigs/kustomize/issues/3513
 // One port number with two protocols (DNS: 53/TCP and 53/UDP): merged on containerPort alone, the
 // two collapsed into one. Ports pair on containerPort + protocol, and a missing protocol is TCP.
+// Under kustomize's options the output is kustomize's (as `kubectl kustomize` gives it): the patch
+// element without a protocol pairs with neither port, and its hostPort is lost.
 #[test]
 fn kustomize_3513_ports_with_one_number_and_two_protocols() {
     let deployment = r#"apiVersion: apps/v1
@@ -227,7 +229,18 @@ spec:
           protocol: UDP
           name: dns-udp
 "#;
-    for options in ["{}", "{newListItems: prepend, inferMergeKeys: false}"] {
+    let fixed = json!([
+        {"containerPort": 53, "protocol": "TCP", "name": "dns-tcp", "hostPort": 1053},
+        {"containerPort": 53, "protocol": "UDP", "name": "dns-udp", "hostPort": 5353},
+    ]);
+    let kustomize = json!([
+        {"containerPort": 53, "protocol": "TCP", "name": "dns-tcp"},
+        {"containerPort": 53, "protocol": "UDP", "name": "dns-udp", "hostPort": 5353},
+    ]);
+    for (options, want) in [
+        ("{}", fixed),
+        ("{newListItems: prepend, inferMergeKeys: false}", kustomize),
+    ] {
         let config = merge_fn(&format!(
             r#"patch: |
   apiVersion: apps/v1
@@ -252,21 +265,15 @@ options: {options}"#
         if let Some(p) = ports.as_array_mut() {
             p.sort_by_key(|p| p["name"].as_str().map(str::to_owned));
         }
-        assert_eq!(
-            ports,
-            json!([
-                {"containerPort": 53, "protocol": "TCP", "name": "dns-tcp", "hostPort": 1053},
-                {"containerPort": 53, "protocol": "UDP", "name": "dns-udp", "hostPort": 5353},
-            ]),
-            "options {options}"
-        );
+        assert_eq!(ports, want, "options {options}");
     }
 }
 
 // https://github.com/kubernetes-sigs/kustomize/issues/2767
 // A patch that only adds a label rewrote a container's ports (two ports on 8080 became one
 // twice). A patch touches what it mentions and nothing else: the output is the input, byte for
-// byte, plus the patched lines.
+// byte, plus the patched lines. The PatchTransformer form takes kustomize's options, and so
+// kustomize's output (as `kubectl kustomize` gives it): one of the two ports is left.
 #[test]
 fn kustomize_2767_a_patch_does_not_touch_fields_it_does_not_mention() {
     let before = r#"# the web tier
@@ -299,28 +306,24 @@ metadata:
 spec:
   ports: [{port: 80}]
 "#;
-    let config = r#"apiVersion: builtin
-kind: PatchTransformer
-metadata:
-  name: test-transformer
-patch: |-
-  apiVersion: apps/v1
-  kind: Deployment
-  metadata:
-    name: test-transformer
-    labels:
-      test-transformer: did-my-job
-target:
-  kind: Deployment
-  name: test-deployment
-"#;
-    let out = filter("2767", config, before);
+    let patch = "patch: |-\n  apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: test-transformer\n    labels:\n      test-transformer: did-my-job\ntarget:\n  kind: Deployment\n  name: test-deployment\n";
+    let out = filter("2767", &merge_fn(patch), before);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let after = before.replace(
         "  name: test-deployment\nspec:",
         "  name: test-deployment\n  labels:\n    test-transformer: did-my-job\nspec:",
     );
     assert_eq!(out.stdout, after);
+    let transformer = format!(
+        "apiVersion: builtin\nkind: PatchTransformer\nmetadata:\n  name: test-transformer\n{patch}"
+    );
+    let out = filter("2767-kustomize", &transformer, before);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let one_port = after.replace(
+        "        - containerPort: 8080\n          name: take-over-the-world\n          protocol: TCP\n",
+        "",
+    );
+    assert_eq!(out.stdout, one_port);
 }
 
 // https://github.com/kubernetes-sigs/kustomize/issues/3157
@@ -1735,4 +1738,158 @@ fn json6902_writes_empty_nulls_as_null_with_kustomize_options() {
         "{}",
         out.stdout
     );
+}
+/// The functionConfig of one strategic merge patch, with our default options and with
+/// kustomize's: `[(label, config); 2]`.
+fn default_and_kustomize(patch: &str) -> [(&'static str, String); 2] {
+    let entry = |options: &str| {
+        merge_fn(&format!(
+            "{options}patch: |\n{}",
+            indent_under(patch, "  ", "  ").trim_end()
+        ))
+    };
+    [
+        ("default", entry("")),
+        (
+            "kustomize",
+            entry("options: {newListItems: prepend, inferMergeKeys: false}\n"),
+        ),
+    ]
+}
+
+// A list merged on two keys (ports: port + protocol) where some elements give no protocol.
+// kyaml pairs elements on the text of the keys some element gives, with no default: a port
+// without protocol is not the TCP port, a delete by number alone finds nothing. Under
+// kustomize's options that is the output; by default a missing protocol is TCP.
+#[test]
+fn kustomize_options_pair_ports_without_a_default_protocol_as_kyaml_does() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata:\n  name: dns\nspec:\n  ports:\n  - port: 443\n  - port: 5353\n    protocol: UDP\n";
+    let delete = "apiVersion: v1\nkind: Service\nmetadata:\n  name: dns\nspec:\n  ports:\n  - port: 443\n    $patch: delete\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(delete);
+    let ports = |config: &str, test: &str| filter_ok(test, config, svc)[0]["spec"]["ports"].clone();
+    assert_eq!(
+        ports(&default, "ports-delete-default"),
+        json!([{"port": 5353, "protocol": "UDP"}])
+    );
+    assert_eq!(
+        ports(&kustomize, "ports-delete-kustomize"),
+        json!([{"port": 443}, {"port": 5353, "protocol": "UDP"}])
+    );
+
+    let deploy = |ports: &str| {
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        ports:\n{ports}")
+    };
+    let resource = deploy("        - containerPort: 80\n");
+    let udp = deploy("        - containerPort: 80\n          protocol: UDP\n          name: x\n");
+    let [(_, default), (_, kustomize)] = default_and_kustomize(&udp);
+    let ports = |config: &str, test: &str| {
+        filter_ok(test, config, &resource)[0]["spec"]["template"]["spec"]["containers"][0]["ports"]
+            .clone()
+    };
+    assert_eq!(
+        ports(&default, "ports-udp-default"),
+        json!([{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP", "name": "x"}])
+    );
+    // kyaml pairs the UDP port with the port without protocol, then loses it.
+    assert_eq!(
+        ports(&kustomize, "ports-udp-kustomize"),
+        json!([{"containerPort": 80}])
+    );
+}
+
+// A patch that gives a map where the resource has a scalar (or any other change of kind):
+// kustomize fails ("wrong node kind"), so under its options krm-merge fails too, naming the
+// field; by default the patch's value replaces the resource's.
+#[test]
+fn kustomize_options_fail_a_patch_that_changes_a_value_kind() {
+    let widget =
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 2\n";
+    let patch = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size:\n    min: 1\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let d = &filter_ok("kind-change-default", &default, widget)[0];
+    assert_eq!(d["spec"]["size"], json!({"min": 1}));
+    let out = filter("kind-change-kustomize", &kustomize, widget);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("spec.size"), "{}", out.stderr);
+    assert!(out.stderr.contains("wrong node kind"), "{}", out.stderr);
+}
+
+// A list no schema describes (a CRD's, or a patch written for another kind) is replaced whole by
+// kustomize, `$patch` elements included as plain data. Under kustomize's options that is the
+// output; by default the directive applies.
+#[test]
+fn kustomize_options_keep_patch_directives_in_unkeyed_lists_as_data() {
+    let widget =
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  items:\n  - name: a\n";
+    let patch = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  items:\n  - name: a\n    $patch: delete\n  - name: z\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let items =
+        |config: &str, test: &str| filter_ok(test, config, widget)[0]["spec"]["items"].clone();
+    assert_eq!(
+        items(&default, "unkeyed-directive-default"),
+        json!([{"name": "z"}])
+    );
+    assert_eq!(
+        items(&kustomize, "unkeyed-directive-kustomize"),
+        json!([{"name": "a", "$patch": "delete"}, {"name": "z"}])
+    );
+}
+
+// `- $patch: replace` opening a list the resource does not have: kustomize takes the patch's
+// list as the resource's and applies nothing, keeping only the directive element. Under
+// kustomize's options that is the output; by default the list is the patch's elements.
+#[test]
+fn kustomize_options_keep_only_the_directive_of_a_replace_on_a_missing_list() {
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: nginx\n";
+    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        env:\n        - $patch: replace\n        - name: D\n          value: \"16\"\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let env = |config: &str, test: &str| {
+        filter_ok(test, config, deployment)[0]["spec"]["template"]["spec"]["containers"][0]["env"]
+            .clone()
+    };
+    assert_eq!(
+        env(&default, "replace-missing-default"),
+        json!([{"name": "D", "value": "16"}])
+    );
+    assert_eq!(
+        env(&kustomize, "replace-missing-kustomize"),
+        json!([{"$patch": "replace"}])
+    );
+}
+
+// An entry with no value at all (`level:`) in a map the patch reaches: kyaml drops it, while
+// `null` and `~` stay. Under kustomize's options that is the output; by default a field the
+// patch does not mention stays as it is.
+#[test]
+fn kustomize_options_drop_entries_with_no_value_from_merged_maps() {
+    let widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  extra:\n  kept: null\n  config:\n    mode: x\n    level:\n";
+    let patch = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  config:\n    mode: y\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let d = &filter_ok("empty-value-default", &default, widget)[0];
+    assert_eq!(
+        d["spec"],
+        json!({"extra": null, "kept": null, "config": {"mode": "y", "level": null}})
+    );
+    let out = filter("empty-value-kustomize", &kustomize, widget);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        docs(&out.stdout)[0]["spec"],
+        json!({"kept": null, "config": {"mode": "y"}})
+    );
+    assert!(out.stdout.contains("  kept: null\n"), "{}", out.stdout);
+}
+
+// kustomize writes no empty `metadata.annotations`, whoever emptied it: a patch whose
+// annotations are all deletions, on a resource without annotations, leaves none under
+// kustomize's options; by default the patch's map stays, as written.
+#[test]
+fn kustomize_options_leave_no_empty_annotations_map() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n";
+    let patch =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    gone: ~\n";
+    let [(_, default), (_, kustomize)] = default_and_kustomize(patch);
+    let d = &filter_ok("no-empty-annotations-default", &default, cm)[0];
+    assert_eq!(d["metadata"], json!({"name": "a", "annotations": {}}));
+    let d = &filter_ok("no-empty-annotations-kustomize", &kustomize, cm)[0];
+    assert_eq!(d["metadata"], json!({"name": "a"}));
 }

@@ -8,7 +8,8 @@
 //!
 //! Inputs where kustomize and krm-merge differ on purpose are not generated (see `AVOIDED` in
 //! the test); `Gen::all` lifts the exclusions that concern documented differences
-//! (`DIFFERENCES`).
+//! (`DIFFERENCES`). Resources may hold entries with no value (`key:`), which kustomize's
+//! strategic merge drops and its JSON patches turn into `null`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -91,11 +92,12 @@ pub struct Gen {
     r: Rng,
     /// Generate the inputs of documented differences too (`DIFFERENCES`).
     all: bool,
-    /// Every port carries its protocol in this case (TCP or UDP); else no port has one and
-    /// all are TCP. (A list that mixes ports with and without a protocol is where kyaml's
-    /// two-key pairing goes wrong — documented differences; generated only with `all`.)
+    /// Every TCP port carries its protocol in this case; else TCP ports have none, and a list
+    /// mixes them with UDP ports, which always have one (kyaml's pairing of such lists is
+    /// kustomize's output under kustomize's options).
     explicit_tcp: bool,
-    /// With `all`: ports of the same number with and without a protocol.
+    /// Some TCP ports have a protocol and some not, and ports of the same number come with and
+    /// without a protocol.
     mixed_ports: bool,
     /// The strategic merge document being written has a target.
     targeted: bool,
@@ -146,7 +148,7 @@ impl Gen {
     pub fn new(seed: u64, all: bool) -> Gen {
         let mut r = Rng::new(seed);
         let explicit_tcp = r.chance(50);
-        let mixed_ports = all && r.chance(40);
+        let mixed_ports = r.chance(40);
         Gen {
             r,
             all,
@@ -166,6 +168,14 @@ impl Gen {
         let resources = self.resources();
         let n = self.r.range(1, 4);
         let patches: Vec<Patch> = (0..n).map(|_| self.patch(&resources)).collect();
+        if resources.iter().any(has_empty_value) {
+            self.tag("res:empty-value");
+            // kustomize's JSON patches write an entry with no value back as `null`, which its
+            // later strategic merges keep; krm-merge does the same under kustomize's options.
+            if patches.iter().any(|p| matches!(p.body, Body::Json { .. })) {
+                self.tag("res:empty-value-json-patch");
+            }
+        }
         // A target naming a resource by the name it had before a rename earlier in the run.
         if patches.iter().rev().skip(1).any(|p| p.allow_name_change) {
             self.tag("patch:rename-then-more");
@@ -398,6 +408,8 @@ impl Gen {
         }
         if self.r.chance(15) {
             c.insert("imagePullPolicy".into(), json!("IfNotPresent"));
+        } else if self.r.chance(8) {
+            c.insert("imagePullPolicy".into(), json!(NULL_EMPTY));
         }
         Value::Object(c)
     }
@@ -412,7 +424,7 @@ impl Gen {
 
     /// A port, or `None` when its key is taken in `used`.
     fn port(&mut self, key: &str, used: &mut BTreeSet<(u64, bool)>) -> Option<Value> {
-        let udp = (self.explicit_tcp || self.all) && self.r.chance(25);
+        let udp = self.r.chance(25);
         let number = if udp && !(self.mixed_ports && self.r.chance(50)) {
             *self.r.pick(UDP_PORTS)
         } else {
@@ -433,8 +445,6 @@ impl Gen {
         }
         let protocol = if udp {
             Some("UDP")
-        } else if !self.all {
-            self.explicit_tcp.then_some("TCP")
         } else if self.mixed_ports {
             self.r.chance(50).then_some("TCP")
         } else {
@@ -547,11 +557,16 @@ impl Gen {
             if self.r.chance(40) {
                 c.insert("example.com/k".into(), json!("v"));
             }
+            if self.r.chance(15) {
+                c.insert("level".into(), json!(NULL_EMPTY));
+            }
             spec.insert("config".into(), Value::Object(c));
         }
         if self.r.chance(10) {
             self.tag("res:explicit-null");
             spec.insert("extra".into(), Value::Null);
+        } else if self.r.chance(10) {
+            spec.insert("extra".into(), json!(NULL_EMPTY));
         }
         json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": self.metadata(name, ns), "spec": spec})
     }
@@ -618,8 +633,11 @@ impl Gen {
                 };
                 let same_kind = target["kind"].as_str() == Some(kind(&subject));
                 // A patch written for one kind applied to others meets lists without a schema,
-                // where kustomize keeps `$patch` elements as data (a documented difference).
-                let kind_body = same_kind || (self.all && self.r.chance(50));
+                // where kustomize keeps `$patch` elements as data.
+                let kind_body = same_kind || self.r.chance(50);
+                if kind_body && !same_kind {
+                    self.tag("smp:body-for-another-kind");
+                }
                 let mut doc = self.smp_doc(&subject, kind_body, true);
                 // A rename where the target names one resource exactly.
                 let exact = same_kind
@@ -957,11 +975,13 @@ impl Gen {
             .unwrap_or_default()
     }
 
-    /// Whether a `$patch: replace` element may open a list patch: kustomize keeps only the
-    /// directive element when the resource has no such list (a documented difference), so, unless
-    /// `all`, only where the one resource the patch meets has the list.
-    fn replace_list_ok(&self, old: &Value) -> bool {
-        self.all || (old.is_array() && !self.targeted)
+    /// A `$patch: replace` element opens a list patch; where the resource has no such list,
+    /// kustomize keeps only the directive element.
+    fn replace_list_tag(&mut self, old: &Value) {
+        self.tag("smp:$patch:replace-list");
+        if !old.is_array() {
+            self.tag("smp:$patch:replace-missing-list");
+        }
     }
 
     fn containers_patch(&mut self, old: &Value, field: &'static str) -> Value {
@@ -970,8 +990,8 @@ impl Gen {
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect();
         let mut items = Vec::new();
-        if self.r.chance(20) && self.replace_list_ok(old) {
-            self.tag("smp:$patch:replace-list");
+        if self.r.chance(20) {
+            self.replace_list_tag(old);
             items.push(json!({"$patch": "replace"}));
         }
         let k = self.r.range(1, 2);
@@ -1092,8 +1112,8 @@ impl Gen {
         }
         let names: Vec<Value> = Gen::existing_names(old, "name");
         let mut items = Vec::new();
-        if self.r.chance(20) && self.replace_list_ok(old) {
-            self.tag("smp:$patch:replace-list");
+        if self.r.chance(20) {
+            self.replace_list_tag(old);
             items.push(json!({"$patch": "replace"}));
         }
         let k = self.r.range(1, 3);
@@ -1179,6 +1199,11 @@ impl Gen {
             && (existing.iter().any(protocol) || items.iter().any(protocol))
         {
             self.tag("smp:two-key-list-existing-element");
+        }
+        // Ports with and without a protocol: kyaml pairs them on the keys that have values.
+        let both = existing.iter().chain(&items);
+        if both.clone().any(protocol) && both.clone().any(|p| !protocol(p)) {
+            self.tag("smp:ports-mixing-protocol");
         }
         Value::Array(items)
     }
@@ -1333,18 +1358,20 @@ impl Gen {
                     spec.insert("$patch".into(), json!("replace"));
                     spec.insert("size".into(), json!(1));
                 }
-                6 if self.all => {
+                6 => {
                     self.tag("smp:directive-in-unkeyed-list");
                     let v = json!([{"name": "a", "$patch": "delete"}, {"name": "z"}]);
                     spec.insert("items".into(), v);
                 }
-                _ if self.all => {
-                    self.tag("smp:scalar-to-map");
-                    spec.insert("size".into(), json!({"min": 1, "max": 3}));
-                }
                 _ => {
-                    self.tag("smp:scalar");
-                    spec.insert("size".into(), json!(self.r.range(1, 20)));
+                    // A value of another kind than the resource's: an error in kustomize.
+                    let (field, v) = match self.r.below(3) {
+                        0 => ("size", json!({"min": 1, "max": 3})),
+                        1 => ("tags", json!({"x": true})),
+                        _ => ("config", json!(["mode"])),
+                    };
+                    self.tag("smp:kind-change");
+                    spec.insert(field.into(), v);
                 }
             }
         }
@@ -1685,6 +1712,16 @@ impl Gen {
             }
             ops.push(op);
         }
+        // A multi-line string last in an inline patch is a documented difference (kustomize
+        // trims the patch text, so a last `|` block loses its final line break): unless `all`,
+        // a last operation that carries one is followed by a test that always passes.
+        let multi_line_last = ops
+            .last()
+            .and_then(|op| op.get("value"))
+            .is_some_and(has_multi_line);
+        if multi_line_last && !self.all {
+            ops.push(json!({"op": "test", "path": "/kind", "value": subject["kind"]}));
+        }
         ops
     }
 
@@ -1986,5 +2023,26 @@ fn collect(v: &Value, ptr: String, out: &mut Vec<(String, Value)>) {
             }
         }
         _ => {}
+    }
+}
+
+/// Whether a map of `v` has an entry with no value (`key:`).
+fn has_empty_value(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m
+            .values()
+            .any(|x| matches!(x, Value::String(s) if s == NULL_EMPTY) || has_empty_value(x)),
+        Value::Array(a) => a.iter().any(has_empty_value),
+        _ => false,
+    }
+}
+
+/// Whether `v` holds a string of more than one line.
+fn has_multi_line(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\n'),
+        Value::Object(m) => m.values().any(has_multi_line),
+        Value::Array(a) => a.iter().any(has_multi_line),
+        _ => false,
     }
 }
