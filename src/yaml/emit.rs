@@ -858,6 +858,10 @@ mod tests {
             "k: |+\n\n",
             "- |+\n\n...\n",
             "- |+ \n",
+            // A last line of spaces without a line break: written with one, it was content.
+            "- |+\n \n  ",
+            "k: |+\n  x\n  ",
+            "- |+\n  ",
             "- |+ # c\n",
             "- |+\n\n# c\n",
             "k: |+\n\nj: >+\n\n\nl: |\n\nm: 1\n",

@@ -1040,7 +1040,10 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 } else {
                     Cow::Owned(header_text.to_string())
                 };
-                if !unbroken_end {
+                // Nor is the source kept for a block whose last line ends the input without a
+                // line break: written with one, a last line of spaces would become content.
+                let at_unbroken_end = eb >= src.len() && !src.ends_with('\n');
+                if !unbroken_end && !at_unbroken_end {
                     node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
                         text: raw,
                         base: u32::try_from(ctx).unwrap_or(u32::MAX),
