@@ -232,6 +232,17 @@ mod tests {
         assert_eq!(merged(&once, "\"\": null\n"), once);
     }
 
+    /// A patch map replacing a scalar, whose empty key loses its anchor: the key is written
+    /// as nothing, and the space that stood after the anchor must not indent the mapping
+    /// (found by the merges fuzz target).
+    #[test]
+    fn an_empty_key_that_loses_its_anchor_stays_readable() {
+        let out = merged("y\n", "&- :\n a\n");
+        let back = parse_stream(&out).unwrap_or_else(|e| panic!("{out:?}: {e}"));
+        let v = to_json(back[0].root.as_ref().unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!({"": "a"}), "{out:?}");
+    }
+
     /// RFC 7386 section 3's example, on YAML with comments.
     #[test]
     fn keeps_order_and_comments_of_the_target() {

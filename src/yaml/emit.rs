@@ -501,6 +501,10 @@ impl Emitter<'_> {
             let before_colon = usize::from(k.layout().gap);
             let before_colon = if needs_space_before_colon(k) {
                 before_colon.max(1)
+            } else if key_text.is_empty() {
+                // Nothing to stand apart from, and at a line's start the spaces would move the
+                // mapping's indentation (a key that lost its anchor, say).
+                0
             } else {
                 before_colon
             };
