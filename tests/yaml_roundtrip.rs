@@ -235,3 +235,30 @@ fn almost_empty_streams_are_partitioned() {
         }
     }
 }
+
+/// A string that ends in empty lines is rewritten in block style as a `|+` block, whose text
+/// runs to the next line with content: blank lines of layout after it (before the next key or
+/// item, a comment, the end of the document) would become its text, so none are written there.
+/// Found by the yaml_roundtrip fuzz target (the end of a document).
+#[test]
+fn blank_lines_after_a_keep_block_written_anew_are_not_its_text() {
+    for src in [
+        "'#\n\n\n\t'\n\n\n",
+        "a: '#\n\n\n'\n\n\nb: 1\n",
+        "a: '#\n\n\n'\n\n# c\nb: 1\n",
+        "- '#\n\n\n'\n\n- 1\n",
+        "a: '#\n\n\n'\n\n\n---\nb\n",
+    ] {
+        let docs = yaml::parse_stream(src).unwrap_or_else(|e| panic!("{src:?}: {e}"));
+        let mut block = docs.clone();
+        for d in &mut block {
+            if let Some(r) = d.root.as_mut() {
+                r.make_block();
+            }
+        }
+        let mut out = String::new();
+        yaml::emit_stream(&block, &mut out);
+        let back = yaml::parse_stream(&out).unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
+        assert!(same_trees(&docs, &back), "{src:?} -> {out:?}");
+    }
+}

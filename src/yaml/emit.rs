@@ -36,6 +36,7 @@ pub fn emit_document(doc: &Document<'_>, out: &mut String) {
             seq_indent: doc.seq_indent,
         },
         block_body: None,
+        keep_end: None,
     };
     if doc.bom {
         e.out.push('\u{feff}');
@@ -115,6 +116,7 @@ pub fn emit_seq_item(item: &Node<'_>, dash_col: usize, opts: EmitOptions, out: &
         out,
         opts,
         block_body: None,
+        keep_end: None,
     }
     .seq_item(item, dash_col, false);
 }
@@ -126,6 +128,7 @@ pub fn emit_node(node: &Node<'_>, opts: EmitOptions) -> String {
         out: &mut out,
         opts,
         block_body: None,
+        keep_end: None,
     }
     .root(node);
     out
@@ -303,6 +306,9 @@ struct Emitter<'o> {
     /// to the left of it, or it reads as more text (a comment that followed a plain scalar in
     /// the source can follow a block scalar here).
     block_body: Option<usize>,
+    /// Where the output ended when a block scalar with keep chomping (`|+`) was written: an
+    /// empty line right after one is its text, so no blank line of layout is written there.
+    keep_end: Option<usize>,
 }
 
 fn pad(out: &mut String, n: usize) {
@@ -345,9 +351,7 @@ fn shift_line(line: &str, shift: isize) -> Cow<'_, str> {
 impl Emitter<'_> {
     fn comments(&mut self, cs: &[Comment<'_>], col: usize) {
         for c in cs {
-            for _ in 0..c.blank {
-                self.out.push('\n');
-            }
+            self.blank(c.blank);
             let at = (col as isize + isize::from(c.col)).max(0).unsigned_abs();
             pad(
                 self.out,
@@ -371,6 +375,9 @@ impl Emitter<'_> {
     }
 
     fn blank(&mut self, n: u8) {
+        if self.keep_end == Some(self.out.len()) {
+            return;
+        }
         for _ in 0..n {
             self.out.push('\n');
         }
@@ -675,6 +682,9 @@ impl Emitter<'_> {
                         }
                     }
                     self.after_block_body(start);
+                    if header.contains('+') {
+                        self.keep_end = Some(self.out.len());
+                    }
                     return;
                 }
                 if let Some(raw) = raw {
@@ -766,6 +776,9 @@ impl Emitter<'_> {
             self.out.push('\n');
         }
         self.block_body = Some(ctx + 2);
+        if trailing > 1 {
+            self.keep_end = Some(self.out.len());
+        }
     }
 
     /// Notes the column of the block scalar text written since `start` (its least indented
