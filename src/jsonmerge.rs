@@ -80,10 +80,20 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
     } else {
         dest.take_comments_of(patch.comments());
     }
-    for pe in patch.entries() {
+    // A member named twice is its last entry, as JSON readers take it.
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, pe) in patch.entries().iter().enumerate() {
+        if let Some(key) = pe.key.as_str() {
+            last.insert(key, i);
+        }
+    }
+    for (i, pe) in patch.entries().iter().enumerate() {
         let Some(key) = pe.key.as_str() else {
             continue;
         };
+        if last.get(key) != Some(&i) {
+            continue;
+        }
         match dest.position(key) {
             Some(_) if pe.value.is_null() => {
                 // Every entry of that name goes: two keys that differ only by a tag are one
@@ -241,6 +251,22 @@ mod tests {
         let back = parse_stream(&out).unwrap_or_else(|e| panic!("{out:?}: {e}"));
         let v = to_json(back[0].root.as_ref().unwrap()).unwrap();
         assert_eq!(v, serde_json::json!({"": "a"}), "{out:?}");
+    }
+
+    /// A patch that names a member twice (`: ` and `:` are both the empty key) counts as its
+    /// last entry, as JSON readers take it, so a second merge changes nothing, order included
+    /// (found by the merges fuzz target).
+    #[test]
+    fn a_member_named_twice_in_the_patch_counts_once() {
+        let p = ":\n:\n  a: 1\nb: 2\n";
+        let once = merged("x\n", p);
+        assert_eq!(once, ":\n  a: 1\nb: 2\n");
+        let d = parse_stream(&once).unwrap();
+        let mut m = d[0].root.clone().unwrap();
+        let before = m.clone();
+        let pd = parse_stream(p).unwrap();
+        merge(&mut m, pd[0].root.as_ref().unwrap()).unwrap();
+        assert!(m.same_data(&before));
     }
 
     /// RFC 7386 section 3's example, on YAML with comments.
