@@ -121,6 +121,7 @@ const REQUIRED_TAGS: &[&str] = &[
     "json:test-fail",
     "json:test-pass",
     "json:yaml-1.1-plain-value",
+    "json:multi-line-last",
     "null:null",
     "null:~",
     "null:empty",

@@ -1712,15 +1712,14 @@ impl Gen {
             }
             ops.push(op);
         }
-        // A multi-line string last in an inline patch is a documented difference (kustomize
-        // trims the patch text, so a last `|` block loses its final line break): unless `all`,
-        // a last operation that carries one is followed by a test that always passes.
-        let multi_line_last = ops
+        if ops
             .last()
             .and_then(|op| op.get("value"))
-            .is_some_and(has_multi_line);
-        if multi_line_last && !self.all {
-            ops.push(json!({"op": "test", "path": "/kind", "value": subject["kind"]}));
+            .is_some_and(has_multi_line)
+        {
+            // kustomize trims the patch text, so a last `|` block loses its final line break;
+            // krm-merge does too under kustomize's options.
+            self.tag("json:multi-line-last");
         }
         ops
     }
