@@ -450,15 +450,8 @@ impl<'p> Engine<'p> {
             Conflicts::Error => Severity::Error,
         };
         for c in conflicts {
-            let text = match severity {
-                // The run fails and nothing changes: say what clashed, not how it was settled.
-                Severity::Error => conflict_text(&c)
-                    .split("; ")
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned(),
-                _ => conflict_text(&c),
-            };
+            // When the run fails nothing changes: say what clashed, not how it was settled.
+            let text = conflict_text(&c, severity != Severity::Error);
             let mut res = FnResult::new(severity, format!("{}: conflict: {}", label(step), text))
                 .about(node)
                 .at_field(c.path.to_string())
@@ -705,28 +698,37 @@ fn has_identity(node: &Node<'_>, want: &Id<'_>) -> bool {
     }
 }
 
-fn conflict_text(c: &merge3::Conflict) -> String {
+/// What clashed in a conflict, and, with `settled`, how the merge settled it.
+fn conflict_text(c: &merge3::Conflict, settled: bool) -> String {
     let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
-    match c.kind {
-        merge3::ConflictKind::BothChanged => {
+    let (clash, outcome) = match c.kind {
+        merge3::ConflictKind::BothChanged => (
             format!(
-                "changed locally to {} and upstream to {}; took upstream",
+                "changed locally to {} and upstream to {}",
                 show(&c.local),
                 show(&c.upstream)
-            )
-        }
-        merge3::ConflictKind::DeletedUpstreamChangedLocally => {
+            ),
+            "took upstream",
+        ),
+        merge3::ConflictKind::DeletedUpstreamChangedLocally => (
             format!(
-                "deleted upstream but changed locally (to {}); deleted",
+                "deleted upstream but changed locally (to {})",
                 show(&c.local)
-            )
-        }
-        merge3::ConflictKind::ChangedUpstreamDeletedLocally => {
+            ),
+            "deleted",
+        ),
+        merge3::ConflictKind::ChangedUpstreamDeletedLocally => (
             format!(
-                "changed upstream (to {}) but deleted locally; took upstream",
+                "changed upstream (to {}) but deleted locally",
                 show(&c.upstream)
-            )
-        }
+            ),
+            "took upstream",
+        ),
+    };
+    if settled {
+        format!("{clash}; {outcome}")
+    } else {
+        clash
     }
 }
 

@@ -7,56 +7,19 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 use common::*;
 use krm_merge::yaml;
 
 /// Runs the binary with `args` and raw `stdin` bytes.
 fn run(args: &[&str], stdin: &[u8]) -> Out {
-    let mut child = Command::new(bin())
-        .args(args)
-        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run krm-merge");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("wait for krm-merge");
-    let _ = writer.join();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    out_of(&run_bytes(args, stdin))
 }
 
 /// Like [`run`], keeping stdout as bytes.
 fn run_raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
-    let out = Command::new(bin())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            let mut input = c.stdin.take().expect("stdin");
-            let data = stdin.to_vec();
-            let w = std::thread::spawn(move || {
-                let _ = input.write_all(&data);
-            });
-            let o = c.wait_with_output();
-            let _ = w.join();
-            o
-        })
-        .expect("run krm-merge");
+    let out = run_bytes(args, stdin);
     (
         out.status.code().unwrap_or(-1),
         out.stdout,

@@ -6,30 +6,13 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use common::*;
 use krm_merge::yaml::{self, Node};
 use serde_json::Value;
 
 /// Runs the binary with `args` and `stdin`, stdout kept as bytes.
 fn run(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
-    let mut child = Command::new(bin())
-        .args(args)
-        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run krm-merge");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("wait");
-    let _ = writer.join();
+    let out = run_bytes(args, stdin);
     (
         out.status.code().unwrap_or(-1),
         out.stdout,

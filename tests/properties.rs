@@ -9,8 +9,6 @@
 mod common;
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::process::{Command, Stdio};
 
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::yaml::{self, Node};
@@ -453,26 +451,8 @@ fn no_empties(v: &Val) -> bool {
 // ----- through the binary -------------------------------------------------------------------
 
 fn run_bin(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(common::bin())
-        .args(args)
-        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run krm-merge");
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.as_bytes().to_vec();
-    let w = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("wait");
-    let _ = w.join();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = common::krm(args, stdin);
+    (out.code, out.stdout, out.stderr)
 }
 
 /// A Merge functionConfig with one patch (`patch` and maybe `original` as block text).

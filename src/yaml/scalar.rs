@@ -154,28 +154,9 @@ pub fn yaml11_lookalike(t: &str) -> bool {
         let timestamp = b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-';
         return timestamp || is_base60(t);
     }
-    if !resolves_as_string_everywhere(t) && t.matches('.').count() <= 1 && t != "<<" && t != "=" {
-        return true;
-    }
-    let word = matches!(
-        t,
-        "y" | "Y"
-            | "yes"
-            | "Yes"
-            | "YES"
-            | "n"
-            | "N"
-            | "no"
-            | "No"
-            | "NO"
-            | "on"
-            | "On"
-            | "ON"
-            | "off"
-            | "Off"
-            | "OFF"
-    );
-    word || is_base60(t)
+    // What a 1.1 reader takes for a boolean or a number (but not `1.2.3`: see above). Without
+    // a ':' no base-60 number is left to find.
+    !resolves_as_string_everywhere(t) && t.matches('.').count() <= 1 && t != "<<" && t != "="
 }
 
 /// `[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?`: a YAML 1.1 sexagesimal number.

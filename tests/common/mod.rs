@@ -40,6 +40,15 @@ pub fn krm_in(args: &[&str], stdin: &str, dir: Option<&std::path::Path>) -> Out 
     out_of(&c.output().expect("run krm-merge"))
 }
 
+/// Runs the binary with `args`, feeding raw `stdin` bytes (which need not be UTF-8).
+pub fn run_bytes(args: &[&str], stdin: &[u8]) -> std::process::Output {
+    cmd()
+        .args(args)
+        .write_stdin(stdin.to_vec())
+        .output()
+        .expect("run krm-merge")
+}
+
 /// An [`Out`] from a finished process.
 pub fn out_of(out: &std::process::Output) -> Out {
     Out {
