@@ -1893,3 +1893,34 @@ fn kustomize_options_leave_no_empty_annotations_map() {
     let d = &filter_ok("no-empty-annotations-kustomize", &kustomize, cm)[0];
     assert_eq!(d["metadata"], json!({"name": "a"}));
 }
+
+// ----- found by fuzzing ------------------------------------------------------------------------
+
+// A patch written as JSON may break a string or a flow list over lines, starting the next line
+// at the patch's own left edge: legal at a document's root, where nothing encloses it. Merged
+// into a block mapping, those lines must stand right of its keys, or the output is not YAML
+// (found by the merges fuzz target; krm-merge wrote `x: "one\ntwo"` with `two` under `x`).
+#[test]
+fn multi_line_json_strings_from_a_patch_are_reindented_under_their_key() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: b\n";
+    let json = "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"cm\"},\n\"data\": {\"x\": \"one\ntwo\", \"y\": plain\nwords, \"z\": \"[1,\n2]\"}}\n";
+    let want = json!({"a": "b", "x": "one two", "y": "plain words", "z": "[1, 2]"});
+    for (ty, extra) in [
+        ("merge2", String::new()),
+        ("jsonmerge", String::new()),
+        (
+            "merge3",
+            // The original had no data: the update adds x, y and z.
+            "original: |\n  {apiVersion: v1, kind: ConfigMap, metadata: {name: cm}}\n".to_owned(),
+        ),
+    ] {
+        let entry = format!(
+            "type: {ty}\ntarget: {{kind: ConfigMap}}\n{extra}patch: |\n{}",
+            indent_under(json, "  ", "  ")
+        );
+        let out = krm(&[], &resource_list_text(cm, &merge_fn(&entry)));
+        assert_eq!(out.code, 0, "{ty}: {}\n{}", out.stderr, out.stdout);
+        // `docs` fails on output that is not YAML.
+        assert_eq!(docs(&out.stdout)[0]["items"][0]["data"], want, "{ty}");
+    }
+}

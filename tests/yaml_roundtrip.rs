@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use krm_merge::yaml::{self, Document};
+use krm_merge::yaml::{self, Document, EmitOptions, Entry, Node};
 use serde_json::Value;
 
 /// Cases whose tree emission differs from the source, by the limit (see `src/yaml/mod.rs`).
@@ -35,6 +35,17 @@ const KNOWN_LIMITS: &[(&str, &str)] = &[
     ("K54U", "tab separation"),
     ("Q5MG", "tab separation"),
     ("Y79Y/010", "tab separation"),
+    // A tag whose handle a `%TAG` directive declares is written in verbatim form, so that it
+    // means the same in any document the node moves to.
+    ("5TYM", "tag handle"),
+    ("6CK3", "tag handle"),
+    ("6WLZ", "tag handle"),
+    ("9WXW", "tag handle"),
+    ("C4HZ", "tag handle"),
+    ("CC74", "tag handle"),
+    ("P76L", "tag handle"),
+    ("U3C3", "tag handle"),
+    ("Z9M4", "tag handle"),
     // A stream that does not end with a line break gets one.
     ("2G84/02", "no final line break"),
     ("2G84/03", "no final line break"),
@@ -261,4 +272,88 @@ fn blank_lines_after_a_keep_block_written_anew_are_not_its_text() {
         let back = yaml::parse_stream(&out).unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
         assert!(same_trees(&docs, &back), "{src:?} -> {out:?}");
     }
+}
+
+/// Every node of every suite document, moved whole into another document (as its root, as a
+/// value under a key at two depths, as a list item), writes out as YAML that reads back as the
+/// same node. Source text kept for a node (multi-line scalars, flow collections) is shifted to
+/// its new column; text that stood at a root's left edge, where nothing encloses it, moves
+/// right of the key that now holds it (found by the merges fuzz target).
+#[test]
+fn subtrees_moved_between_documents_keep_their_data() {
+    fn each_node<'a>(n: &Node<'a>, out: &mut Vec<Node<'a>>) {
+        out.push(n.clone());
+        for e in n.entries() {
+            each_node(&e.value, out);
+        }
+        for i in n.items() {
+            each_node(i, out);
+        }
+    }
+    let mut failures = Vec::new();
+    let mut moved = 0;
+    for case in cases() {
+        if case.join("error").exists() {
+            continue;
+        }
+        let name = case_name(&case);
+        let src = fs::read_to_string(case.join("in.yaml")).expect("in.yaml");
+        let Ok(docs) = yaml::parse_stream(&src) else {
+            continue;
+        };
+        let mut nodes = Vec::new();
+        for root in docs.iter().filter_map(|d| d.root.as_ref()) {
+            each_node(root, &mut nodes);
+        }
+        for node in nodes {
+            // An alias needs its anchor, which may be outside the moved node.
+            let mut node = node;
+            if node.has_alias() && node.expand_aliases(10_000).is_err() {
+                continue;
+            }
+            let places = [
+                node.clone(),
+                Node::map_of(vec![Entry::new("k", node.clone())]),
+                Node::map_of(vec![Entry::new(
+                    "a",
+                    Node::map_of(vec![
+                        Entry::new("b", Node::plain("1")),
+                        Entry::new("k", node.clone()),
+                    ]),
+                )]),
+                Node::seq_of(vec![node.clone(), Node::plain("x")]),
+                Node::map_of(vec![Entry::new(
+                    "s",
+                    Node::seq_of(vec![Node::seq_of(vec![node.clone()])]),
+                )]),
+            ];
+            for (i, tree) in places.iter().enumerate() {
+                moved += 1;
+                let text = yaml::emit_node(tree, EmitOptions::default());
+                match yaml::parse_stream(&text) {
+                    Ok(back) => {
+                        let back = back
+                            .into_iter()
+                            .find_map(|d| d.root)
+                            .unwrap_or_else(Node::null);
+                        if !back.same_data(tree) {
+                            failures.push(format!(
+                                "{name} (place {i}): reads back as other data:\n{text}"
+                            ));
+                        }
+                    }
+                    Err(e) => {
+                        failures.push(format!("{name} (place {i}): does not parse: {e}\n{text}"))
+                    }
+                }
+            }
+        }
+    }
+    assert!(moved > 1000, "only {moved} nodes moved");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -317,6 +317,39 @@ fn pad(out: &mut String, n: usize) {
 
 /// Shifts every line after the first by `shift` columns (removing at most the leading spaces
 /// there are when `shift` is negative).
+/// How far the lines of `raw` (a flow scalar's or flow collection's continuation lines, or an
+/// auto-detected block scalar's body) move when written where such lines may start at column
+/// `base` (see [`super::Raw::base`]). Indentation is not content there, so the lines may move
+/// freely, except that moving left stops before any line's text reaches column 0 (a body line
+/// starting with a tab there would end the scalar).
+fn shift_of<'l>(raw: &super::Raw<'_>, base: usize, lines: impl Iterator<Item = &'l str>) -> isize {
+    let shift = base as isize - raw.base as isize;
+    if shift >= 0 {
+        return shift;
+    }
+    let least = lines
+        .filter(|l| !l.trim_start_matches(' ').is_empty())
+        .map(|l| (l.len() - l.trim_start_matches(' ').len()) as isize)
+        .min();
+    least.map_or(shift, |m| shift.max(1 - m).min(0))
+}
+
+/// The same for a block scalar with an indentation indicator, whose body's indentation is
+/// that many columns right of its parent's column (the key or dash; 0 at a document's root,
+/// as the parser reads it): the body moves with the parent.
+fn indicator_shift(raw: &super::Raw<'_>, base: usize) -> isize {
+    base.saturating_sub(1) as isize - raw.base.saturating_sub(1) as isize
+}
+
+/// The indentation of a value written on the line after its key, dash or properties: as read,
+/// unless it was a document's root at column 0, which under a key or dash must move right.
+fn next_line_indent(indent: u8, at: Ctx) -> usize {
+    match (indent, at) {
+        (0, Ctx::Value | Ctx::Item) => 2,
+        _ => usize::from(indent),
+    }
+}
+
 fn shift_lines(text: &str, shift: isize) -> Cow<'_, str> {
     if shift == 0 || !text.contains('\n') {
         return Cow::Borrowed(text);
@@ -416,7 +449,7 @@ impl Emitter<'_> {
                 let mut props = String::new();
                 push_props(r, &mut props);
                 self.out.push_str(&props);
-                self.scalar_or_flow(r, col, None, true);
+                self.scalar_or_flow(r, col, None, true, false);
             }
         }
     }
@@ -620,7 +653,7 @@ impl Emitter<'_> {
                 );
             }
             self.out.push('\n');
-            let col = ctx + usize::from(lay.indent);
+            let col = ctx + next_line_indent(lay.indent, at);
             self.comments(&v.comments().head, col);
             pad(self.out, col);
             self.out.push_str(props);
@@ -632,7 +665,7 @@ impl Emitter<'_> {
             } else {
                 None
             };
-            self.scalar_or_flow_body(v, ctx, own);
+            self.scalar_or_flow_body(v, ctx, own, at != Ctx::DocStart);
             return;
         }
         let empty = is_plain_empty(v) && props.is_empty();
@@ -649,27 +682,45 @@ impl Emitter<'_> {
             if from_source && lay.flags & flags::PROPS_LINE != 0 && !props.is_empty() {
                 // `key: &anchor` then the content on the next line.
                 self.out.push('\n');
-                pad(self.out, ctx + usize::from(lay.indent));
+                pad(self.out, ctx + next_line_indent(lay.indent, at));
             } else if !props.is_empty() && !is_plain_empty(v) {
                 self.out.push(' ');
             }
         }
-        self.scalar_or_flow_body(v, ctx, v.comments().line.as_ref().or(key_comment));
+        self.scalar_or_flow_body(
+            v,
+            ctx,
+            v.comments().line.as_ref().or(key_comment),
+            at != Ctx::DocStart,
+        );
     }
 
     /// Writes a scalar, alias or flow collection whose properties are already out, then its
-    /// line comment and the line end.
-    fn scalar_or_flow_body(&mut self, v: &Node<'_>, ctx: usize, comment: Option<&Comment<'_>>) {
+    /// line comment and the line end. `nested` is false for a document's root, whose
+    /// continuation lines may start at column 0; inside a block collection (its key or dash at
+    /// column `ctx`) they must stand right of it.
+    fn scalar_or_flow_body(
+        &mut self,
+        v: &Node<'_>,
+        ctx: usize,
+        comment: Option<&Comment<'_>>,
+        nested: bool,
+    ) {
+        let base = if nested { ctx + 1 } else { 0 };
         let raw = v.ext.as_ref().and_then(|e| e.raw.as_ref());
         match &v.repr {
             Repr::Scalar { text, style, .. } => {
                 if let Some(raw) = raw.filter(|_| is_block_scalar(v)) {
-                    let shift = ctx as isize - raw.base as isize;
                     // An empty body after the header's line break is one empty line when
                     // chomping keeps it (`|+`): it is the scalar's content, not layout.
                     let (header, body) = match raw.text.split_once('\n') {
                         Some((h, b)) => (h, (!b.is_empty() || h.contains('+')).then_some(b)),
                         None => (raw.text.as_ref(), None),
+                    };
+                    let shift = if header.bytes().any(|b| b.is_ascii_digit()) {
+                        indicator_shift(raw, base)
+                    } else {
+                        shift_of(raw, base, body.unwrap_or("").split('\n'))
                     };
                     self.out.push_str(header);
                     self.line_comment(comment);
@@ -688,7 +739,7 @@ impl Emitter<'_> {
                     return;
                 }
                 if let Some(raw) = raw {
-                    let shift = ctx as isize - raw.base as isize;
+                    let shift = shift_of(raw, base, raw.text.split('\n').skip(1));
                     self.out.push_str(&shift_lines(&raw.text, shift));
                     self.line_comment(comment);
                     self.out.push('\n');
@@ -719,7 +770,7 @@ impl Emitter<'_> {
             Repr::Seq { .. } | Repr::Map { .. } => {
                 match raw {
                     Some(raw) => {
-                        let shift = ctx as isize - raw.base as isize;
+                        let shift = shift_of(raw, base, raw.text.split('\n').skip(1));
                         self.out.push_str(&shift_lines(&raw.text, shift));
                     }
                     None => {
@@ -745,13 +796,14 @@ impl Emitter<'_> {
         ctx: usize,
         comment: Option<&Comment<'_>>,
         own: bool,
+        nested: bool,
     ) {
         let c = if own {
             v.comments().line.as_ref()
         } else {
             comment
         };
-        self.scalar_or_flow_body(v, ctx, c);
+        self.scalar_or_flow_body(v, ctx, c, nested);
     }
 
     /// A new multi-line string as a literal block.

@@ -32,6 +32,8 @@
 //!   - an anchor or tag alone on its line before a block collection moves to the key's line;
 //!   - a comment after `...` on the same line, and document markers with no document between
 //!     them, are dropped.
+//!   - a tag whose handle a `%TAG` directive declares (`!e!foo`) is written in verbatim form
+//!     (`!<tag:example.com,2000:foo>`), so that it means the same wherever the node moves.
 //!
 //!   `tests/yaml_roundtrip.rs` checks the guarantee on the yaml-test-suite, lists the cases that
 //!   hit these limits, and checks that those still read back as the same data.
@@ -41,7 +43,11 @@
 //!   [`scalar`]). A flow collection that is changed is rewritten on one line; comments that were
 //!   inside it are lost (they are kept while it is unchanged).
 //! * Indentation is stored relative to the parent, so a subtree keeps its shape when it moves
-//!   to another place or another document.
+//!   to another place or another document. Source text kept verbatim (multi-line scalars, block
+//!   scalars, flow collections) moves with it: its continuation lines keep their place relative
+//!   to the enclosing key or dash, and text that stood at a root's left edge moves right of the
+//!   key that now holds it. `tests/yaml_roundtrip.rs` moves every node of the yaml-test-suite
+//!   into a root, under keys and into lists, and reads the results back.
 //!
 //! # Bounds
 //!
@@ -170,8 +176,11 @@ pub(crate) struct Raw<'a> {
     /// For block scalars: the header (`|2-` and anything after it on its line except a
     /// comment) then `\n` then the body lines as written; otherwise the exact source slice.
     pub(crate) text: Cow<'a, str>,
-    /// Absolute column of the node's context in its source; continuation lines are shifted by
-    /// the difference when the node is written at another column.
+    /// The least column the text's continuation lines (a block scalar's body) may start at in
+    /// its source: one right of the enclosing block collection's column (its key or dash), or 0
+    /// where none encloses it (a document's root). A block scalar's indentation indicator
+    /// counts from the column left of it. Written elsewhere, the lines move by the difference
+    /// of the two places' bases, which keeps every line legal and every indicator meaningful.
     pub(crate) base: u32,
 }
 

@@ -230,6 +230,9 @@ struct Frame<'a> {
     ctx_col: usize,
     /// First byte (flow: the bracket) and first line.
     start: usize,
+    /// Whether a flow collection opened with its bracket: not a single pair in a flow
+    /// sequence (`[a: b]`), which is a map without braces.
+    bracketed: bool,
     start_line: usize,
     /// Where this frame's children start in the builder's scratch vectors.
     first_child: usize,
@@ -522,11 +525,14 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         Ok(())
     }
 
+    /// A node's tag as written, or in verbatim form (`!<prefix+suffix>`) when its handle is
+    /// one the document's `%TAG` directives declare: the tag then means the same wherever the
+    /// node is written, also in a document without that directive.
     fn tag_text(&self, span: &Span) -> Option<Cow<'a, str>> {
         let src: &'a str = self.src;
-        span.tag_span()
-            .and_then(|t| t.slice(src))
-            .map(Cow::Borrowed)
+        let text = span.tag_span().and_then(|t| t.slice(src))?;
+        let directives = self.doc.as_ref().map_or(&[][..], |d| &d.directives[..]);
+        Some(resolve_tag_handle(text, directives).map_or(Cow::Borrowed(text), Cow::Owned))
     }
 
     fn doc_start(&mut self, explicit: bool, sb: usize, eb: usize, line: usize) {
@@ -990,7 +996,6 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             None => (line, sb, line),
         };
         self.begin(&mut node, begin_at, begin_line, false)?;
-        let ctx = self.ctx_col();
         let in_flow = self.in_flow();
         let mut last_line = span.end.line();
         let mut end_byte = eb;
@@ -1046,7 +1051,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 if !unbroken_end && !at_unbroken_end {
                     node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
                         text: raw,
-                        base: u32::try_from(ctx).unwrap_or(u32::MAX),
+                        base: self.raw_base(),
                     });
                 }
                 end_byte = body_end;
@@ -1056,7 +1061,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             if canonical != raw_src {
                 node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
                     text: Cow::Borrowed(raw_src),
-                    base: u32::try_from(ctx).unwrap_or(u32::MAX),
+                    base: self.raw_base(),
                 });
             }
         }
@@ -1085,6 +1090,14 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             Some(f) if f.flow => f.ctx_col,
             Some(f) => f.col.unwrap_or(0),
         }
+    }
+
+    /// [`Raw::base`] for text read now: one right of the innermost block collection's column,
+    /// 0 where no block collection encloses the text (a document's root, or flow at the root).
+    fn raw_base(&self) -> u32 {
+        self.stack.iter().rev().find(|f| !f.flow).map_or(0, |f| {
+            u32::try_from(f.col.unwrap_or(0) + 1).unwrap_or(u32::MAX)
+        })
     }
 
     fn start_collection(
@@ -1140,6 +1153,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             col: None,
             ctx_col,
             start: sb,
+            bracketed: !map || self.src.get(sb..eb) == Some("{"),
             start_line: line,
             first_child,
             key: None,
@@ -1198,10 +1212,12 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 }
             }
             let canonical = canonical_inline(&frame.node, self.in_flow());
-            if canonical != raw_src {
+            // A single pair in a flow sequence (`[a: b]`) is a map without braces: its text
+            // would not be a map anywhere else, so it is written anew when it moves.
+            if canonical != raw_src && frame.bracketed {
                 frame.node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
                     text: Cow::Borrowed(raw_src),
-                    base: u32::try_from(frame.ctx_col).unwrap_or(u32::MAX),
+                    base: self.raw_base(),
                 });
             }
             self.last_line = self.last_line.max(end_line);
@@ -1382,6 +1398,32 @@ fn strip_comment(header: &str) -> &str {
         Some(i) => header[..i].trim_end(),
         None => header.trim_end(),
     }
+}
+
+/// `tag` in verbatim form when its handle (`!name!`, `!!` or `!`) is declared by one of the
+/// `%TAG` lines among `directives`; `None` when it keeps its written form.
+fn resolve_tag_handle(tag: &str, directives: &[Cow<'_, str>]) -> Option<String> {
+    if tag.starts_with("!<") || directives.is_empty() {
+        return None;
+    }
+    let rest = tag.strip_prefix('!')?;
+    let (handle, suffix) = match rest.find('!') {
+        Some(i)
+            if rest[..i]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-') =>
+        {
+            (&tag[..i + 2], &rest[i + 1..])
+        }
+        _ => ("!", rest),
+    };
+    directives.iter().find_map(|d| {
+        let mut words = d.split_whitespace();
+        (words.next() == Some("%TAG") && words.next() == Some(handle))
+            .then(|| words.next())
+            .flatten()
+            .map(|prefix| format!("!<{prefix}{suffix}>"))
+    })
 }
 
 #[cfg(test)]
