@@ -168,7 +168,11 @@ pub(crate) fn canonical_inline(node: &Node<'_>, in_flow: bool) -> String {
                 if i > 0 {
                     s.push_str(", ");
                 }
-                s.push_str(&flow_child(&e.key));
+                let key = flow_child(&e.key);
+                if key.chars().count() > IMPLICIT_KEY_MAX {
+                    s.push_str("? ");
+                }
+                s.push_str(&key);
                 if needs_space_before_colon(&e.key) {
                     s.push(' ');
                 }
@@ -340,6 +344,9 @@ fn shift_of<'l>(raw: &super::Raw<'_>, base: usize, lines: impl Iterator<Item = &
 fn indicator_shift(raw: &super::Raw<'_>, base: usize) -> isize {
     base.saturating_sub(1) as isize - raw.base.saturating_sub(1) as isize
 }
+
+/// The longest key written as an implicit key, with room for its properties' separators.
+const IMPLICIT_KEY_MAX: usize = 1000;
 
 /// The indentation of a value written on the line after its key, dash or properties: as read,
 /// unless it was a document's root at column 0, which under a key or dash must move right.
@@ -520,6 +527,9 @@ impl Emitter<'_> {
                 _ => canonical_inline(k, true),
             },
         };
+        // An implicit key is at most 1024 characters long (YAML 1.2, 7.4.2): a longer one,
+        // written on one line, is written as an explicit key.
+        let explicit = explicit || key_text.chars().count() > IMPLICIT_KEY_MAX;
         if explicit {
             self.out.push_str("? ");
             self.out.push_str(&key_text);
@@ -944,6 +954,46 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
                 let back = back[0].root.as_ref().expect("a root");
                 assert!(back.same_data(&root), "{src:?} -> {out:?}");
+            }
+        }
+    }
+
+    /// Found by the yaml_roundtrip fuzz target: a flow map's key of many lines, rewritten in
+    /// block style on one line, was longer than an implicit key may be (1024 characters).
+    #[test]
+    fn keys_longer_than_an_implicit_key_may_be_are_written_explicit() {
+        let long = "word ".repeat(300);
+        let folded = long.trim_end().replace(' ', "\n  ");
+        for src in [
+            // A flow map's entry may be a key alone, of several lines.
+            format!("{{ \"{folded}\"}}\n"),
+            format!("- {{ \"{folded}\", c: d}}\n"),
+            format!("? \"{folded}\"\n: b\n"),
+        ] {
+            let docs = crate::yaml::parse_stream(&src).expect("parses");
+            let root = docs[0].root.clone().expect("a root");
+            let mut block = root.clone();
+            block.make_block();
+            let mut new = Node::map();
+            new.set(long.trim_end(), Node::plain("v"));
+            let flow = crate::yaml::parse_stream("{a: 1}\n").expect("parses")[0]
+                .root
+                .clone()
+                .map(|mut f| {
+                    f.set(long.trim_end(), Node::plain("v"));
+                    f
+                })
+                .expect("a root");
+            for (tree, out) in [
+                (&root, emit(&root)),
+                (&root, emit(&block)),
+                (&new, emit(&new)),
+                (&flow, emit(&flow)),
+            ] {
+                let back =
+                    crate::yaml::parse_stream(&out).unwrap_or_else(|e| panic!("{out:?}: {e}"));
+                let back = back[0].root.as_ref().expect("a root");
+                assert!(back.same_data(tree), "{out:?}");
             }
         }
     }
