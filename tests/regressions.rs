@@ -1924,3 +1924,40 @@ fn multi_line_json_strings_from_a_patch_are_reindented_under_their_key() {
         assert_eq!(docs(&out.stdout)[0]["items"][0]["data"], want, "{ty}");
     }
 }
+
+// An item whose last entry is an explicit key without a value (`? key` alone): the parser
+// places that missing value at the next token, the next item's dash, so the first item's text
+// ran over the next item's first line, and rewriting the first item lost that line (found by
+// the function fuzz target).
+#[test]
+fn an_item_ending_in_an_explicit_key_without_a_value_keeps_the_next_item_whole() {
+    for key in ["?   - name: a\n      - name: b\n", "? lone\n"] {
+        let first =
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\ndata:\n  {key}");
+        let second = "apiVersion: v1\nkind: Service\nmetadata:\n  name: second\n";
+        let input = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}{}functionConfig:\n{}",
+            indent_under(&first, "- ", "  "),
+            indent_under(second, "- ", "  "),
+            indent_under(
+                &merge_fn("target: {kind: ConfigMap}\npatch: |\n  metadata:\n    labels: {a: b}\n"),
+                "  ",
+                "  "
+            )
+        );
+        let out = krm(&[], &input);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        // The first item has a key that is a list: not JSON, so read as a tree.
+        let list = node(&out.stdout);
+        let items = list.get("items").expect("items").items();
+        assert_eq!(items.len(), 2, "{}", out.stdout);
+        assert_eq!(items[0].str_at(&["metadata", "labels", "a"]), Some("b"));
+        assert_eq!(
+            items[1].str_at(&["apiVersion"]),
+            Some("v1"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(items[1].str_at(&["kind"]), Some("Service"));
+    }
+}

@@ -1077,7 +1077,11 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         } else {
             last_line
         };
-        self.content_end = self.content_end.max(end_byte);
+        // The value an explicit key goes without (`? key` alone) is placed by the parser at
+        // the next token, which may be the next item's: it holds no text of its own.
+        if node.layout().flags & flags::OMITTED == 0 {
+            self.content_end = self.content_end.max(end_byte);
+        }
         self.advance(end_byte, end_line);
         self.place(node, first_line, last_line, sb, end_byte)
     }
