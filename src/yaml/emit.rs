@@ -742,7 +742,7 @@ impl Emitter<'_> {
                             self.out.push('\n');
                         }
                     }
-                    self.after_block_body(start);
+                    self.after_block_body(start, base);
                     if header.contains('+') {
                         self.keep_end = Some(self.out.len());
                     }
@@ -845,7 +845,10 @@ impl Emitter<'_> {
 
     /// Notes the column of the block scalar text written since `start` (its least indented
     /// line that is not empty).
-    fn after_block_body(&mut self, start: usize) {
+    /// Notes the column of the block scalar body written since `start`, which comments after
+    /// it must stand left of. Without a body line, the first line right of the parent (whose
+    /// lines may start at `base`) would be its body, comments included.
+    fn after_block_body(&mut self, start: usize, base: usize) {
         self.block_body = self
             .out
             .get(start..)
@@ -853,7 +856,8 @@ impl Emitter<'_> {
             .lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| l.len() - l.trim_start_matches(' ').len())
-            .min();
+            .min()
+            .or(Some(base.max(1)));
     }
 }
 
@@ -944,6 +948,11 @@ mod tests {
             "- |+ # c\n",
             "- |+\n\n# c\n",
             "k: |+\n\nj: >+\n\n\nl: |\n\nm: 1\n",
+            // A comment between a value's properties and its empty block scalar, written after
+            // the header: right of the key, it was the block's first line, so its content.
+            "empty bar: >\n \n  \n: &a value\nkey2: &b    \n #*a\n |\n",
+            "k: &b\n  # c\n  |\n",
+            "- &b\n  # c\n  >2-\n",
         ] {
             let docs = crate::yaml::parse_stream(src).expect(src);
             let root = docs[0].root.clone().expect(src);
