@@ -727,7 +727,8 @@ impl Emitter<'_> {
                         Some((h, b)) => (h, (!b.is_empty() || h.contains('+')).then_some(b)),
                         None => (raw.text.as_ref(), None),
                     };
-                    let shift = if header.bytes().any(|b| b.is_ascii_digit()) {
+                    let indicator = header.bytes().any(|b| b.is_ascii_digit());
+                    let shift = if indicator {
                         indicator_shift(raw, base)
                     } else {
                         shift_of(raw, base, body.unwrap_or("").split('\n'))
@@ -742,7 +743,13 @@ impl Emitter<'_> {
                             self.out.push('\n');
                         }
                     }
-                    self.after_block_body(start, base);
+                    if indicator {
+                        // Its lines may be indented more than its body's column: comments
+                        // after it go to the parent's column, the only place the parser takes.
+                        self.block_body = Some(base.max(1));
+                    } else {
+                        self.after_block_body(start, base);
+                    }
                     if header.contains('+') {
                         self.keep_end = Some(self.out.len());
                     }
@@ -953,6 +960,10 @@ mod tests {
             "empty bar: >\n \n  \n: &a value\nkey2: &b    \n #*a\n |\n",
             "k: &b\n  # c\n  |\n",
             "- &b\n  # c\n  >2-\n",
+            // A comment after a `|1` block whose lines are indented more than that, behind
+            // tabs: it was written at the body's least indentation, inside the block.
+            "- |1\n  explicit\n\t\t#\t\n",
+            "- |1\n  explicit\n\t\t#\t",
         ] {
             let docs = crate::yaml::parse_stream(src).expect(src);
             let root = docs[0].root.clone().expect(src);
