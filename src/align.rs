@@ -7,7 +7,7 @@
 //! shares once it has decided: putting a node in another's place ([`put`]) without disturbing
 //! the layout around it.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
@@ -176,7 +176,7 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     /// Indexes `map`'s entries; an absent map or a non-map has none.
     pub fn new(map: Option<&'n Node<'x>>) -> Self {
         let mut idx = FieldIndex {
-            by_text: HashMap::new(),
+            by_text: HashMap::default(),
             others: Vec::new(),
         };
         for e in map.map_or(&[][..], Node::entries) {
@@ -206,7 +206,7 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
 
 /// Where each key occurs in a list of element keys (as [`key_values`] gives them), in order.
 pub fn positions(keys: &[Vec<String>]) -> HashMap<&[String], Vec<usize>> {
-    let mut m: HashMap<&[String], Vec<usize>> = HashMap::new();
+    let mut m: HashMap<&[String], Vec<usize>> = HashMap::default();
     for (i, k) in keys.iter().enumerate() {
         m.entry(k.as_slice()).or_default().push(i);
     }

@@ -45,7 +45,7 @@
 //! What it must not do: talk to a cluster, select resources, parse or write YAML text, or compare
 //! nodes by printing them.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::hash::Hash;
 
@@ -419,7 +419,7 @@ impl<'a> Walker<'_, '_, 'a> {
             return Ok(());
         };
         let mut live: Vec<Option<Entry<'a>>> = entries.into_iter().map(Some).collect();
-        let mut pos: HashMap<String, usize> = HashMap::new();
+        let mut pos: HashMap<String, usize> = HashMap::default();
         for (i, e) in live.iter().enumerate() {
             if let Some(t) = e.as_ref().and_then(|e| e.key.as_str()) {
                 pos.entry(t.to_owned()).or_insert(i);
@@ -427,7 +427,7 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         let (oi, mi) = (FieldIndex::new(ov), FieldIndex::new(Some(mv)));
         let mut added: Vec<Entry<'a>> = Vec::new();
-        let mut added_names: HashSet<&str> = HashSet::new();
+        let mut added_names: HashSet<&str> = HashSet::default();
         let mut failed = None;
         for me in mv.entries() {
             let Some(name) = me.key.as_str() else {
@@ -546,8 +546,8 @@ impl<'a> Walker<'_, '_, 'a> {
             .into_iter()
             .map(|(k, v)| (k.to_vec(), v))
             .collect();
-        let mut appended: HashMap<Vec<String>, usize> = HashMap::new();
-        let mut seen: HashMap<&Vec<String>, usize> = HashMap::new();
+        let mut appended: HashMap<Vec<String>, usize> = HashMap::default();
+        let mut seen: HashMap<&Vec<String>, usize> = HashMap::default();
         let mut failed = None;
         for (k, me) in &local {
             let nth = {
@@ -651,7 +651,7 @@ fn interleave<'a, K: Eq + Hash>(
     live: &[K],
 ) -> Vec<Node<'a>> {
     fn ranks<K: Eq + Hash>(order: &[K]) -> HashMap<&K, usize> {
-        let mut m: HashMap<&K, usize> = HashMap::new();
+        let mut m: HashMap<&K, usize> = HashMap::default();
         for (i, k) in order.iter().enumerate() {
             m.entry(k).or_insert(i);
         }
@@ -707,7 +707,7 @@ fn set<'a, 'p: 'a>(lv: &mut Node<'a>, ov: Option<&Node<'_>>, mv: &Node<'p>) {
         .filter(|id| !local_set.contains(id))
         .collect();
     let mut current: Vec<(usize, Node<'a>)> = live.iter().copied().zip(items).collect();
-    let mut added: HashSet<usize> = HashSet::new();
+    let mut added: HashSet<usize> = HashSet::default();
     for (id, n) in local.iter().zip(mv.items()) {
         if !live_set.contains(id) && added.insert(*id) {
             current.push((*id, n.clone()));
@@ -715,7 +715,7 @@ fn set<'a, 'p: 'a>(lv: &mut Node<'a>, ov: Option<&Node<'_>>, mv: &Node<'p>) {
     }
     if !added.is_empty() {
         // The server merges by appending, then removing duplicates.
-        let mut unique: HashSet<usize> = HashSet::new();
+        let mut unique: HashSet<usize> = HashSet::default();
         current.retain(|(id, _)| unique.insert(*id));
     }
     // Deletions come last (apimachinery applies them after ordering); they do not move the rest.

@@ -16,7 +16,7 @@
 //!
 //! What it must not do: parse or write text, or know the wire format.
 
-use std::collections::HashSet;
+use crate::hash::HashSet;
 
 use crate::apply;
 use crate::config::{Conflicts, NewListItems, PatchKind, PatchStep, Plan};
@@ -151,7 +151,7 @@ impl<'p> Engine<'p> {
             tallies,
             results: Vec::new(),
             failed: false,
-            files: HashSet::new(),
+            files: HashSet::default(),
         }
     }
 
@@ -172,7 +172,7 @@ impl<'p> Engine<'p> {
                 .collect(),
             results: Vec::new(),
             failed: false,
-            files: HashSet::new(),
+            files: HashSet::default(),
         }
     }
 

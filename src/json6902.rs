@@ -37,7 +37,7 @@
 //! What it must not do: consult a schema (RFC 6902 is schema-free), select resources, or parse
 //! or write text.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -1505,7 +1505,7 @@ fn check_aliases(root: &Node<'_>) -> Result<(), PatchErrorKind> {
         }
         Ok(())
     }
-    visit(root, &mut HashSet::new())
+    visit(root, &mut HashSet::default())
 }
 
 // ----- equality ------------------------------------------------------------------------------

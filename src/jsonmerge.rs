@@ -81,7 +81,7 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
         dest.take_comments_of(patch.comments());
     }
     // A member named twice is its last entry, as JSON readers take it.
-    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut last: crate::hash::HashMap<&str, usize> = crate::hash::HashMap::default();
     for (i, pe) in patch.entries().iter().enumerate() {
         if let Some(key) = pe.key.as_str() {
             last.insert(key, i);

@@ -12,6 +12,7 @@ pub mod apply;
 pub mod cli;
 pub mod config;
 pub mod engine;
+mod hash;
 pub mod json6902;
 pub mod jsonmerge;
 pub mod krm;

@@ -45,7 +45,7 @@
 //! parse or write text, look at anything but the three nodes, the schema and the options, or
 //! compare nodes by printing them.
 
-use std::collections::{HashMap, HashSet};
+use crate::hash::{HashMap, HashSet};
 use std::fmt;
 
 use crate::align::{self, key_seg, key_values, FieldIndex, ListKind, ValueIds};
@@ -581,7 +581,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let Some(entries) = d.entries_mut().map(std::mem::take) else {
             return Ok(());
         };
-        let mut had_text: HashSet<String> = HashSet::new();
+        let mut had_text: HashSet<String> = HashSet::default();
         let mut had_other: Vec<Node<'a>> = Vec::new();
         let mut kept: Vec<Entry<'a>> = Vec::with_capacity(entries.len());
         let mut rest = entries.into_iter();
@@ -927,7 +927,7 @@ fn set<'a, 'p: 'a>(d: &mut Node<'a>, orig: Option<&Node<'p>>, upd: Option<&Node<
     let Some(items) = d.items_mut() else {
         return;
     };
-    let mut present: HashSet<usize> = HashSet::new();
+    let mut present: HashSet<usize> = HashSet::default();
     let keep: Vec<bool> = items
         .iter()
         .map(|x| {

@@ -122,7 +122,7 @@ fn metadata_maps_as_strings(doc: &mut Node<'static>) {
                     }
                 }
                 // A Go map: one value per key, the last written wins; then sorted keys.
-                let mut seen = std::collections::HashSet::new();
+                let mut seen = crate::hash::HashSet::default();
                 let mut kept = Vec::with_capacity(entries.len());
                 for e in entries.drain(..).rev() {
                     let key = e.key.as_str().unwrap_or_default().to_owned();

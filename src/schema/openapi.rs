@@ -10,7 +10,7 @@
 //! a long chain of types) neither loops nor grows the stack; inline nesting is bounded by
 //! [`MAX_DEPTH`].
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -44,7 +44,7 @@ impl<'d, 'g> Builder<'d, 'g> {
         Builder {
             graph,
             defs,
-            def_nodes: HashMap::new(),
+            def_nodes: HashMap::default(),
             pending: Vec::new(),
         }
     }

@@ -14,8 +14,8 @@
 //!   comment; a comment after an indicator alone on its line (`- # c`, `--- # c`) is the line
 //!   comment of the node that follows.
 
+use crate::hash::HashSet;
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use granit_parser::{
     Event, Options, Parser, Placement, ScalarStyle as GStyle, Span, StructureStyle,
