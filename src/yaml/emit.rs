@@ -251,11 +251,14 @@ fn scalar_text<'t>(
     let from_source = node.layout().flags & flags::SOURCE != 0;
     match style {
         // The parser read it as a plain scalar: it is valid as written, unless it came from
-        // block context and now goes into a flow collection, where `,[]{}` end it.
+        // block context and now goes into a flow collection, where `,[]{}` end it, or it
+        // starts like a document marker and may now start a line (a value moved to a root).
         ScalarStyle::Plain
             if from_source
                 && !text.contains('\n')
-                && !(in_flow && text.contains([',', '[', ']', '{', '}'])) =>
+                && !(in_flow && text.contains([',', '[', ']', '{', '}']))
+                && !text.starts_with("---")
+                && !text.starts_with("...") =>
         {
             Cow::Borrowed(text)
         }
@@ -1014,6 +1017,37 @@ mod tests {
                     crate::yaml::parse_stream(&out).unwrap_or_else(|e| panic!("{out:?}: {e}"));
                 let back = back[0].root.as_ref().expect("a root");
                 assert!(back.same_data(tree), "{out:?}");
+            }
+        }
+    }
+
+    /// Found by the merges fuzz target (a JSON merge patch whose root is `---` folded with
+    /// the next line): a plain scalar that starts like a document marker, read in the middle of
+    /// a line, started the line once it became a document's root.
+    #[test]
+    fn plain_scalars_like_document_markers_are_quoted_at_a_root() {
+        for src in [
+            "k: --- j\n",
+            "k: ... j\n",
+            "- --- j\n",
+            "&a ---\nj\n",
+            "k: ---x\n",
+        ] {
+            let docs = crate::yaml::parse_stream(src).expect(src);
+            let root = docs[0].root.clone().expect(src);
+            let value = root
+                .get("k")
+                .or_else(|| root.items().first())
+                .unwrap_or(&root)
+                .clone();
+            let mut bare = Node::plain(value.as_str().expect("a scalar").to_owned());
+            bare.set_anchor(None);
+            for node in [&value, &bare] {
+                let out = emit(node);
+                let back = crate::yaml::parse_stream(&out)
+                    .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
+                let back = back[0].root.as_ref().expect("a root");
+                assert!(back.same_data(node), "{src:?} -> {out:?}");
             }
         }
     }
