@@ -253,15 +253,7 @@ fn scalar_text<'t>(
         // The parser read it as a plain scalar: it is valid as written, unless it came from
         // block context and now goes into a flow collection, where `,[]{}` end it, or it
         // starts like a document marker and may now start a line (a value moved to a root).
-        ScalarStyle::Plain
-            if from_source
-                && !text.contains('\n')
-                && !(in_flow && text.contains([',', '[', ']', '{', '}']))
-                && !text.starts_with("---")
-                && !text.starts_with("...") =>
-        {
-            Cow::Borrowed(text)
-        }
+        ScalarStyle::Plain if from_source && plain_as_read(text, in_flow) => Cow::Borrowed(text),
         ScalarStyle::Plain
             if !text.contains('\n') && (!is_string || scalar::plain_ok(text, in_flow)) =>
         {
@@ -275,6 +267,14 @@ fn scalar_text<'t>(
         ScalarStyle::Any if !scalar::needs_quotes(text, in_flow) => Cow::Borrowed(text),
         _ => Cow::Owned(scalar::double_quoted(text)),
     }
+}
+
+/// Whether a plain scalar the parser read can be written as it was read, on one line.
+fn plain_as_read(text: &str, in_flow: bool) -> bool {
+    if text.contains('\n') || text.starts_with("---") || text.starts_with("...") {
+        return false;
+    }
+    !in_flow || !text.contains([',', '[', ']', '{', '}'])
 }
 
 fn is_block_collection(n: &Node<'_>) -> bool {
