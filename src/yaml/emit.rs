@@ -254,8 +254,10 @@ fn scalar_text<'t>(
         // block context and now goes into a flow collection, where `,[]{}` end it, or it
         // starts like a document marker and may now start a line (a value moved to a root).
         ScalarStyle::Plain if from_source && plain_as_read(text, in_flow) => Cow::Borrowed(text),
+        // A value that is no string only because of its tag (`!!null :[a`) may be any text.
         ScalarStyle::Plain
-            if !text.contains('\n') && (!is_string || scalar::plain_ok(text, in_flow)) =>
+            if !text.contains('\n')
+                && ((!is_string && node.tag().is_none()) || scalar::plain_ok(text, in_flow)) =>
         {
             Cow::Borrowed(text)
         }
@@ -967,6 +969,10 @@ mod tests {
             // tabs: it was written at the body's least indentation, inside the block.
             "- |1\n  explicit\n\t\t#\t\n",
             "- |1\n  explicit\n\t\t#\t",
+            // A plain scalar that is null by its tag, with `:[` inside, written in a flow
+            // collection (an explicit key's list): left plain, the `:` began a pair.
+            "? - !!null :[ a\n: b\n",
+            "? - !!int :{x\n: b\n",
         ] {
             let docs = crate::yaml::parse_stream(src).expect(src);
             let root = docs[0].root.clone().expect(src);
