@@ -2,8 +2,8 @@
 //!
 //! std's `RandomState` seeds every map differently in every process. The maps' code is compiled
 //! into this crate, so a fuzzer sees their probing as coverage, and a fuzz run with a fixed
-//! seed took different paths each time: CI could meet a crash this machine had not. Fuzz builds
-//! hash with fixed keys instead. Everything else keeps random keys, so crafted input cannot
+//! seed took different paths each time, so a crash it found might not repeat. Fuzz builds hash
+//! with fixed keys instead. Everything else keeps random keys, so crafted input cannot
 //! make the maps slow.
 //!
 //! What it must not do: change what any map holds or how the crate behaves.
