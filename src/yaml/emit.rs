@@ -324,8 +324,6 @@ fn pad(out: &mut String, n: usize) {
     out.extend(std::iter::repeat_n(' ', n));
 }
 
-/// Shifts every line after the first by `shift` columns (removing at most the leading spaces
-/// there are when `shift` is negative).
 /// How far the lines of `raw` (a flow scalar's or flow collection's continuation lines, or an
 /// auto-detected block scalar's body) move when written where such lines may start at column
 /// `base` (see [`super::Raw::base`]). Indentation is not content there, so the lines may move
@@ -362,6 +360,8 @@ fn next_line_indent(indent: u8, at: Ctx) -> usize {
     }
 }
 
+/// Shifts every line after the first by `shift` columns (removing at most the leading spaces
+/// there are when `shift` is negative).
 fn shift_lines(text: &str, shift: isize) -> Cow<'_, str> {
     if shift == 0 || !text.contains('\n') {
         return Cow::Borrowed(text);
@@ -461,7 +461,7 @@ impl Emitter<'_> {
                 let mut props = String::new();
                 push_props(r, &mut props);
                 self.out.push_str(&props);
-                self.scalar_or_flow(r, col, None, true, false);
+                self.scalar_or_flow_body(r, col, r.comments().line.as_ref(), false);
             }
         }
     }
@@ -812,22 +812,6 @@ impl Emitter<'_> {
         }
     }
 
-    fn scalar_or_flow(
-        &mut self,
-        v: &Node<'_>,
-        ctx: usize,
-        comment: Option<&Comment<'_>>,
-        own: bool,
-        nested: bool,
-    ) {
-        let c = if own {
-            v.comments().line.as_ref()
-        } else {
-            comment
-        };
-        self.scalar_or_flow_body(v, ctx, c, nested);
-    }
-
     /// A new multi-line string as a literal block.
     fn literal(&mut self, text: &str, ctx: usize, comment: Option<&Comment<'_>>) {
         let trimmed = text.trim_end_matches('\n');
@@ -855,8 +839,6 @@ impl Emitter<'_> {
         }
     }
 
-    /// Notes the column of the block scalar text written since `start` (its least indented
-    /// line that is not empty).
     /// Notes the column of the block scalar body written since `start`, which comments after
     /// it must stand left of. Without a body line, the first line right of the parent (whose
     /// lines may start at `base`) would be its body, comments included.
@@ -993,6 +975,13 @@ mod tests {
     fn keys_longer_than_an_implicit_key_may_be_are_written_explicit() {
         let long = "word ".repeat(300);
         let folded = long.trim_end().replace(' ', "\n  ");
+        let mut new = Node::map();
+        new.set(long.trim_end(), Node::plain("v"));
+        let mut flow = crate::yaml::parse_stream("{a: 1}\n").expect("parses")[0]
+            .root
+            .clone()
+            .expect("a root");
+        flow.set(long.trim_end(), Node::plain("v"));
         for src in [
             // A flow map's entry may be a key alone, of several lines.
             format!("{{ \"{folded}\"}}\n"),
@@ -1003,16 +992,6 @@ mod tests {
             let root = docs[0].root.clone().expect("a root");
             let mut block = root.clone();
             block.make_block();
-            let mut new = Node::map();
-            new.set(long.trim_end(), Node::plain("v"));
-            let flow = crate::yaml::parse_stream("{a: 1}\n").expect("parses")[0]
-                .root
-                .clone()
-                .map(|mut f| {
-                    f.set(long.trim_end(), Node::plain("v"));
-                    f
-                })
-                .expect("a root");
             for (tree, out) in [
                 (&root, emit(&root)),
                 (&root, emit(&block)),
