@@ -6,12 +6,12 @@
 mod gen;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use krm_merge::json6902;
-use krm_merge::merge2;
-use krm_merge::merge3;
-use krm_merge::resource::Meta;
+use krm_merge::merge::merge2;
+use krm_merge::merge::merge3;
+use krm_merge::patch::json6902;
 use krm_merge::schema::Schema;
-use krm_merge::target::{Target, TargetSpec};
+use krm_merge::select::resource::Meta;
+use krm_merge::select::target::{Target, TargetSpec};
 use krm_merge::yaml::{self, Node};
 
 /// A Deployment of the generated packages, as a tree.

@@ -7,20 +7,13 @@
 //! overflow checks and debug assertions on.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod align;
-pub mod apply;
 pub mod cli;
 pub mod config;
-pub mod engine;
 mod hash;
-pub mod json6902;
-pub mod jsonmerge;
 pub mod krm;
-pub mod merge2;
-pub mod merge3;
+pub mod merge;
+pub mod patch;
 pub mod path;
-pub mod resource;
 pub mod schema;
-pub mod selector;
-pub mod target;
+pub mod select;
 pub mod yaml;

@@ -11,7 +11,7 @@
 
 use std::fs;
 
-use krm_merge::json6902::{self, Options};
+use krm_merge::patch::json6902::{self, Options};
 use krm_merge::yaml::{self, Document, Node};
 use serde_json::Value;
 

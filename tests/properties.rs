@@ -10,9 +10,11 @@ mod common;
 
 use std::fmt::Write as _;
 
+use krm_merge::merge::{apply, merge2, merge3};
+use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
+use krm_merge::select::resource::Id;
 use krm_merge::yaml::{self, Node};
-use krm_merge::{apply, json6902, jsonmerge, merge2, merge3, resource::Id};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 

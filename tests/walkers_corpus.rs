@@ -12,7 +12,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use krm_merge::merge3;
+use krm_merge::merge::merge3;
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::yaml::{emit_document, parse_stream, Node, ScalarStyle};
 
@@ -262,7 +262,7 @@ fn merge3_texts(
     let doc = dest.first_mut().ok_or("no dest document")?;
     let d = doc.root.get_or_insert_with(Node::map);
     let root = root_of(schema, &[&*d, o, u]);
-    let anchors = krm_merge::merge2::anchors_of(d).expect("anchors within budget");
+    let anchors = krm_merge::merge::merge2::anchors_of(d).expect("anchors within budget");
     merge3::merge(
         d,
         o,
@@ -348,7 +348,7 @@ fn kyaml_merge3_corpus() {
 
 // ----- k8s-strategicpatch three-way cases through apply::three_way -------------------------
 
-use krm_merge::apply;
+use krm_merge::merge::apply;
 use serde_json::{json, Map, Value};
 
 /// The suite's test types (`schema.types` in each file's header) as an OpenAPI v2 document whose

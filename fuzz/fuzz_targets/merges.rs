@@ -6,9 +6,11 @@
 //! Inputs whose own trees do not write back faithfully are skipped (see yaml_roundtrip).
 #![no_main]
 
+use krm_merge::merge::{apply, merge2, merge3};
+use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
+use krm_merge::select::resource::Id;
 use krm_merge::yaml::{self, EmitOptions, Node};
-use krm_merge::{apply, json6902, jsonmerge, merge2, merge3, resource::Id};
 use libfuzzer_sys::fuzz_target;
 
 fn check(what: &str, node: &Node<'_>) {

@@ -80,7 +80,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::schema::Schema;
-use crate::target::{Target, TargetSpec};
+use crate::select::target::{Target, TargetSpec};
 use crate::yaml::Node;
 
 use source::{Content, Ctx, Source};

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{ConfigError, Conflicts, NewListItems, PatchKind, PatchOptions, ROOT};
-use crate::target::TargetSpec;
+use crate::select::target::TargetSpec;
 use crate::yaml::{to_json, Node};
 
 /// Reads a config node into `T`, naming the field at fault on error.
@@ -320,7 +320,7 @@ impl JsonSchema for PatchValue {
 
 /// Which items a patch selects. Every field is optional and an absent one places no condition;
 /// the items must meet all the given ones.
-// The schema of `crate::target::TargetSpec`, which is what deserializes; a test keeps the two
+// The schema of `crate::select::target::TargetSpec`, which is what deserializes; a test keeps the two
 // in step.
 #[derive(JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]

@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, PatchKind, PatchOptions, PatchStep, Plan};
-use crate::engine::{self, ConfigId, Engine};
+use crate::krm::engine::{self, ConfigId, Engine};
 use crate::krm::{self, FnResult, Input, Severity, StreamOut, Streamed};
 
 /// What the process was asked to do.
@@ -635,7 +635,7 @@ fn run_krm_split(src: &str, io: &mut Io<'_>) -> Option<i32> {
 
 /// The directory of the functionConfig's file when kpt says where it is.
 fn resource_dir(fc: &crate::yaml::Node<'_>) -> Option<PathBuf> {
-    let (path, _) = crate::resource::file_of(fc)?;
+    let (path, _) = crate::select::resource::file_of(fc)?;
     let dir = Path::new(path).parent()?;
     Some(if dir.as_os_str().is_empty() {
         PathBuf::from(".")
@@ -818,7 +818,7 @@ fn merge_files(
     // on one file each); otherwise documents pair by identity.
     let single = patch_docs.len() == 1 && input.items.len() == 1 && original_docs.len() <= 1;
     let target = if single {
-        Some(crate::target::Target::default())
+        Some(crate::select::target::Target::default())
     } else {
         None
     };

@@ -7,10 +7,12 @@
 //!
 //! What it must not do: merge, select, or decide exit codes.
 
+pub mod engine;
+
 use std::fmt;
 use std::io::Write;
 
-use crate::resource::{self, Id};
+use crate::select::resource::{self, Id};
 use crate::yaml::{self, Document, Node, ParseError};
 
 /// Severity of a [`FnResult`].

@@ -18,16 +18,16 @@
 
 use crate::hash::HashSet;
 
-use crate::apply;
 use crate::config::{Conflicts, NewListItems, PatchKind, PatchStep, Plan};
-use crate::json6902;
-use crate::jsonmerge;
 use crate::krm::{FnResult, Item, Origin, Severity};
-use crate::merge2::{self, NewItems, Outcome};
-use crate::merge3;
-use crate::resource::{self, Id, Meta, OwnedId};
+use crate::merge::apply;
+use crate::merge::merge2::{self, NewItems, Outcome};
+use crate::merge::merge3;
+use crate::patch::json6902;
+use crate::patch::jsonmerge;
 use crate::schema::{Cursor, Schema};
-use crate::target::Target;
+use crate::select::resource::{self, Id, Meta, OwnedId};
+use crate::select::target::Target;
 use crate::yaml::{self, Node};
 
 /// The identity of the functionConfig, which kpt also passes among the items.

@@ -51,7 +51,7 @@ const MAX_PREFIX_LEN: usize = 253;
 /// equal selector.
 ///
 /// ```
-/// use krm_merge::selector::Selector;
+/// use krm_merge::select::labels::Selector;
 ///
 /// let s: Selector = "tier!=cache, env in (prod,staging)".parse().unwrap();
 /// assert_eq!(s.to_string(), "env in (prod,staging),tier!=cache");

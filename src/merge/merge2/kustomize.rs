@@ -24,7 +24,7 @@
 //! Sets (lists of scalars merged as sets) merge as ours do, and stay with the parent module.
 
 use super::{shell, strategy_of, Fate, MergeError, MergeErrorKind, Merger, Strategy, PATCH};
-use crate::align::{self, key_seg, ListKind};
+use crate::merge::align::{self, key_seg, ListKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
 use crate::yaml::{Kind, Node};

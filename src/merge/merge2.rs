@@ -28,7 +28,7 @@
 //! What it must not do: select resources, parse or write text, or look at anything but the two
 //! nodes, the schema and the options.
 
-use crate::align::{self, key_seg, key_values, ListKind};
+use crate::merge::align::{self, key_seg, key_values, ListKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::{AliasError, Entry, Kind, Node};
@@ -919,7 +919,8 @@ mod tests {
         let p = parse_stream(patch).unwrap();
         let schema = Schema::builtin();
         let root = d[0].root.as_ref().map_or(Cursor::default(), |r| {
-            let (g, v) = crate::target::split_api_version(r.str_at(&["apiVersion"]).unwrap_or(""));
+            let (g, v) =
+                crate::select::target::split_api_version(r.str_at(&["apiVersion"]).unwrap_or(""));
             schema.root(g, v, r.str_at(&["kind"]).unwrap_or(""))
         });
         let node = d[0].root.as_mut().unwrap();

@@ -57,7 +57,7 @@ const ALIAS_BUDGET: usize = 1_000_000;
 /// so `Pointer::parse(s)?.to_string() == s` for every valid `s`.
 ///
 /// ```
-/// use krm_merge::json6902::{Pointer, Token};
+/// use krm_merge::patch::json6902::{Pointer, Token};
 /// let p: Pointer = "/metadata/annotations/example.com~1owner".parse().unwrap();
 /// assert_eq!(p.tokens()[2], Token::Name("example.com/owner".into()));
 /// assert_eq!(p.to_string(), "/metadata/annotations/example.com~1owner");
@@ -96,7 +96,7 @@ pub enum Token {
 /// it must match exactly one element: none is a missing path, several are an error.
 ///
 /// ```
-/// use krm_merge::json6902::Selector;
+/// use krm_merge::patch::json6902::Selector;
 /// let s: Selector = r"[name=a\,b,zone=eu]".parse().unwrap();
 /// assert_eq!(s.fields(), [("name".to_owned(), "a,b".to_owned()), ("zone".to_owned(), "eu".to_owned())]);
 /// assert_eq!(s.to_string(), r"[name=a\,b,zone=eu]");

@@ -4,7 +4,7 @@
 //! Reading only: this module never changes a node (except [`protect_bookkeeping`], which puts
 //! back what a patch must not change) and knows nothing of merging.
 
-use crate::target::{self, ResourceView};
+use crate::select::target::{self, ResourceView};
 use crate::yaml::{Entry, Node};
 
 /// Annotation marking a resource that is not applied to a cluster (kpt, kustomize).

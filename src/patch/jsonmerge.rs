@@ -29,7 +29,7 @@ const ALIAS_BUDGET: usize = 1_000_000;
 /// that place.
 ///
 /// ```
-/// use krm_merge::{jsonmerge, yaml};
+/// use krm_merge::{patch::jsonmerge, yaml};
 /// let src = "a: 1 # one\nb: {c: 2}\n";
 /// let docs = yaml::parse_stream(src).unwrap();
 /// let mut dest = docs[0].root.clone().unwrap();
@@ -54,7 +54,7 @@ pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), Al
         owned = Some(p);
     }
     let patch = owned.as_ref().unwrap_or(patch);
-    let anchors = crate::merge2::anchors_of(dest)?;
+    let anchors = crate::merge::merge2::anchors_of(dest)?;
     merge_value(dest, patch, &anchors);
     Ok(())
 }

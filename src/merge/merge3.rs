@@ -19,7 +19,7 @@
 //!   upstream loses what the original had in it and keeps what `dest` added; a map that this
 //!   empties is removed, one that was already empty stays.
 //! * **Associative lists** (keys from the schema, a kyaml schema comment, or the associative-key
-//!   heuristic with [`Options::infer_keys`]; see [`crate::align`]) — elements are paired by key
+//!   heuristic with [`Options::infer_keys`]; see [`crate::merge::align`]) — elements are paired by key
 //!   and merged like maps; an element deleted upstream is removed with everything in it, one new
 //!   upstream is appended. Lists of scalars with merge semantics (`finalizers`) add what upstream
 //!   added and drop what it dropped.
@@ -48,8 +48,8 @@
 use crate::hash::{HashMap, HashSet};
 use std::fmt;
 
-use crate::align::{self, key_seg, key_values, FieldIndex, ListKind, ValueIds};
-use crate::merge2::{MergeError, MergeErrorKind};
+use crate::merge::align::{self, key_seg, key_values, FieldIndex, ListKind, ValueIds};
+use crate::merge::merge2::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{emit_node, to_json, Comments, Entry, Kind, Node};
@@ -125,7 +125,7 @@ impl fmt::Display for Conflict {
 /// wins), or where one side deleted what the other changed. `dest`'s kind is at `root` in
 /// `schema`.
 ///
-/// `anchors` are the anchored nodes of `dest` ([`crate::merge2::anchors_of`]): merging into an
+/// `anchors` are the anchored nodes of `dest` ([`crate::merge::merge2::anchors_of`]): merging into an
 /// alias replaces it with a copy of its anchored node. `original` and `updated` are only read;
 /// aliases in them compare by name.
 ///
@@ -989,7 +989,7 @@ fn with_keys<'a, 'p: 'a>(mut n: Node<'a>, ue: &Node<'p>, keys: &[MapKey]) -> Nod
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge2::anchors_of;
+    use crate::merge::merge2::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     /// merge3 of `original` → `updated` into `dest` (schema from dest's apiVersion/kind): the
@@ -1002,7 +1002,7 @@ mod tests {
         let node = d[0].root.as_mut().unwrap();
         let root = match (node.str_at(&["apiVersion"]), node.str_at(&["kind"])) {
             (Some(av), Some(k)) => {
-                let (g, v) = crate::target::split_api_version(av);
+                let (g, v) = crate::select::target::split_api_version(av);
                 schema.root(g, v, k)
             }
             _ => Cursor::default(),

@@ -21,7 +21,7 @@
 //!   namespace is empty, else the namespace. So `namespace: default` selects namespaced
 //!   resources without a namespace (and unknown kinds, which count as namespaced), but no
 //!   ClusterRole; `namespace: .*` selects ClusterRoles too.
-//! - **Selectors** (see [`crate::selector`]) are matched against labels and annotations.
+//! - **Selectors** (see [`crate::select::labels`]) are matched against labels and annotations.
 //!
 //! Rust's `regex` and Go's `regexp` both implement RE2 syntax with matching in linear time, and
 //! they agree on the ASCII text Kubernetes names are made of. Where they differ:
@@ -43,7 +43,7 @@ use std::fmt;
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
-use crate::selector::{self, Selector};
+use crate::select::labels::{self, Selector};
 
 /// The largest compiled size, in bytes, of one target pattern (`RegexBuilder::size_limit`).
 pub const REGEX_SIZE_LIMIT: usize = 4 << 20;
@@ -161,7 +161,7 @@ pub enum TargetErrorKind {
         /// The selector as written.
         selector: String,
         /// The parse error.
-        source: selector::ParseError,
+        source: labels::ParseError,
     },
 }
 

@@ -51,7 +51,7 @@ use std::hash::Hash;
 
 use serde_json::Value;
 
-use crate::align::{self, key_values, FieldIndex, ListKind, ValueIds};
+use crate::merge::align::{self, key_values, FieldIndex, ListKind, ValueIds};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{from_json, to_json, AliasError, Entry, Kind, Node};
@@ -779,13 +779,13 @@ fn strip_nulls(n: &mut Node<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge2::anchors_of;
+    use crate::merge::merge2::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     fn root_of(schema: &Schema, n: &Node<'_>) -> Cursor {
         match (n.str_at(&["apiVersion"]), n.str_at(&["kind"])) {
             (Some(av), Some(k)) => {
-                let (g, v) = crate::target::split_api_version(av);
+                let (g, v) = crate::select::target::split_api_version(av);
                 schema.root(g, v, k)
             }
             _ => Cursor::default(),
