@@ -1,6 +1,6 @@
 //! How kustomize reads a patch, for the steps that ask for its behaviour.
 //!
-//! SPEC: with `newListItems: prepend` and `inferMergeKeys: false`
+//! README "Differences from kustomize": with `newListItems: prepend` and `inferMergeKeys: false`
 //! ([`PatchOptions::kustomize_compatible`]), `merge2` and `json6902` patches give the output of
 //! kustomize v5's `patches:` field, quirks included. Some of those quirks come from the way
 //! kustomize reads the patch before it applies anything, and are reproduced here, at plan time:

@@ -12,7 +12,7 @@
 //! # Forms
 //!
 //! * **`kind: Merge`** (`apiVersion: fn.krm-merge.dev/v1alpha1`): `spec.patches` and
-//!   `spec.schema`, as the SPEC's functionConfig section describes them.
+//!   `spec.schema`, as the README's functionConfig section describes them.
 //! * **kustomize's builtin `PatchTransformer`** (any apiVersion, usually `builtin`): `patch` or
 //!   `path`, `target`, `options` (`allowNameChange`, `allowKindChange`) at the top level; one
 //!   step. Its other options take kustomize's behaviour ([`PatchOptions::kustomize`]), so a
@@ -117,7 +117,7 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "conflicts",
 ];
 
-/// What one patch operation does (the SPEC's table of `type`s).
+/// What one patch operation does (the README's table of patch types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PatchKind {
     /// `merge2`: a 2-way strategic merge of a partial resource.
@@ -133,7 +133,7 @@ pub enum PatchKind {
 }
 
 impl PatchKind {
-    /// Every kind, in the SPEC's order.
+    /// Every kind, in the README's order.
     pub const ALL: [PatchKind; 5] = [
         PatchKind::Merge2,
         PatchKind::Json6902,
@@ -223,7 +223,8 @@ pub struct PatchOptions {
     pub allow_kind_change: bool,
     /// Where merged lists put the elements only the patch has.
     pub new_list_items: NewListItems,
-    /// Pair list elements by the merge2 seed's associative keys when no schema says how;
+    /// Pair list elements by kyaml's associative keys (`mountPath`, `devicePath`, `ip`, `type`,
+    /// `topologyKey`, `name`, `containerPort`) when no schema says how;
     /// `false` replaces such lists, as kustomize does.
     pub infer_merge_keys: bool,
     /// How `merge3` conflicts are reported.
@@ -244,8 +245,8 @@ impl Default for PatchOptions {
 }
 
 impl PatchOptions {
-    /// kustomize's behaviour: `prepend`, no inferred merge keys (the SPEC's compatibility
-    /// setting); the defaults of the PatchTransformer form.
+    /// kustomize's behaviour: `prepend`, no inferred merge keys (the compatibility setting
+    /// of README "Differences from kustomize"); the defaults of the PatchTransformer form.
     pub fn kustomize() -> Self {
         PatchOptions {
             new_list_items: NewListItems::Prepend,
@@ -254,7 +255,7 @@ impl PatchOptions {
         }
     }
 
-    /// The SPEC's compatibility setting: with `prepend` and no inferred merge keys, `merge2`
+    /// The compatibility setting (README "Differences from kustomize"): with `prepend` and no inferred merge keys, `merge2`
     /// and `json6902` give kustomize's output, quirks included.
     pub fn kustomize_compatible(&self) -> bool {
         self.new_list_items == NewListItems::Prepend && !self.infer_merge_keys

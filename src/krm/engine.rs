@@ -1,6 +1,6 @@
 //! The engine: applies the plan's patches to the items and reports what happened.
 //!
-//! Each patch sees the output of the previous one. Selection follows SPEC: a `target` selects by
+//! Each patch sees the output of the previous one. Selection follows README "Selecting resources": a `target` selects by
 //! kustomize's rules (a warning when it selects nothing); without one, each patch document
 //! selects the items with its own identity (an error when there is none); bookkeeping items are
 //! left alone unless a target names their kind. All or nothing: when any patch fails the run is

@@ -25,7 +25,8 @@ pub enum ListKind {
     Keyed(Vec<MapKey>),
 }
 
-/// The associative keys of the merge2 and merge3 seeds, in their order.
+/// kyaml's associative keys (its merge2 and merge3 documentation lists them), in its order:
+/// the first that every element carries pairs the elements of a list no schema describes.
 pub const ASSOCIATIVE_KEYS: &[&str] = &[
     "mountPath",
     "devicePath",

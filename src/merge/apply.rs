@@ -5,7 +5,7 @@
 //! kubectl computes a three-way strategic merge patch (apimachinery's `CreateThreeWayMergePatch`:
 //! the changes from live to local, plus the deletions from last-applied to local) and the server
 //! applies it. [`three_way`] computes the result of that directly, field by field, per the tables
-//! of the "Merging Fields" seed:
+//! of the kubectl book's "Merging Fields" chapter:
 //!
 //! * **primitives, and lists without merge semantics** — set to the local value; removed when the
 //!   last applied configuration had them and the local one does not; kept (owned by someone
@@ -917,7 +917,7 @@ mod tests {
             "spec:\n  replicas: null\n",
             "spec:\n  paused: true\n",
         ),
-        // Merging lists of objects (the seed's containers example). The seed promises no order
+        // Merging lists of objects (the "Merging Fields" chapter's containers example). It promises no order
         // for elements the config does not have; apimachinery puts the new element where the
         // deleted one freed a place in the live list, so after helper-d.
         (
@@ -965,7 +965,7 @@ mod tests {
 
     #[test]
     fn lists_of_primitives_are_ordered_sets() {
-        // The seed's example, on a list with patch strategy merge (finalizers).
+        // The "Merging Fields" example, on a list with patch strategy merge (finalizers).
         let cm =
             |f: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: {f}\n");
         assert_eq!(

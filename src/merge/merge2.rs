@@ -1,6 +1,6 @@
 //! Two-way strategic merge: a partial resource (the patch) merged into a resource, in place.
 //!
-//! The rules are kyaml's merge2 (the merge2 seed) with Kubernetes strategic-merge behaviour:
+//! The rules are kyaml's merge2 with Kubernetes strategic-merge behaviour:
 //!
 //! * **scalars** — the patch's value replaces the resource's; `null` removes the field;
 //! * **maps** — paired by key and merged recursively; keys only in the patch are added after the
@@ -52,8 +52,8 @@ pub struct Options {
     pub new_items: NewItems,
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
-    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the SPEC's promise
-    /// that kustomize's options give kustomize's output. Set with `prepend` and no inferred
+    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the README's promise
+    /// ("Differences from kustomize") that kustomize's options give kustomize's output. Set with `prepend` and no inferred
     /// keys; never on its own.
     pub kustomize: bool,
 }

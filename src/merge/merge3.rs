@@ -1,5 +1,5 @@
 //! Three-way merge of one resource: the change from `original` to `updated` carried into `dest`,
-//! in place (kyaml's merge3, the merge3 seed), with the conflicts it had to settle.
+//! in place (kyaml's merge3), with the conflicts it had to settle.
 //!
 //! `original` is the common ancestor, `updated` the new upstream version, `dest` the local copy.
 //! A field is *changed upstream* when `original` and `updated` differ there (data compared as
@@ -24,7 +24,7 @@
 //!   upstream is appended. Lists of scalars with merge semantics (`finalizers`) add what upstream
 //!   added and drop what it dropped.
 //! * **Missing from `dest`** — a field or element that `dest` lacks gets only the *delta*: what
-//!   changed between `original` and `updated` (the seed's rule; list elements keep their key
+//!   changed between `original` and `updated` (kyaml's rule; list elements keep their key
 //!   fields). If upstream changed something that `dest` deleted, that is
 //!   [`ConflictKind::ChangedUpstreamDeletedLocally`]; it is reported once, where `dest` stops.
 //!   An explicit `null` in `dest` is a local deletion: where upstream changed the value, the
