@@ -10,7 +10,7 @@ use krm_merge::merge::merge2;
 use krm_merge::merge::merge3;
 use krm_merge::patch::json6902;
 use krm_merge::schema::Schema;
-use krm_merge::select::resource::Meta;
+use krm_merge::select::identity::Meta;
 use krm_merge::select::target::{Target, TargetSpec};
 use krm_merge::yaml::{self, Node};
 
@@ -69,7 +69,7 @@ fn selection(c: &mut Criterion) {
         b.iter(|| {
             roots
                 .iter()
-                .filter(|r| target.matches(&Meta::of(r).view()).unwrap_or(false))
+                .filter(|r| target.matches(&Meta::of(r)).unwrap_or(false))
                 .count()
         })
     });

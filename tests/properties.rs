@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use krm_merge::merge::{apply, merge2, merge3};
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
-use krm_merge::select::resource::Id;
+use krm_merge::select::identity::Id;
 use krm_merge::yaml::{self, Node};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -303,7 +303,7 @@ fn json(node: &Node<'_>) -> serde_json::Value {
 fn root(schema: &Schema, node: &Node<'_>) -> Cursor {
     let id = Id::of(node);
     let (g, v) = id.group_version();
-    schema.root(g, v, id.kind)
+    schema.root(g, v, &id.kind)
 }
 
 fn do_merge2(dest: &Node<'static>, patch: &Node<'static>) -> Option<Node<'static>> {

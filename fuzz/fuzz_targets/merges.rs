@@ -9,7 +9,7 @@
 use krm_merge::merge::{apply, merge2, merge3};
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
-use krm_merge::select::resource::Id;
+use krm_merge::select::identity::Id;
 use krm_merge::yaml::{self, EmitOptions, Node};
 use libfuzzer_sys::fuzz_target;
 
@@ -45,7 +45,7 @@ fn writes_back(node: &Node<'_>) -> bool {
 fn root(schema: &Schema, node: &Node<'_>) -> Cursor {
     let id = Id::of(node);
     let (g, v) = id.group_version();
-    schema.root(g, v, id.kind)
+    schema.root(g, v, &id.kind)
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -9,8 +9,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::config::{self, PatchKind, PatchOptions, PatchStep, Plan};
-use crate::krm::engine::{self, ConfigId, Engine};
+use crate::krm::engine::{self, Engine};
 use crate::krm::{self, FnResult, Input, Severity, StreamOut, Streamed};
+use crate::select::identity::Id;
 
 /// What the process was asked to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -299,7 +300,7 @@ pub fn run(mode: Mode, stdin: &mut dyn Read, io: &mut Io<'_>) -> i32 {
 /// cannot be used, the input goes back as it came — the bytes themselves when they are not
 /// UTF-8 — with the error, and the exit code is 1.
 fn run_stream(
-    plan: Result<(Plan, Option<ConfigId>), ConfigFailure>,
+    plan: Result<(Plan, Option<Id<'static>>), ConfigFailure>,
     src: Result<String, NotText>,
     io: &mut Io<'_>,
 ) -> i32 {
@@ -474,7 +475,7 @@ enum ConfigFailure {
 fn load_config(
     path: &Path,
     root: Option<&Path>,
-) -> Result<(Plan, Option<ConfigId>), ConfigFailure> {
+) -> Result<(Plan, Option<Id<'static>>), ConfigFailure> {
     let bytes = read_bytes(path).map_err(ConfigFailure::Unreadable)?;
     let invalid = |e: String| ConfigFailure::Invalid(format!("{}: {e}", path.display()));
     let text =
@@ -488,7 +489,7 @@ fn load_config(
         .map(Path::to_path_buf)
         .or_else(|| path.parent().map(Path::to_path_buf));
     let plan = config::plan(node, dir.as_deref()).map_err(|e| invalid(e.to_string()))?;
-    Ok((plan, Some(ConfigId::of(node))))
+    Ok((plan, Some(Id::of(node).into_owned())))
 }
 
 fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
@@ -527,7 +528,7 @@ fn run_krm(src: &str, io: &mut Io<'_>) -> i32 {
         return write_back(input, vec![r], io);
     };
     let base = resource_dir(fc);
-    let config_id = ConfigId::of(fc);
+    let config_id = Id::of(fc).into_owned();
     match config::plan(fc, base.as_deref()) {
         Ok(plan) => run_with_input(src, input, &plan, Some(&config_id), io),
         Err(e) => {
@@ -556,7 +557,7 @@ fn run_krm_split(src: &str, io: &mut Io<'_>) -> Option<i32> {
         return None;
     }
     let base = resource_dir(fc);
-    let config_id = ConfigId::of(fc);
+    let config_id = Id::of(fc).into_owned();
     // A functionConfig that does not validate is reported by the whole-input path, with the
     // items to write back.
     let plan = config::plan(fc, base.as_deref()).ok()?;
@@ -635,7 +636,7 @@ fn run_krm_split(src: &str, io: &mut Io<'_>) -> Option<i32> {
 
 /// The directory of the functionConfig's file when kpt says where it is.
 fn resource_dir(fc: &crate::yaml::Node<'_>) -> Option<PathBuf> {
-    let (path, _) = crate::select::resource::file_of(fc)?;
+    let (path, _) = crate::select::bookkeeping::file_of(fc)?;
     let dir = Path::new(path).parent()?;
     Some(if dir.as_os_str().is_empty() {
         PathBuf::from(".")
@@ -644,7 +645,7 @@ fn resource_dir(fc: &crate::yaml::Node<'_>) -> Option<PathBuf> {
     })
 }
 
-fn run_with_plan(src: &str, plan: &Plan, config: Option<&ConfigId>, io: &mut Io<'_>) -> i32 {
+fn run_with_plan(src: &str, plan: &Plan, config: Option<&Id<'static>>, io: &mut Io<'_>) -> i32 {
     // The patches are known before the resources are read, so they are applied to each resource
     // as it is parsed: one tree in memory at a time, untouched documents copied as text.
     let mut engine = Engine::new(plan, config);
@@ -747,7 +748,7 @@ fn run_with_input(
     src: &str,
     input: Input<'_>,
     plan: &Plan,
-    config: Option<&ConfigId>,
+    config: Option<&Id<'static>>,
     io: &mut Io<'_>,
 ) -> i32 {
     let Input { form, items } = input;

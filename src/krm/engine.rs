@@ -26,36 +26,10 @@ use crate::merge::merge3;
 use crate::patch::json6902;
 use crate::patch::jsonmerge;
 use crate::schema::{Cursor, Schema};
-use crate::select::resource::{self, Id, Meta, OwnedId};
+use crate::select::bookkeeping;
+use crate::select::identity::{Id, Meta};
 use crate::select::target::Target;
 use crate::yaml::{self, Node};
-
-/// The identity of the functionConfig, which kpt also passes among the items.
-#[derive(Clone, Debug, Default)]
-pub struct ConfigId {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-}
-
-impl ConfigId {
-    pub fn of(node: &Node<'_>) -> ConfigId {
-        let id = Id::of(node);
-        ConfigId {
-            api_version: id.api_version.into(),
-            kind: id.kind.into(),
-            name: id.name.into(),
-        }
-    }
-
-    fn is(&self, node: &Node<'_>) -> bool {
-        let id = Id::of(node);
-        !self.kind.is_empty()
-            && id.api_version == self.api_version
-            && id.kind == self.kind
-            && id.name == self.name
-    }
-}
 
 /// What each patch did, counted over all items.
 #[derive(Clone, Debug, Default)]
@@ -72,7 +46,7 @@ struct Tally {
 pub struct Engine<'p> {
     plan: &'p Plan,
     schema: Schema,
-    config: Option<&'p ConfigId>,
+    config: Option<&'p Id<'static>>,
     tallies: Vec<Tally>,
     results: Vec<FnResult>,
     failed: bool,
@@ -97,7 +71,7 @@ pub struct Run<'a> {
 }
 
 /// Applies every step of `plan` to `items` held in memory.
-pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&ConfigId>) -> Run<'a> {
+pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&Id<'static>>) -> Run<'a> {
     let mut engine = Engine::new(plan, config);
     for item in items.iter().filter(|i| is_crd(&i.node)) {
         engine.add_crd(&item.node);
@@ -135,7 +109,7 @@ enum Done {
 }
 
 impl<'p> Engine<'p> {
-    pub fn new(plan: &'p Plan, config: Option<&'p ConfigId>) -> Self {
+    pub fn new(plan: &'p Plan, config: Option<&'p Id<'static>>) -> Self {
         let tallies = plan
             .steps
             .iter()
@@ -214,7 +188,7 @@ impl<'p> Engine<'p> {
     }
 
     fn process_from<'a>(&mut self, mut item: Item<'a>, first: usize) -> Option<Item<'a>> {
-        if let Some((path, _)) = resource::file_of(&item.node) {
+        if let Some((path, _)) = bookkeeping::file_of(&item.node) {
             self.files.insert(path.to_owned());
         }
         let plan = self.plan;
@@ -243,7 +217,7 @@ impl<'p> Engine<'p> {
             (PatchKind::Merge3, None) => self.merge3_resource(k, step, item),
             (_, Some(target)) => {
                 let meta = Meta::of(&item.node);
-                match target.matches(&meta.view()) {
+                match target.matches(&meta) {
                     Ok(true) => {}
                     Ok(false) if !matches_first_id(target, &meta, item.first_id.as_ref()) => {
                         return Done::Untouched
@@ -266,10 +240,7 @@ impl<'p> Engine<'p> {
                 let mut docs = Vec::new();
                 for (d, doc) in step.patch.iter().enumerate() {
                     let want = Id::of(doc);
-                    if item
-                        .first_id
-                        .as_ref()
-                        .is_some_and(|f| f.as_id().same(&want))
+                    if item.first_id.as_ref().is_some_and(|f| f.same(&want))
                         || has_identity(&item.node, &want)
                     {
                         self.tallies[k].found[d] = true;
@@ -291,19 +262,19 @@ impl<'p> Engine<'p> {
         item: &mut Item<'a>,
         docs: &[&'p Node<'static>],
     ) -> Done {
-        let before = OwnedId::of(&item.node);
-        let saved = resource::bookkeeping(&item.node);
+        let before = Id::of(&item.node).into_owned();
+        let saved = bookkeeping::bookkeeping(&item.node);
         // kustomize writes no empty annotations map at all (its last step sets every
         // resource's annotations, and an empty set removes the field): under its options an
         // empty map goes whoever emptied it; by default only one the patch emptied.
         let annotated =
-            step.options.kustomize_compatible() || resource::has_annotations(&item.node);
+            step.options.kustomize_compatible() || bookkeeping::has_annotations(&item.node);
         let root = self.root(&item.node);
         let anchors = match merge2::anchors_of(&item.node) {
             Ok(a) => a,
             Err(e) => {
                 let msg = format!("{}: {e}", label(step));
-                self.error_about(step, msg, &before, resource::file_of(&item.node), None);
+                self.error_about(step, msg, &before, bookkeeping::file_of(&item.node), None);
                 return Done::Untouched;
             }
         };
@@ -322,7 +293,13 @@ impl<'p> Engine<'p> {
         if let Err(e) = outcome {
             // The node may be half patched; the run fails, and the caller writes the input back.
             let msg = format!("{}: {}", label(step), e.message);
-            self.error_about(step, msg, &before, resource::file_of(&item.node), e.field);
+            self.error_about(
+                step,
+                msg,
+                &before,
+                bookkeeping::file_of(&item.node),
+                e.field,
+            );
             return Done::Untouched;
         }
         self.report_conflicts(step, &item.node, conflicts);
@@ -334,9 +311,9 @@ impl<'p> Engine<'p> {
         if matches!(step.kind, PatchKind::Merge2 | PatchKind::JsonMerge) {
             restore_identity(&mut item.node, &step.options, &before);
         }
-        resource::protect_bookkeeping(&mut item.node, saved);
-        resource::drop_emptied_annotations(&mut item.node, annotated);
-        if item.first_id.is_none() && !Id::of(&item.node).same(&before.as_id()) {
+        bookkeeping::protect_bookkeeping(&mut item.node, saved);
+        bookkeeping::drop_emptied_annotations(&mut item.node, annotated);
+        if item.first_id.is_none() && !Id::of(&item.node).same(&before) {
             item.first_id = Some(before);
         }
         Done::Changed
@@ -348,10 +325,7 @@ impl<'p> Engine<'p> {
     fn merge3_resource<'a>(&mut self, k: usize, step: &'p PatchStep, item: &mut Item<'a>) -> Done {
         let same = |doc: &Node<'_>| {
             let want = Id::of(doc);
-            item.first_id
-                .as_ref()
-                .is_some_and(|f| f.as_id().same(&want))
-                || has_identity(&item.node, &want)
+            item.first_id.as_ref().is_some_and(|f| f.same(&want)) || has_identity(&item.node, &want)
         };
         let updated = step.patch.iter().position(&same);
         let original = |u: &Node<'_>| step.original.iter().find(|o| Id::of(o).same(&Id::of(u)));
@@ -361,14 +335,20 @@ impl<'p> Engine<'p> {
                 let u = &step.patch[d];
                 let empty = Node::map();
                 let o = original(u).unwrap_or(&empty);
-                let before = OwnedId::of(&item.node);
-                let saved = resource::bookkeeping(&item.node);
+                let before = Id::of(&item.node).into_owned();
+                let saved = bookkeeping::bookkeeping(&item.node);
                 let root = self.root(&item.node);
                 let anchors = match merge2::anchors_of(&item.node) {
                     Ok(a) => a,
                     Err(e) => {
                         let msg = format!("{}: document {}: {e}", label(step), d + 1);
-                        self.error_about(step, msg, &before, resource::file_of(&item.node), None);
+                        self.error_about(
+                            step,
+                            msg,
+                            &before,
+                            bookkeeping::file_of(&item.node),
+                            None,
+                        );
                         return Done::Untouched;
                     }
                 };
@@ -378,7 +358,7 @@ impl<'p> Engine<'p> {
                 match merge3::merge(&mut item.node, o, u, &self.schema, root, &opts, &anchors) {
                     Ok(conflicts) => {
                         self.report_conflicts(step, &item.node, conflicts);
-                        resource::protect_bookkeeping(&mut item.node, saved);
+                        bookkeeping::protect_bookkeeping(&mut item.node, saved);
                         Done::Changed
                     }
                     Err(e) => {
@@ -387,7 +367,7 @@ impl<'p> Engine<'p> {
                             step,
                             msg,
                             &before,
-                            resource::file_of(&item.node),
+                            bookkeeping::file_of(&item.node),
                             Some(e.path.to_string()),
                         );
                         Done::Untouched
@@ -402,7 +382,7 @@ impl<'p> Engine<'p> {
     fn root(&self, node: &Node<'_>) -> Cursor {
         let id = Id::of(node);
         let (g, v) = id.group_version();
-        self.schema.root(g, v, id.kind)
+        self.schema.root(g, v, &id.kind)
     }
 
     fn error(&mut self, step: &PatchStep, msg: String, about: &Node<'_>, field: Option<String>) {
@@ -420,17 +400,12 @@ impl<'p> Engine<'p> {
         &mut self,
         step: &PatchStep,
         msg: String,
-        id: &OwnedId,
+        id: &Id<'static>,
         file: Option<(&str, u64)>,
         field: Option<String>,
     ) {
         let mut res = FnResult::new(Severity::Error, msg).tag("patch", step.index.to_string());
-        res.resource = Some(crate::krm::ResourceRef {
-            api_version: id.api_version.clone(),
-            kind: id.kind.clone(),
-            name: id.name.clone(),
-            namespace: id.namespace.clone(),
-        });
+        res.resource = Some(id.clone());
         res.file = file.map(|(p, i)| (p.to_owned(), i));
         if let Some(f) = field {
             res = res.at_field(f);
@@ -562,8 +537,8 @@ impl<'p> Engine<'p> {
             .map_at("metadata")
             .and_then(|m| m.map_at("annotations"))
         {
-            ann.set(resource::PATH, Node::string(path.clone()));
-            ann.set(resource::INDEX, Node::string("0"));
+            ann.set(bookkeeping::PATH, Node::string(path.clone()));
+            ann.set(bookkeeping::INDEX, Node::string("0"));
         }
         self.files.insert(path);
     }
@@ -659,8 +634,9 @@ fn patch_node<'a>(
 
 /// Items a step may touch: not bookkeeping (local-config resources, the Kptfile, the
 /// functionConfig itself), unless the step's target names a kind.
-fn candidate(step: &PatchStep, node: &Node<'_>, config: Option<&ConfigId>) -> bool {
-    let bookkeeping = resource::is_bookkeeping_item(node) || config.is_some_and(|c| c.is(node));
+fn candidate(step: &PatchStep, node: &Node<'_>, config: Option<&Id<'static>>) -> bool {
+    let bookkeeping = bookkeeping::is_bookkeeping_item(node)
+        || config.is_some_and(|c| is_function_config(c, node));
     if !bookkeeping {
         return true;
     }
@@ -672,12 +648,22 @@ fn candidate(step: &PatchStep, node: &Node<'_>, config: Option<&ConfigId>) -> bo
 
 /// A patch earlier in this run renamed the resource: the target selects it by the name and
 /// namespace it came in with, as kustomize's in-memory previous names do.
-fn matches_first_id(target: &Target, meta: &Meta<'_>, first: Option<&OwnedId>) -> bool {
+fn matches_first_id(target: &Target, meta: &Meta<'_>, first: Option<&Id<'static>>) -> bool {
     let Some(first) = first else { return false };
-    let mut view = meta.view();
-    view.name = &first.name;
-    view.namespace = &first.namespace;
-    target.matches(&view).unwrap_or(false)
+    let mut then = meta.clone();
+    then.id.name = first.name.clone();
+    then.id.namespace = first.namespace.clone();
+    target.matches(&then).unwrap_or(false)
+}
+
+/// The item is the functionConfig itself, which kpt passes among the items: same apiVersion,
+/// kind and name.
+fn is_function_config(config: &Id<'_>, node: &Node<'_>) -> bool {
+    let id = Id::of(node);
+    !config.kind.is_empty()
+        && id.api_version == config.api_version
+        && id.kind == config.kind
+        && id.name == config.name
 }
 
 /// The resource has the identity `want`, now or originally (kustomize's build annotations).
@@ -686,8 +672,7 @@ fn has_identity(node: &Node<'_>, want: &Id<'_>) -> bool {
     if id.same(want) {
         return true;
     }
-    let meta = Meta::of(node);
-    match meta.view().original_id() {
+    match Meta::of(node).original_id() {
         Ok(Some(orig)) => {
             id.api_version == want.api_version
                 && orig.kind == want.kind
@@ -734,7 +719,7 @@ fn conflict_text(c: &merge3::Conflict, settled: bool) -> String {
 
 /// kustomize's rule for merge patches: the patch cannot rename the resource, change its kind,
 /// or move it to another namespace, unless the options allow it.
-fn restore_identity(node: &mut Node<'_>, opts: &crate::config::PatchOptions, was: &OwnedId) {
+fn restore_identity(node: &mut Node<'_>, opts: &crate::config::PatchOptions, was: &Id<'static>) {
     fn set(node: &mut Node<'_>, path: &[&str], value: &str) {
         if node.str_at(path).unwrap_or("") == value {
             return;

@@ -12,7 +12,8 @@ pub mod engine;
 use std::fmt;
 use std::io::Write;
 
-use crate::select::resource::{self, Id};
+use crate::select::bookkeeping;
+use crate::select::identity::Id;
 use crate::yaml::{self, Document, Node, ParseError};
 
 /// Severity of a [`FnResult`].
@@ -33,43 +34,13 @@ impl Severity {
     }
 }
 
-/// Which resource a result is about.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ResourceRef {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
-}
-
-impl ResourceRef {
-    pub fn of(node: &Node<'_>) -> ResourceRef {
-        let id = Id::of(node);
-        ResourceRef {
-            api_version: id.api_version.to_owned(),
-            kind: id.kind.to_owned(),
-            name: id.name.to_owned(),
-            namespace: id.namespace.to_owned(),
-        }
-    }
-}
-
-impl fmt::Display for ResourceRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.namespace.is_empty() {
-            write!(f, "{} {}", self.kind, self.name)
-        } else {
-            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
-        }
-    }
-}
-
 /// One entry of a ResourceList's `results` (KRM Functions Specification).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FnResult {
     pub severity: Severity,
     pub message: String,
-    pub resource: Option<ResourceRef>,
+    /// The resource it is about (`resourceRef`).
+    pub resource: Option<Id<'static>>,
     /// `field.path`, e.g. `spec.template.spec.containers[name=app].image`.
     pub field: Option<String>,
     /// `field.currentValue` / `field.proposedValue`, as YAML text of a scalar.
@@ -96,8 +67,8 @@ impl FnResult {
 
     /// Names the resource (and its file, when kpt said where it lives).
     pub fn about(mut self, node: &Node<'_>) -> Self {
-        self.resource = Some(ResourceRef::of(node));
-        self.file = resource::file_of(node).map(|(p, i)| (p.to_owned(), i));
+        self.resource = Some(Id::of(node).into_owned());
+        self.file = bookkeeping::file_of(node).map(|(p, i)| (p.to_owned(), i));
         self
     }
 
@@ -118,11 +89,11 @@ impl FnResult {
         n.set("severity", Node::string(self.severity.as_str()));
         if let Some(r) = &self.resource {
             let mut rr = Node::map();
-            rr.set("apiVersion", Node::string(r.api_version.clone()));
-            rr.set("kind", Node::string(r.kind.clone()));
-            rr.set("name", Node::string(r.name.clone()));
+            rr.set("apiVersion", Node::string(r.api_version.to_string()));
+            rr.set("kind", Node::string(r.kind.to_string()));
+            rr.set("name", Node::string(r.name.to_string()));
             if !r.namespace.is_empty() {
-                rr.set("namespace", Node::string(r.namespace.clone()));
+                rr.set("namespace", Node::string(r.namespace.to_string()));
             }
             n.set("resourceRef", rr);
         }
@@ -204,7 +175,7 @@ pub struct Item<'a> {
     pub touched: bool,
     /// Its identity before the first patch that changed it (kustomize's "original id"): later
     /// patches without a target still find it by its old name.
-    pub first_id: Option<resource::OwnedId>,
+    pub first_id: Option<Id<'static>>,
 }
 
 /// The wrapper around the items.

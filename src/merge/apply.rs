@@ -785,7 +785,7 @@ mod tests {
     fn root_of(schema: &Schema, n: &Node<'_>) -> Cursor {
         match (n.str_at(&["apiVersion"]), n.str_at(&["kind"])) {
             (Some(av), Some(k)) => {
-                let (g, v) = crate::select::target::split_api_version(av);
+                let (g, v) = crate::select::identity::split_api_version(av);
                 schema.root(g, v, k)
             }
             _ => Cursor::default(),

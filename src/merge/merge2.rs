@@ -920,7 +920,7 @@ mod tests {
         let schema = Schema::builtin();
         let root = d[0].root.as_ref().map_or(Cursor::default(), |r| {
             let (g, v) =
-                crate::select::target::split_api_version(r.str_at(&["apiVersion"]).unwrap_or(""));
+                crate::select::identity::split_api_version(r.str_at(&["apiVersion"]).unwrap_or(""));
             schema.root(g, v, r.str_at(&["kind"]).unwrap_or(""))
         });
         let node = d[0].root.as_mut().unwrap();

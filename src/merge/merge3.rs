@@ -1002,7 +1002,7 @@ mod tests {
         let node = d[0].root.as_mut().unwrap();
         let root = match (node.str_at(&["apiVersion"]), node.str_at(&["kind"])) {
             (Some(av), Some(k)) => {
-                let (g, v) = crate::select::target::split_api_version(av);
+                let (g, v) = crate::select::identity::split_api_version(av);
                 schema.root(g, v, k)
             }
             _ => Cursor::default(),

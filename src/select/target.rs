@@ -3,7 +3,7 @@
 //!
 //! A [`TargetSpec`] is what the user writes (`group`, `version`, `kind`, `name`, `namespace`,
 //! `labelSelector`, `annotationSelector`, all optional). [`Target::compile`] checks it once and
-//! turns it into a [`Target`], which tests resources seen through a [`ResourceView`]:
+//! turns it into a [`Target`], which tests resources seen through a [`Meta`]:
 //!
 //! - **Patterns are anchored regular expressions.** Each of group, version, kind, name and
 //!   namespace is compiled as `^(?:PATTERN)$`, so `name: eb` does not select `web` and
@@ -17,7 +17,7 @@
 //!   `internal.config.kubernetes.io/previousNames` and `.../previousNamespaces`, which kustomize
 //!   fills as it renames resources. Names in between are not compared, as in kustomize.
 //! - **The namespace compared is the effective namespace**: `_non_namespaceable_` for the
-//!   cluster-scoped kinds kustomize knows (see [`is_cluster_scoped`]), else `default` when the
+//!   cluster-scoped kinds kustomize knows (see [`is_cluster_scoped`](crate::select::identity::is_cluster_scoped)), else `default` when the
 //!   namespace is empty, else the namespace. So `namespace: default` selects namespaced
 //!   resources without a namespace (and unknown kinds, which count as namespaced), but no
 //!   ClusterRole; `namespace: .*` selects ClusterRoles too.
@@ -43,28 +43,11 @@ use std::fmt;
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
+use crate::select::identity::{Id, Meta, PreviousIdsError};
 use crate::select::labels::{self, Selector};
 
 /// The largest compiled size, in bytes, of one target pattern (`RegexBuilder::size_limit`).
 pub const REGEX_SIZE_LIMIT: usize = 4 << 20;
-
-/// The effective namespace of a namespaced resource that has no namespace.
-pub const DEFAULT_NAMESPACE: &str = "default";
-
-/// The effective namespace of a cluster-scoped resource: kustomize's placeholder, which a
-/// namespace pattern can match like any other string (`.*` does, `default` does not).
-pub const CLUSTER_SCOPED_NAMESPACE: &str = "_non_namespaceable_";
-
-/// kustomize's build annotation listing a resource's earlier names, oldest first, joined by `,`.
-pub const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
-
-/// kustomize's build annotation listing a resource's earlier namespaces (effective ones), in the
-/// same order as [`PREVIOUS_NAMES`].
-pub const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
-
-/// kustomize's build annotation listing a resource's earlier kinds, in the same order as
-/// [`PREVIOUS_NAMES`].
-pub const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
 
 /// A patch target as written in the functionConfig (and in kustomize's `patches[].target`).
 ///
@@ -165,154 +148,6 @@ pub enum TargetErrorKind {
     },
 }
 
-/// A resource as a [`Target`] sees it: plain strings, no YAML.
-///
-/// `group` and `version` are `apiVersion` split at its first `/` (see [`split_api_version`]);
-/// `namespace` is `metadata.namespace`, empty when absent. Labels and annotations are
-/// `(key, value)` pairs; when a key repeats, the first pair counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ResourceView<'a> {
-    /// API group, empty for the core group.
-    pub group: &'a str,
-    /// API version.
-    pub version: &'a str,
-    /// Kind.
-    pub kind: &'a str,
-    /// `metadata.name`.
-    pub name: &'a str,
-    /// `metadata.namespace`, empty when absent.
-    pub namespace: &'a str,
-    /// `metadata.labels`.
-    pub labels: &'a [(&'a str, &'a str)],
-    /// `metadata.annotations`, including kustomize's build annotations if any.
-    pub annotations: &'a [(&'a str, &'a str)],
-}
-
-/// The identity a resource had before kustomize first renamed it, read from the build
-/// annotations [`PREVIOUS_NAMES`], [`PREVIOUS_NAMESPACES`] and [`PREVIOUS_KINDS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OriginalId<'a> {
-    /// The original kind.
-    pub kind: &'a str,
-    /// The original name.
-    pub name: &'a str,
-    /// The original namespace as recorded (kustomize records effective namespaces).
-    pub namespace: &'a str,
-}
-
-/// kustomize's build annotations disagree on how many earlier identities there were. kustomize
-/// itself panics on such a resource; here it is an error the caller can report.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "annotations {PREVIOUS_NAMES}, {PREVIOUS_NAMESPACES} and {PREVIOUS_KINDS} list {names}, \
-     {namespaces} and {kinds} entries; they must list as many"
-)]
-pub struct PreviousIdsError {
-    /// Entries in [`PREVIOUS_NAMES`].
-    pub names: usize,
-    /// Entries in [`PREVIOUS_NAMESPACES`] (1 when absent, as in kustomize).
-    pub namespaces: usize,
-    /// Entries in [`PREVIOUS_KINDS`] (1 when absent, as in kustomize).
-    pub kinds: usize,
-}
-
-/// Kinds that kustomize treats as cluster-scoped, by `(group, version, kind)`: the entries marked
-/// not namespaced in kyaml's `openapi.precomputedIsNamespaceScoped`, which follows its built-in
-/// Kubernetes v1.21.2 schema. kustomize looks kinds up by full apiVersion, so a version missing
-/// here (`rbac.authorization.k8s.io/v1alpha1` ClusterRole) counts as namespaced.
-const CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
-    (
-        "admissionregistration.k8s.io",
-        "v1",
-        "MutatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "v1",
-        "ValidatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "v1beta1",
-        "MutatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "v1beta1",
-        "ValidatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "v1",
-        "ValidatingAdmissionPolicy",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "v1",
-        "ValidatingAdmissionPolicyBinding",
-    ),
-    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-    (
-        "apiextensions.k8s.io",
-        "v1beta1",
-        "CustomResourceDefinition",
-    ),
-    ("apiregistration.k8s.io", "v1", "APIService"),
-    ("apiregistration.k8s.io", "v1beta1", "APIService"),
-    ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
-    (
-        "certificates.k8s.io",
-        "v1beta1",
-        "CertificateSigningRequest",
-    ),
-    ("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema"),
-    (
-        "flowcontrol.apiserver.k8s.io",
-        "v1beta1",
-        "PriorityLevelConfiguration",
-    ),
-    ("networking.k8s.io", "v1", "IngressClass"),
-    ("networking.k8s.io", "v1beta1", "IngressClass"),
-    ("node.k8s.io", "v1", "RuntimeClass"),
-    ("node.k8s.io", "v1beta1", "RuntimeClass"),
-    ("policy", "v1beta1", "PodSecurityPolicy"),
-    ("rbac.authorization.k8s.io", "v1", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
-    ("rbac.authorization.k8s.io", "v1beta1", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding"),
-    ("scheduling.k8s.io", "v1", "PriorityClass"),
-    ("scheduling.k8s.io", "v1beta1", "PriorityClass"),
-    ("storage.k8s.io", "v1", "CSIDriver"),
-    ("storage.k8s.io", "v1", "CSINode"),
-    ("storage.k8s.io", "v1", "StorageClass"),
-    ("storage.k8s.io", "v1", "VolumeAttachment"),
-    ("storage.k8s.io", "v1beta1", "CSIDriver"),
-    ("storage.k8s.io", "v1beta1", "CSINode"),
-    ("storage.k8s.io", "v1beta1", "StorageClass"),
-    ("storage.k8s.io", "v1beta1", "VolumeAttachment"),
-    ("", "v1", "ComponentStatus"),
-    ("", "v1", "Namespace"),
-    ("", "v1", "Node"),
-    ("", "v1", "NodeProxyOptions"),
-    ("", "v1", "PersistentVolume"),
-];
-
-/// Whether kustomize treats this kind as cluster-scoped (its effective namespace is then
-/// [`CLUSTER_SCOPED_NAMESPACE`]). The version matters, as in kustomize; kinds it does not know,
-/// custom resources included, are namespaced.
-pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
-    // The kind first: it tells most resources apart at once.
-    CLUSTER_SCOPED
-        .iter()
-        .any(|&(g, v, k)| k == kind && g == group && v == version)
-}
-
-/// Splits an `apiVersion` into group and version at its first `/`, as kustomize does: `v1` is
-/// `("", "v1")`, `apps/v1` is `("apps", "v1")`.
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    api_version.split_once('/').unwrap_or(("", api_version))
-}
-
 impl Target {
     /// Compiles a spec: anchors and compiles the patterns, parses the selectors. The first
     /// field that fails, in the order of [`TargetSpec`]'s fields, is reported.
@@ -340,14 +175,15 @@ impl Target {
     /// Whether this target selects the resource, by kustomize's rules (see the module doc).
     ///
     /// Fails only when the resource's build annotations are inconsistent
-    /// ([`ResourceView::original_id`]) and the target compares names or namespaces, the only
+    /// ([`Meta::original_id`]) and the target compares names or namespaces, the only
     /// use of them (kustomize reads them for every resource, and panics).
     /// The type is compared first, so most resources are ruled out without more work.
-    pub fn matches(&self, resource: &ResourceView<'_>) -> Result<bool, PreviousIdsError> {
+    pub fn matches(&self, resource: &Meta<'_>) -> Result<bool, PreviousIdsError> {
         // The type first: it is what most targets name and it rules most resources out cheaply.
-        if !(is_match(&self.kind, resource.kind)
-            && is_match(&self.group, resource.group)
-            && is_match(&self.version, resource.version))
+        let (group, version) = resource.id.group_version();
+        if !(is_match(&self.kind, &resource.id.kind)
+            && is_match(&self.group, group)
+            && is_match(&self.version, version))
         {
             return Ok(false);
         }
@@ -357,20 +193,18 @@ impl Target {
             let name_ok = match &self.name {
                 None => true,
                 Some(_) => {
-                    is_match(&self.name, resource.name)
+                    is_match(&self.name, &resource.id.name)
                         || original
                             .as_ref()
-                            .is_some_and(|o| is_match(&self.name, o.name))
+                            .is_some_and(|o| is_match(&self.name, &o.name))
                 }
             };
             if !name_ok {
                 return Ok(false);
             }
             if self.namespace.is_some() {
-                let current = resource.effective_namespace();
-                let original_namespace = original
-                    .as_ref()
-                    .map_or(current, OriginalId::effective_namespace);
+                let current = resource.id.effective_namespace();
+                let original_namespace = original.as_ref().map_or(current, Id::effective_namespace);
                 if !(is_match(&self.namespace, current)
                     || is_match(&self.namespace, original_namespace))
                 {
@@ -380,75 +214,6 @@ impl Target {
         }
         Ok(self.label_selector.matches(|k| resource.label(k))
             && self.annotation_selector.matches(|k| resource.annotation(k)))
-    }
-}
-
-impl<'a> ResourceView<'a> {
-    /// The value of a label.
-    pub fn label(&self, key: &str) -> Option<&'a str> {
-        lookup(self.labels, key)
-    }
-
-    /// The value of an annotation.
-    pub fn annotation(&self, key: &str) -> Option<&'a str> {
-        lookup(self.annotations, key)
-    }
-
-    /// Whether kustomize treats this resource's kind as cluster-scoped.
-    pub fn is_cluster_scoped(&self) -> bool {
-        is_cluster_scoped(self.group, self.version, self.kind)
-    }
-
-    /// The namespace targets compare: [`CLUSTER_SCOPED_NAMESPACE`] for a cluster-scoped kind
-    /// (whatever its `metadata.namespace`), [`DEFAULT_NAMESPACE`] for an empty namespace,
-    /// otherwise the namespace (kustomize's `ResId.EffectiveNamespace`).
-    pub fn effective_namespace(&self) -> &'a str {
-        if self.is_cluster_scoped() {
-            CLUSTER_SCOPED_NAMESPACE
-        } else if self.namespace.is_empty() {
-            DEFAULT_NAMESPACE
-        } else {
-            self.namespace
-        }
-    }
-
-    /// The resource's original identity: the first entry of each build annotation, or `None`
-    /// when [`PREVIOUS_NAMES`] is absent. An absent [`PREVIOUS_NAMESPACES`] or [`PREVIOUS_KINDS`]
-    /// counts as one empty entry, as in kustomize; differing entry counts are an error.
-    pub fn original_id(&self) -> Result<Option<OriginalId<'a>>, PreviousIdsError> {
-        let Some(names) = self.annotation(PREVIOUS_NAMES) else {
-            return Ok(None);
-        };
-        let namespaces = self.annotation(PREVIOUS_NAMESPACES).unwrap_or("");
-        let kinds = self.annotation(PREVIOUS_KINDS).unwrap_or("");
-        let count = |s: &str| s.split(',').count();
-        let (n, ns, k) = (count(names), count(namespaces), count(kinds));
-        if n != ns || n != k {
-            return Err(PreviousIdsError {
-                names: n,
-                namespaces: ns,
-                kinds: k,
-            });
-        }
-        let first = |s: &'a str| s.split(',').next().unwrap_or("");
-        Ok(Some(OriginalId {
-            kind: first(kinds),
-            name: first(names),
-            namespace: first(namespaces),
-        }))
-    }
-}
-
-impl<'a> OriginalId<'a> {
-    /// The namespace targets compare: [`DEFAULT_NAMESPACE`] for an empty namespace, otherwise
-    /// the namespace as recorded. kustomize builds this identity without scope information, so
-    /// a cluster-scoped resource keeps the [`CLUSTER_SCOPED_NAMESPACE`] that was recorded for it.
-    pub fn effective_namespace(&self) -> &'a str {
-        if self.namespace.is_empty() {
-            DEFAULT_NAMESPACE
-        } else {
-            self.namespace
-        }
     }
 }
 
@@ -522,10 +287,6 @@ fn is_plain(s: &str) -> bool {
         && !s.contains(|c: char| ",[]{}".contains(c) || c.is_control())
         && !s.contains(": ")
         && !s.contains(" #")
-}
-
-fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
-    pairs.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
 }
 
 /// An absent pattern matches everything.
@@ -603,6 +364,7 @@ impl fmt::Display for Abbrev<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::identity::{PREVIOUS_KINDS, PREVIOUS_NAMES, PREVIOUS_NAMESPACES};
 
     fn s(x: &str) -> Option<String> {
         Some(x.to_string())
@@ -637,19 +399,14 @@ mod tests {
         kind: &'a str,
         namespace: &'a str,
         name: &'a str,
-    ) -> ResourceView<'a> {
-        let (group, version) = split_api_version(api_version);
-        ResourceView {
-            group,
-            version,
-            kind,
-            name,
-            namespace,
-            ..ResourceView::default()
+    ) -> Meta<'a> {
+        Meta {
+            id: Id::new(api_version, kind, name, namespace),
+            ..Meta::default()
         }
     }
 
-    fn selects(spec: &TargetSpec, resource: &ResourceView<'_>) -> bool {
+    fn selects(spec: &TargetSpec, resource: &Meta<'_>) -> bool {
         compile(spec).matches(resource).unwrap()
     }
 
@@ -690,13 +447,17 @@ mod tests {
             (Namespace, "prod", "production", false),
         ];
         for &(field, pattern, value, want) in cases {
-            let mut r = view("example.com/v1", "Widget", "ns", "n");
+            let api_version = match field {
+                Group => format!("{value}/v1"),
+                Version => format!("example.com/{value}"),
+                _ => "example.com/v1".to_owned(),
+            };
+            let mut r = view(&api_version, "Widget", "ns", "n");
             match field {
-                Group => r.group = value,
-                Version => r.version = value,
-                Kind => r.kind = value,
-                Name => r.name = value,
-                _ => r.namespace = value,
+                Kind => r.id.kind = value.into(),
+                Name => r.id.name = value.into(),
+                Namespace => r.id.namespace = value.into(),
+                _ => {}
             }
             assert_eq!(
                 selects(&one(field, pattern), &r),
@@ -778,7 +539,7 @@ mod tests {
             name: s("web.*"),
             ..TargetSpec::default()
         };
-        let cases: &[(ResourceView<'_>, bool)] = &[
+        let cases: &[(Meta<'_>, bool)] = &[
             (view("apps/v1", "Deployment", "", "web"), true),
             (view("apps/v1", "Deployment", "prod", "web-2"), true),
             (view("apps/v1beta1", "Deployment", "", "web"), false),
@@ -802,7 +563,7 @@ mod tests {
     #[test]
     fn names_and_namespaces_match_the_original_too() {
         let mut r = view(DEPLOY.0, DEPLOY.1, "prod", "p-web-s");
-        r.annotations = RENAMED;
+        r.annotations = RENAMED.to_vec();
         let cases: &[(TargetField, &str, bool)] = &[
             (TargetField::Name, "p-web-s", true),
             (TargetField::Name, "web", true),
@@ -838,7 +599,7 @@ mod tests {
             (PREVIOUS_NAMESPACES, ""),
             (PREVIOUS_KINDS, "Deployment"),
         ];
-        r.annotations = &annotations;
+        r.annotations = annotations.to_vec();
         assert!(!selects(&one(TargetField::Kind, "Deployment"), &r));
         assert!(selects(&one(TargetField::Name, "old-db"), &r));
         // An empty recorded namespace counts as `default`.
@@ -851,27 +612,20 @@ mod tests {
             (PREVIOUS_NAMESPACES, "_non_namespaceable_"),
             (PREVIOUS_KINDS, "ClusterRole"),
         ];
-        cr.annotations = &recorded;
+        cr.annotations = recorded.to_vec();
         assert!(!selects(&one(TargetField::Namespace, "default"), &cr));
         // ...but the original identity is built without scope information, as in kustomize.
         let unrecorded = [(PREVIOUS_NAMES, "admin")];
-        cr.annotations = &unrecorded;
+        cr.annotations = unrecorded.to_vec();
         assert!(selects(&one(TargetField::Namespace, "default"), &cr));
 
         // Only previousNames makes an original identity.
         let no_names = [(PREVIOUS_NAMESPACES, "a"), (PREVIOUS_KINDS, "K")];
-        r.annotations = &no_names;
+        r.annotations = no_names.to_vec();
         assert_eq!(r.original_id(), Ok(None));
         let names_only = [(PREVIOUS_NAMES, "a")];
-        r.annotations = &names_only;
-        assert_eq!(
-            r.original_id(),
-            Ok(Some(OriginalId {
-                kind: "",
-                name: "a",
-                namespace: ""
-            }))
-        );
+        r.annotations = names_only.to_vec();
+        assert_eq!(r.original_id(), Ok(Some(Id::new("", "", "a", ""))));
     }
 
     #[test]
@@ -882,7 +636,7 @@ mod tests {
             (PREVIOUS_NAMESPACES, "x"),
             (PREVIOUS_KINDS, "K,K"),
         ];
-        r.annotations = &bad;
+        r.annotations = bad.to_vec();
         let err = PreviousIdsError {
             names: 2,
             namespaces: 1,
@@ -910,7 +664,7 @@ mod tests {
              they must list as many"
         );
         let missing = [(PREVIOUS_NAMES, "a,b")];
-        r.annotations = &missing;
+        r.annotations = missing.to_vec();
         assert_eq!(
             r.original_id(),
             Err(PreviousIdsError {
@@ -927,12 +681,13 @@ mod tests {
         let web2_labels = [("app", "web2")];
         let be_labels = [("app", "web"), ("tier", "be")];
         let team = [("team", "a"), ("example.com/owner", "x")];
-        let mk = |labels, annotations| ResourceView {
-            labels,
-            annotations,
+        let mk = |labels: &[(&'static str, &'static str)],
+                  annotations: &[(&'static str, &'static str)]| Meta {
+            labels: labels.to_vec(),
+            annotations: annotations.to_vec(),
             ..view(DEPLOY.0, DEPLOY.1, "", "n")
         };
-        let cases: &[(TargetSpec, ResourceView<'_>, bool)] = &[
+        let cases: &[(TargetSpec, Meta<'_>, bool)] = &[
             (
                 one(TargetField::LabelSelector, "app in (web,web2),tier!=be"),
                 mk(&web_labels, &[]),
@@ -1091,87 +846,6 @@ mod tests {
         let name = "a".repeat(100_000);
         let r = view(DEPLOY.0, DEPLOY.1, "", &name);
         assert_eq!(target.matches(&r), Ok(true));
-    }
-
-    #[test]
-    fn cluster_scoped_kinds() {
-        let cases: &[(&str, &str, &str, bool)] = &[
-            ("rbac.authorization.k8s.io", "v1", "ClusterRole", true),
-            (
-                "rbac.authorization.k8s.io",
-                "v1",
-                "ClusterRoleBinding",
-                true,
-            ),
-            ("rbac.authorization.k8s.io", "v1", "Role", false),
-            (
-                "rbac.authorization.k8s.io",
-                "v1alpha1",
-                "ClusterRole",
-                false,
-            ),
-            ("", "v1", "Namespace", true),
-            ("", "v1", "PersistentVolume", true),
-            ("", "v1", "PersistentVolumeClaim", false),
-            ("", "v1", "ConfigMap", false),
-            ("", "", "Namespace", false),
-            (
-                "apiextensions.k8s.io",
-                "v1",
-                "CustomResourceDefinition",
-                true,
-            ),
-            (
-                "admissionregistration.k8s.io",
-                "v1",
-                "ValidatingAdmissionPolicy",
-                true,
-            ),
-            ("storage.k8s.io", "v1", "StorageClass", true),
-            ("apps", "v1", "Deployment", false),
-            ("example.com", "v1", "Widget", false),
-            ("", "v1", "namespace", false),
-        ];
-        for &(group, version, kind, want) in cases {
-            assert_eq!(
-                is_cluster_scoped(group, version, kind),
-                want,
-                "{group}/{version} {kind}"
-            );
-        }
-        assert_eq!(CLUSTER_SCOPED.len(), 38);
-    }
-
-    #[test]
-    fn effective_namespaces() {
-        let cases: &[(&str, &str, &str, &str)] = &[
-            ("apps/v1", "Deployment", "", "default"),
-            ("apps/v1", "Deployment", "prod", "prod"),
-            ("example.com/v1", "Widget", "", "default"),
-            ("v1", "Node", "", "_non_namespaceable_"),
-            ("v1", "Node", "prod", "_non_namespaceable_"),
-        ];
-        for &(api_version, kind, namespace, want) in cases {
-            assert_eq!(
-                view(api_version, kind, namespace, "x").effective_namespace(),
-                want,
-                "{kind}"
-            );
-        }
-    }
-
-    #[test]
-    fn api_versions_split_at_the_first_slash() {
-        let cases = [
-            ("v1", ("", "v1")),
-            ("apps/v1", ("apps", "v1")),
-            ("a/b/c", ("a", "b/c")),
-            ("", ("", "")),
-            ("/v1", ("", "v1")),
-        ];
-        for (api_version, want) in cases {
-            assert_eq!(split_api_version(api_version), want, "{api_version:?}");
-        }
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! A resource's identity, read from its node: apiVersion, kind, name, namespace, labels,
-//! annotations, and the bookkeeping the hosts put on it.
+//! The hosts' bookkeeping on resources: the annotations kpt and kustomize keep their files and
+//! build state in, and the items (the Kptfile, `local-config` resources) they pass along without
+//! meaning them to be patched.
 //!
-//! Reading only: this module never changes a node (except [`protect_bookkeeping`], which puts
-//! back what a patch must not change) and knows nothing of merging.
+//! What it must not do: change a node beyond putting back what a patch may not change
+//! ([`protect_bookkeeping`], [`drop_emptied_annotations`]), or know what a patch is.
 
-use crate::select::target::{self, ResourceView};
+use super::identity::Id;
 use crate::yaml::{Entry, Node};
 
 /// Annotation marking a resource that is not applied to a cluster (kpt, kustomize).
@@ -35,143 +36,6 @@ pub fn is_bookkeeping_annotation(key: &str) -> bool {
             key == *p
         }
     })
-}
-
-/// The identity of a resource, borrowed from its node.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Id<'n> {
-    pub api_version: &'n str,
-    pub kind: &'n str,
-    pub name: &'n str,
-    pub namespace: &'n str,
-}
-
-impl<'n> Id<'n> {
-    /// Reads the identity of a resource node (missing fields are empty).
-    pub fn of(node: &'n Node<'_>) -> Id<'n> {
-        Id {
-            api_version: node.str_at(&["apiVersion"]).unwrap_or(""),
-            kind: node.str_at(&["kind"]).unwrap_or(""),
-            name: node.str_at(&["metadata", "name"]).unwrap_or(""),
-            namespace: node.str_at(&["metadata", "namespace"]).unwrap_or(""),
-        }
-    }
-
-    /// `(group, version)` of the apiVersion.
-    pub fn group_version(&self) -> (&'n str, &'n str) {
-        target::split_api_version(self.api_version)
-    }
-
-    /// The namespace as kustomize compares it: `default` when empty on a namespaced kind.
-    pub fn effective_namespace(&self) -> &'n str {
-        let (g, v) = self.group_version();
-        if target::is_cluster_scoped(g, v, self.kind) {
-            ""
-        } else if self.namespace.is_empty() {
-            target::DEFAULT_NAMESPACE
-        } else {
-            self.namespace
-        }
-    }
-
-    /// Same apiVersion, kind, name and (effective) namespace.
-    pub fn same(&self, other: &Id<'_>) -> bool {
-        self.api_version == other.api_version
-            && self.kind == other.kind
-            && self.name == other.name
-            && self.effective_namespace() == other.effective_namespace()
-    }
-}
-
-impl std::fmt::Display for Id<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.kind)?;
-        if !self.namespace.is_empty() {
-            write!(f, " {}/{}", self.namespace, self.name)
-        } else {
-            write!(f, " {}", self.name)
-        }
-    }
-}
-
-/// An [`Id`] that owns its strings: a resource's identity at an earlier moment.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OwnedId {
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub namespace: String,
-}
-
-impl OwnedId {
-    pub fn of(node: &Node<'_>) -> OwnedId {
-        let id = Id::of(node);
-        OwnedId {
-            api_version: id.api_version.to_owned(),
-            kind: id.kind.to_owned(),
-            name: id.name.to_owned(),
-            namespace: id.namespace.to_owned(),
-        }
-    }
-
-    pub fn as_id(&self) -> Id<'_> {
-        Id {
-            api_version: &self.api_version,
-            kind: &self.kind,
-            name: &self.name,
-            namespace: &self.namespace,
-        }
-    }
-}
-
-/// The string-valued entries of a map at `path` (labels, annotations).
-pub fn string_map<'n>(node: &'n Node<'_>, path: &[&str]) -> Vec<(&'n str, &'n str)> {
-    node.get_path(path)
-        .map(|m| {
-            m.entries()
-                .iter()
-                .filter_map(|e| Some((e.key.as_str()?, e.value.as_str()?)))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Labels and annotations of a resource, to build a [`ResourceView`] from.
-pub struct Meta<'n> {
-    pub id: Id<'n>,
-    pub labels: Vec<(&'n str, &'n str)>,
-    pub annotations: Vec<(&'n str, &'n str)>,
-}
-
-impl<'n> Meta<'n> {
-    pub fn of(node: &'n Node<'_>) -> Meta<'n> {
-        Meta {
-            id: Id::of(node),
-            labels: string_map(node, &["metadata", "labels"]),
-            annotations: string_map(node, &["metadata", "annotations"]),
-        }
-    }
-
-    /// The view a [`target::Target`] matches against.
-    pub fn view(&self) -> ResourceView<'_> {
-        let (group, version) = self.id.group_version();
-        ResourceView {
-            group,
-            version,
-            kind: self.id.kind,
-            name: self.id.name,
-            namespace: self.id.namespace,
-            labels: &self.labels,
-            annotations: &self.annotations,
-        }
-    }
-
-    pub fn annotation(&self, key: &str) -> Option<&'n str> {
-        self.annotations
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| *v)
-    }
 }
 
 /// Items the hosts pass along for bookkeeping, which a patch touches only when its target names
@@ -281,6 +145,7 @@ pub fn protect_bookkeeping<'a>(node: &mut Node<'a>, saved: Vec<Entry<'a>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::select::identity::string_map;
     use crate::yaml::parse_stream;
 
     fn node(src: &str) -> Node<'_> {
@@ -309,18 +174,5 @@ mod tests {
                 ("internal.config.kubernetes.io/path", "x.yaml")
             ]
         );
-    }
-
-    #[test]
-    fn identity_compares_effective_namespaces() {
-        let a = node("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n");
-        let b = node(
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n",
-        );
-        assert!(Id::of(&a).same(&Id::of(&b)));
-        let c = node(
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: prod\n",
-        );
-        assert!(!Id::of(&a).same(&Id::of(&c)));
     }
 }

@@ -1,0 +1,452 @@
+//! A resource's identity, read from its node: apiVersion, kind, name and namespace ([`Id`]),
+//! with the labels and annotations selection looks at ([`Meta`]).
+//!
+//! **One identity type.** [`Id`] borrows from the node it was read from, or owns its strings
+//! (`Id<'static>`, after [`Id::into_owned`]) when it must outlive it: a resource's identity
+//! before a patch renamed it, the functionConfig's identity, the resource a result is about.
+//!
+//! **One effective-namespace rule** ([`Id::effective_namespace`], kustomize's
+//! `ResId.EffectiveNamespace`): a cluster-scoped kind has [`CLUSTER_SCOPED_NAMESPACE`] whatever
+//! its `metadata.namespace`; a namespaced kind without a namespace has [`DEFAULT_NAMESPACE`];
+//! otherwise the namespace. Every comparison of identities (targets, patches found by identity,
+//! merge3's pairing) goes through it.
+//!
+//! **Original identities.** kustomize records a resource's earlier names, namespaces and kinds
+//! in build annotations ([`PREVIOUS_NAMES`], [`PREVIOUS_NAMESPACES`], [`PREVIOUS_KINDS`]);
+//! [`Meta::original_id`] reads the first (oldest) of each. kustomize builds that identity
+//! without an apiVersion, so its scope is unknown: it counts as namespaced, and a cluster-scoped
+//! resource matches by the [`CLUSTER_SCOPED_NAMESPACE`] recorded for it.
+//!
+//! What it must not do: change a node, or know what a patch or a target is.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::yaml::Node;
+
+/// The effective namespace of a namespaced resource that has no namespace.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// The effective namespace of a cluster-scoped resource: kustomize's placeholder, which a
+/// namespace pattern can match like any other string (`.*` does, `default` does not).
+pub const CLUSTER_SCOPED_NAMESPACE: &str = "_non_namespaceable_";
+
+/// kustomize's build annotation listing a resource's earlier names, oldest first, joined by `,`.
+pub const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
+
+/// kustomize's build annotation listing a resource's earlier namespaces (effective ones), in the
+/// same order as [`PREVIOUS_NAMES`].
+pub const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
+
+/// kustomize's build annotation listing a resource's earlier kinds, in the same order as
+/// [`PREVIOUS_NAMES`].
+pub const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
+
+/// The identity of a resource: missing fields are empty strings.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Id<'n> {
+    pub api_version: Cow<'n, str>,
+    pub kind: Cow<'n, str>,
+    pub name: Cow<'n, str>,
+    /// `metadata.namespace` as written (empty when absent); compare
+    /// [`effective_namespace`](Self::effective_namespace)s, not this.
+    pub namespace: Cow<'n, str>,
+}
+
+impl<'n> Id<'n> {
+    /// Reads the identity of a resource node, borrowing its strings.
+    pub fn of(node: &'n Node<'_>) -> Id<'n> {
+        let at = |path: &[&str]| Cow::Borrowed(node.str_at(path).unwrap_or(""));
+        Id {
+            api_version: at(&["apiVersion"]),
+            kind: at(&["kind"]),
+            name: at(&["metadata", "name"]),
+            namespace: at(&["metadata", "namespace"]),
+        }
+    }
+
+    /// An identity from its four parts.
+    pub fn new(
+        api_version: impl Into<Cow<'n, str>>,
+        kind: impl Into<Cow<'n, str>>,
+        name: impl Into<Cow<'n, str>>,
+        namespace: impl Into<Cow<'n, str>>,
+    ) -> Id<'n> {
+        Id {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            namespace: namespace.into(),
+        }
+    }
+
+    /// The same identity, owning its strings.
+    pub fn into_owned(self) -> Id<'static> {
+        Id {
+            api_version: Cow::Owned(self.api_version.into_owned()),
+            kind: Cow::Owned(self.kind.into_owned()),
+            name: Cow::Owned(self.name.into_owned()),
+            namespace: Cow::Owned(self.namespace.into_owned()),
+        }
+    }
+
+    /// `(group, version)` of the apiVersion (see [`split_api_version`]).
+    pub fn group_version(&self) -> (&str, &str) {
+        split_api_version(&self.api_version)
+    }
+
+    /// Whether kustomize treats this kind as cluster-scoped (see [`is_cluster_scoped`]).
+    pub fn is_cluster_scoped(&self) -> bool {
+        let (g, v) = self.group_version();
+        is_cluster_scoped(g, v, &self.kind)
+    }
+
+    /// The namespace identities are compared by (see the module documentation).
+    pub fn effective_namespace(&self) -> &str {
+        if self.is_cluster_scoped() {
+            CLUSTER_SCOPED_NAMESPACE
+        } else if self.namespace.is_empty() {
+            DEFAULT_NAMESPACE
+        } else {
+            &self.namespace
+        }
+    }
+
+    /// Same apiVersion, kind, name and effective namespace.
+    pub fn same(&self, other: &Id<'_>) -> bool {
+        self.api_version == other.api_version
+            && self.kind == other.kind
+            && self.name == other.name
+            && self.effective_namespace() == other.effective_namespace()
+    }
+}
+
+/// `Kind name`, or `Kind namespace/name`: how messages name a resource.
+impl fmt::Display for Id<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+/// A resource as selection sees it: its identity, labels and annotations, borrowed from its node.
+/// Labels and annotations are the string-valued entries, in order; when a key repeats, the first
+/// counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta<'n> {
+    pub id: Id<'n>,
+    pub labels: Vec<(&'n str, &'n str)>,
+    pub annotations: Vec<(&'n str, &'n str)>,
+}
+
+impl<'n> Meta<'n> {
+    /// Reads a resource node.
+    pub fn of(node: &'n Node<'_>) -> Meta<'n> {
+        Meta {
+            id: Id::of(node),
+            labels: string_map(node, &["metadata", "labels"]),
+            annotations: string_map(node, &["metadata", "annotations"]),
+        }
+    }
+
+    /// The value of a label.
+    pub fn label(&self, key: &str) -> Option<&'n str> {
+        lookup(&self.labels, key)
+    }
+
+    /// The value of an annotation.
+    pub fn annotation(&self, key: &str) -> Option<&'n str> {
+        lookup(&self.annotations, key)
+    }
+
+    /// The resource's original identity: the first entry of each build annotation, or `None`
+    /// when [`PREVIOUS_NAMES`] is absent. An absent [`PREVIOUS_NAMESPACES`] or [`PREVIOUS_KINDS`]
+    /// counts as one empty entry, as in kustomize; differing entry counts are an error. The
+    /// identity has no apiVersion (see the module documentation).
+    pub fn original_id(&self) -> Result<Option<Id<'n>>, PreviousIdsError> {
+        let Some(names) = self.annotation(PREVIOUS_NAMES) else {
+            return Ok(None);
+        };
+        let namespaces = self.annotation(PREVIOUS_NAMESPACES).unwrap_or("");
+        let kinds = self.annotation(PREVIOUS_KINDS).unwrap_or("");
+        let count = |s: &str| s.split(',').count();
+        let (n, ns, k) = (count(names), count(namespaces), count(kinds));
+        if n != ns || n != k {
+            return Err(PreviousIdsError {
+                names: n,
+                namespaces: ns,
+                kinds: k,
+            });
+        }
+        let first = |s: &'n str| s.split(',').next().unwrap_or("");
+        Ok(Some(Id::new(
+            "",
+            first(kinds),
+            first(names),
+            first(namespaces),
+        )))
+    }
+}
+
+/// kustomize's build annotations disagree on how many earlier identities there were. kustomize
+/// itself panics on such a resource; here it is an error the caller can report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "annotations {PREVIOUS_NAMES}, {PREVIOUS_NAMESPACES} and {PREVIOUS_KINDS} list {names}, \
+     {namespaces} and {kinds} entries; they must list as many"
+)]
+pub struct PreviousIdsError {
+    /// Entries in [`PREVIOUS_NAMES`].
+    pub names: usize,
+    /// Entries in [`PREVIOUS_NAMESPACES`] (1 when absent, as in kustomize).
+    pub namespaces: usize,
+    /// Entries in [`PREVIOUS_KINDS`] (1 when absent, as in kustomize).
+    pub kinds: usize,
+}
+
+/// The string-valued entries of a map at `path` (labels, annotations).
+pub fn string_map<'n>(node: &'n Node<'_>, path: &[&str]) -> Vec<(&'n str, &'n str)> {
+    node.get_path(path)
+        .map(|m| {
+            m.entries()
+                .iter()
+                .filter_map(|e| Some((e.key.as_str()?, e.value.as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn lookup<'a>(pairs: &[(&'a str, &'a str)], key: &str) -> Option<&'a str> {
+    pairs.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
+}
+
+/// Kinds that kustomize treats as cluster-scoped, by `(group, version, kind)`: the entries marked
+/// not namespaced in kyaml's `openapi.precomputedIsNamespaceScoped`, which follows its built-in
+/// Kubernetes v1.21.2 schema. kustomize looks kinds up by full apiVersion, so a version missing
+/// here (`rbac.authorization.k8s.io/v1alpha1` ClusterRole) counts as namespaced.
+const CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1beta1",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1beta1",
+        "ValidatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicy",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+    (
+        "apiextensions.k8s.io",
+        "v1beta1",
+        "CustomResourceDefinition",
+    ),
+    ("apiregistration.k8s.io", "v1", "APIService"),
+    ("apiregistration.k8s.io", "v1beta1", "APIService"),
+    ("certificates.k8s.io", "v1", "CertificateSigningRequest"),
+    (
+        "certificates.k8s.io",
+        "v1beta1",
+        "CertificateSigningRequest",
+    ),
+    ("flowcontrol.apiserver.k8s.io", "v1beta1", "FlowSchema"),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta1",
+        "PriorityLevelConfiguration",
+    ),
+    ("networking.k8s.io", "v1", "IngressClass"),
+    ("networking.k8s.io", "v1beta1", "IngressClass"),
+    ("node.k8s.io", "v1", "RuntimeClass"),
+    ("node.k8s.io", "v1beta1", "RuntimeClass"),
+    ("policy", "v1beta1", "PodSecurityPolicy"),
+    ("rbac.authorization.k8s.io", "v1", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding"),
+    ("rbac.authorization.k8s.io", "v1beta1", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "v1beta1", "ClusterRoleBinding"),
+    ("scheduling.k8s.io", "v1", "PriorityClass"),
+    ("scheduling.k8s.io", "v1beta1", "PriorityClass"),
+    ("storage.k8s.io", "v1", "CSIDriver"),
+    ("storage.k8s.io", "v1", "CSINode"),
+    ("storage.k8s.io", "v1", "StorageClass"),
+    ("storage.k8s.io", "v1", "VolumeAttachment"),
+    ("storage.k8s.io", "v1beta1", "CSIDriver"),
+    ("storage.k8s.io", "v1beta1", "CSINode"),
+    ("storage.k8s.io", "v1beta1", "StorageClass"),
+    ("storage.k8s.io", "v1beta1", "VolumeAttachment"),
+    ("", "v1", "ComponentStatus"),
+    ("", "v1", "Namespace"),
+    ("", "v1", "Node"),
+    ("", "v1", "NodeProxyOptions"),
+    ("", "v1", "PersistentVolume"),
+];
+
+/// Whether kustomize treats this kind as cluster-scoped (its effective namespace is then
+/// [`CLUSTER_SCOPED_NAMESPACE`]). The version matters, as in kustomize; kinds it does not know,
+/// custom resources included, are namespaced.
+pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
+    // The kind first: it tells most resources apart at once.
+    CLUSTER_SCOPED
+        .iter()
+        .any(|&(g, v, k)| k == kind && g == group && v == version)
+}
+
+/// Splits an `apiVersion` into group and version at its first `/`, as kustomize does: `v1` is
+/// `("", "v1")`, `apps/v1` is `("apps", "v1")`.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    api_version.split_once('/').unwrap_or(("", api_version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_stream;
+
+    fn node(src: &str) -> Node<'_> {
+        parse_stream(src).unwrap().remove(0).root.unwrap()
+    }
+
+    #[test]
+    fn identity_compares_effective_namespaces() {
+        let a = node("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n");
+        let b = node(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: default\n",
+        );
+        assert!(Id::of(&a).same(&Id::of(&b)));
+        let c = node(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: prod\n",
+        );
+        assert!(!Id::of(&a).same(&Id::of(&c)));
+    }
+
+    #[test]
+    fn one_effective_namespace_rule() {
+        let cr = Id::new(
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            "admin",
+            "ignored",
+        );
+        assert_eq!(cr.effective_namespace(), CLUSTER_SCOPED_NAMESPACE);
+        let d = Id::new("apps/v1", "Deployment", "web", "");
+        assert_eq!(d.effective_namespace(), DEFAULT_NAMESPACE);
+        let w = Id::new("example.com/v1", "Widget", "w", "prod");
+        assert_eq!(w.effective_namespace(), "prod");
+        // An original identity has no apiVersion: namespaced, whatever its kind.
+        let orig = Id::new("", "ClusterRole", "admin", "");
+        assert_eq!(orig.effective_namespace(), DEFAULT_NAMESPACE);
+    }
+
+    #[test]
+    fn owned_and_borrowed_identities_compare_equal() {
+        let n = node("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: x}\n");
+        let id = Id::of(&n);
+        let owned = id.clone().into_owned();
+        assert_eq!(id, owned);
+        assert_eq!(owned.to_string(), "ConfigMap x/c");
+    }
+
+    #[test]
+    fn effective_namespaces() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            ("apps/v1", "Deployment", "", "default"),
+            ("apps/v1", "Deployment", "prod", "prod"),
+            ("example.com/v1", "Widget", "", "default"),
+            ("v1", "Node", "", "_non_namespaceable_"),
+            ("v1", "Node", "prod", "_non_namespaceable_"),
+        ];
+        for &(api_version, kind, namespace, want) in cases {
+            assert_eq!(
+                Id::new(api_version, kind, "x", namespace).effective_namespace(),
+                want,
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn api_versions_split_at_the_first_slash() {
+        let cases = [
+            ("v1", ("", "v1")),
+            ("apps/v1", ("apps", "v1")),
+            ("a/b/c", ("a", "b/c")),
+            ("", ("", "")),
+            ("/v1", ("", "v1")),
+        ];
+        for (api_version, want) in cases {
+            assert_eq!(split_api_version(api_version), want, "{api_version:?}");
+        }
+    }
+
+    #[test]
+    fn cluster_scoped_kinds() {
+        let cases: &[(&str, &str, &str, bool)] = &[
+            ("rbac.authorization.k8s.io", "v1", "ClusterRole", true),
+            (
+                "rbac.authorization.k8s.io",
+                "v1",
+                "ClusterRoleBinding",
+                true,
+            ),
+            ("rbac.authorization.k8s.io", "v1", "Role", false),
+            (
+                "rbac.authorization.k8s.io",
+                "v1alpha1",
+                "ClusterRole",
+                false,
+            ),
+            ("", "v1", "Namespace", true),
+            ("", "v1", "PersistentVolume", true),
+            ("", "v1", "PersistentVolumeClaim", false),
+            ("", "v1", "ConfigMap", false),
+            ("", "", "Namespace", false),
+            (
+                "apiextensions.k8s.io",
+                "v1",
+                "CustomResourceDefinition",
+                true,
+            ),
+            (
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingAdmissionPolicy",
+                true,
+            ),
+            ("storage.k8s.io", "v1", "StorageClass", true),
+            ("apps", "v1", "Deployment", false),
+            ("example.com", "v1", "Widget", false),
+            ("", "v1", "namespace", false),
+        ];
+        for &(group, version, kind, want) in cases {
+            assert_eq!(
+                is_cluster_scoped(group, version, kind),
+                want,
+                "{group}/{version} {kind}"
+            );
+        }
+        assert_eq!(CLUSTER_SCOPED.len(), 38);
+    }
+}
