@@ -147,31 +147,22 @@ fn walkers(c: &mut Criterion) {
 
 fn function(c: &mut Criterion) {
     let stream = gen::stream(1000);
-    let dir = std::env::temp_dir().join(format!("krm-merge-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let cfg = dir.join("fn.yaml");
-    std::fs::write(
-        &cfg,
+    let config = yaml::parse_stream(
         "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: bench\nspec:\n  patches:\n  - target: {kind: Deployment}\n    patch: |\n      metadata:\n        labels:\n          env: prod\n  - type: json6902\n    target: {kind: Service}\n    patch: '[{op: remove, path: /spec/ports/1}]'\n  - target: {kind: ConfigMap, name: config-1.*}\n    patch: 'data: {LOG_LEVEL: debug}'\n",
     )
-    .expect("config");
-    let mode = krm_merge::cli::Mode::Standalone {
-        config: cfg,
-        paths: Vec::new(),
-    };
+    .expect("config parses")
+    .remove(0)
+    .root
+    .expect("a config");
+    let plan = krm_merge::config::plan(&config, None).expect("config validates");
     let mut g = c.benchmark_group("function");
     g.throughput(Throughput::Bytes(stream.len() as u64));
     g.sample_size(20);
     g.bench_function("stream of 1000 resources, 3 patches", |b| {
         b.iter(|| {
-            let (mut out, mut err) = (Vec::with_capacity(stream.len()), Vec::new());
-            let mut io = krm_merge::cli::Io {
-                stdout: &mut out,
-                stderr: &mut err,
-            };
-            let code = krm_merge::cli::run(mode.clone(), &mut stream.as_bytes(), &mut io);
-            assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
-            out
+            let out = krm_merge::krm::run_stream(&stream, &plan, None);
+            assert!(!out.failed(), "{:?}", out.results);
+            out.text
         })
     });
     g.finish();

@@ -7,8 +7,8 @@
 //! overflow checks and debug assertions on.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod cli;
 pub mod config;
+pub mod error;
 mod hash;
 pub mod krm;
 pub mod merge;

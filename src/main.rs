@@ -1,5 +1,7 @@
-//! The `krm-merge` binary: arguments in, one mode run, an exit code out. Everything else is in
-//! the library (`krm_merge::cli`).
+//! The `krm-merge` binary: arguments in, one mode run, an exit code out. The command line is
+//! [`cli`]; everything it runs is the library's.
+
+mod cli;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -11,7 +13,7 @@ const STACK_BYTES: usize = 256 << 20;
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let plugin_env = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_STRING").is_some();
-    let mode = match krm_merge::cli::parse_args(&args, plugin_env) {
+    let mode = match cli::parse_args(&args, plugin_env) {
         Ok(m) => m,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "krm-merge: {e}");
@@ -23,11 +25,11 @@ fn main() -> ExitCode {
         .spawn(move || {
             let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
             let (mut out, mut err) = (stdout.lock(), stderr.lock());
-            let mut io = krm_merge::cli::Io {
+            let mut io = cli::Io {
                 stdout: &mut out,
                 stderr: &mut err,
             };
-            krm_merge::cli::run(mode, &mut std::io::stdin().lock(), &mut io)
+            cli::run(mode, &mut std::io::stdin().lock(), &mut io)
         });
     let code = match worker.map(|w| w.join()) {
         Ok(Ok(code)) => code,

@@ -37,6 +37,27 @@ impl Path {
     pub fn is_root(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// A path of field names from the root: `["spec", "schema"]` is `spec.schema`.
+    pub fn fields(names: &[&str]) -> Path {
+        Path(names.iter().map(|n| Seg::field(n)).collect())
+    }
+
+    /// This path one field further down: `spec` then `patches` is `spec.patches`.
+    pub fn field(&self, name: &str) -> Path {
+        self.then(Seg::field(name))
+    }
+
+    /// This path one list element further down: `spec.patches` then `2` is `spec.patches[2]`.
+    pub fn index(&self, i: usize) -> Path {
+        self.then(Seg::Index(i))
+    }
+
+    fn then(&self, seg: Seg) -> Path {
+        let mut p = self.clone();
+        p.0.push(seg);
+        p
+    }
 }
 
 impl Seg {

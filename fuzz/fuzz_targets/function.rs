@@ -1,13 +1,14 @@
-//! The whole function, in memory: `krm_merge::cli::run` in KRM mode on a ResourceList.
+//! The whole function, in memory: `krm_merge::krm::run_resource_list` (KRM mode) on a
+//! ResourceList.
 //!
 //! The first byte chooses the input: even, the rest is stdin as it is (any text, any shape);
 //! odd, the rest is a functionConfig, indented under `functionConfig:` of a ResourceList with a
-//! few fixed items. Whatever comes in: no panic, exit code 0 or 1, stdout a ResourceList that
-//! parses, and on exit 1 the input's items come back as they came in.
+//! few fixed items. Whatever comes in: no panic, the output a ResourceList that parses, and on
+//! an error result the input's items come back as they came in. (Bytes that are not UTF-8 never
+//! reach the library: the command line reports them.)
 #![no_main]
 
-use krm_merge::cli::{run, Io, Mode};
-use krm_merge::krm::Input;
+use krm_merge::krm::{run_resource_list, Input};
 use krm_merge::yaml;
 use libfuzzer_sys::fuzz_target;
 
@@ -60,17 +61,12 @@ fuzz_target!(|data: &[u8]| {
         }
         v
     };
-    let (mut out, mut err) = (Vec::new(), Vec::new());
-    let code = run(
-        Mode::Krm,
-        &mut &input[..],
-        &mut Io {
-            stdout: &mut out,
-            stderr: &mut err,
-        },
-    );
-    assert!(code == 0 || code == 1, "exit code {code}");
-    let out = String::from_utf8(out).expect("stdout is UTF-8");
+    let Ok(src) = std::str::from_utf8(&input) else {
+        return;
+    };
+    let output = run_resource_list(src);
+    let failed = output.failed();
+    let out = output.text;
     let docs =
         yaml::parse_stream(&out).unwrap_or_else(|e| panic!("stdout does not parse: {e}\n{out}"));
     let root = docs
@@ -78,13 +74,10 @@ fuzz_target!(|data: &[u8]| {
         .find_map(|d| d.root.as_ref())
         .unwrap_or_else(|| panic!("stdout has no document\n{out}"));
     assert_eq!(root.str_at(&["kind"]), Some("ResourceList"), "{out}");
-    if code == 0 {
+    if !failed {
         return;
     }
     // On error, the items as they came in.
-    let Ok(src) = std::str::from_utf8(&input) else {
-        return;
-    };
     let Ok(before) = Input::read(src) else {
         return;
     };

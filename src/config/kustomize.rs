@@ -1,7 +1,7 @@
 //! How kustomize reads a patch, for the steps that ask for its behaviour.
 //!
 //! README "Differences from kustomize": with `newListItems: prepend` and `inferMergeKeys: false`
-//! ([`PatchOptions::kustomize_compatible`]), `merge2` and `json6902` patches give the output of
+//! ([`Compat::Kustomize`]), `merge2` and `json6902` patches give the output of
 //! kustomize v5's `patches:` field, quirks included. Some of those quirks come from the way
 //! kustomize reads the patch before it applies anything, and are reproduced here, at plan time:
 //!
@@ -28,7 +28,8 @@
 //! written whatever their options.
 
 use super::goyaml::{self, KeyError, V2};
-use super::{ConfigError, PatchKind, PatchOptions};
+use super::{Compat, ConfigError, PatchKind, PatchOptions};
+use crate::path::Path;
 use crate::yaml::scalar::Resolved;
 use crate::yaml::{Kind, Node, ScalarStyle};
 
@@ -47,7 +48,7 @@ impl Reading {
         let kustomize_kind =
             kind.is_none_or(|k| matches!(k, PatchKind::Merge2 | PatchKind::Json6902));
         Reading {
-            compatible: kustomize_kind && options.kustomize_compatible(),
+            compatible: kustomize_kind && options.compat == Compat::Kustomize,
         }
     }
 
@@ -65,7 +66,7 @@ impl Reading {
         targeted: bool,
         bracket: bool,
         docs: &mut [Node<'static>],
-        field: &str,
+        field: &Path,
     ) -> Result<(), ConfigError> {
         if !self.compatible {
             return Ok(());
@@ -83,7 +84,8 @@ impl Reading {
                     } else {
                         String::new()
                     };
-                    as_json(doc, !bracket, &mut at).map_err(|m| ConfigError::new(field, m))?;
+                    as_json(doc, !bracket, &mut at)
+                        .map_err(|m| ConfigError::new(field.clone(), m))?;
                 }
                 Ok(())
             }

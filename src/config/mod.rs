@@ -74,11 +74,15 @@ mod tests;
 mod wire;
 
 use std::fmt;
-use std::path::Path;
+
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::merge::merge2::{self, NewItems};
+use crate::merge::merge3;
+use crate::patch::json6902;
+use crate::path::Path;
 use crate::schema::Schema;
 use crate::select::target::{Target, TargetSpec};
 use crate::yaml::Node;
@@ -188,19 +192,6 @@ impl FromStr for PatchKind {
     }
 }
 
-/// Where merged lists put the elements that only the patch has.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum NewListItems {
-    /// After the destination's elements, whose order is kept.
-    #[default]
-    Append,
-    /// Before the destination's elements (kustomize's order).
-    Prepend,
-}
-
 /// How `merge3` reports conflicts (a field changed differently in the patch and in the item).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
@@ -214,21 +205,37 @@ pub enum Conflicts {
     Error,
 }
 
-/// The options of one step.
+/// Whose behaviour a step reproduces where tools differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compat {
+    /// krm-merge's own rules (README "Patch types").
+    #[default]
+    Native,
+    /// kustomize v5's `patches:` field, quirks included (README "Differences from kustomize"):
+    /// how the patch text is read, kyaml's strategic-merge walk, the JSON patch library's
+    /// leniencies, no empty `annotations` map left behind.
+    Kustomize,
+}
+
+/// The options of one step, as the user gave them (defaults filled in), and the walker options
+/// they mean. Options that do not concern a step's type are kept and have no effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PatchOptions {
-    /// The patch may change `metadata.name` of the items it selects by target.
+    /// The patch may change `metadata.name` (and namespace) of what it patches.
     pub allow_name_change: bool,
-    /// The patch may change `kind` of the items it selects by target.
+    /// The patch may change `apiVersion` and `kind` of what it patches.
     pub allow_kind_change: bool,
     /// Where merged lists put the elements only the patch has.
-    pub new_list_items: NewListItems,
+    pub new_list_items: NewItems,
     /// Pair list elements by kyaml's associative keys (`mountPath`, `devicePath`, `ip`, `type`,
-    /// `topologyKey`, `name`, `containerPort`) when no schema says how;
-    /// `false` replaces such lists, as kustomize does.
+    /// `topologyKey`, `name`, `containerPort`) when no schema says how; `false` replaces such
+    /// lists, as kustomize does.
     pub infer_merge_keys: bool,
     /// How `merge3` conflicts are reported.
     pub conflicts: Conflicts,
+    /// Whose behaviour the step reproduces. Not written by the user: `newListItems: prepend`
+    /// with `inferMergeKeys: false` (the PatchTransformer form's defaults) asks for kustomize's.
+    pub compat: Compat,
 }
 
 impl Default for PatchOptions {
@@ -237,52 +244,165 @@ impl Default for PatchOptions {
         PatchOptions {
             allow_name_change: false,
             allow_kind_change: false,
-            new_list_items: NewListItems::Append,
+            new_list_items: NewItems::Append,
             infer_merge_keys: true,
             conflicts: Conflicts::Warn,
+            compat: Compat::Native,
         }
     }
 }
 
 impl PatchOptions {
-    /// kustomize's behaviour: `prepend`, no inferred merge keys (the compatibility setting
-    /// of README "Differences from kustomize"); the defaults of the PatchTransformer form.
+    /// kustomize's behaviour: `prepend`, no inferred merge keys; the defaults of the
+    /// PatchTransformer form.
     pub fn kustomize() -> Self {
         PatchOptions {
-            new_list_items: NewListItems::Prepend,
+            new_list_items: NewItems::Prepend,
             infer_merge_keys: false,
+            compat: Compat::Kustomize,
             ..PatchOptions::default()
         }
     }
 
-    /// The compatibility setting (README "Differences from kustomize"): with `prepend` and no inferred merge keys, `merge2`
-    /// and `json6902` give kustomize's output, quirks included.
-    pub fn kustomize_compatible(&self) -> bool {
-        self.new_list_items == NewListItems::Prepend && !self.infer_merge_keys
+    /// The options with [`compat`](Self::compat) decided from what the user wrote: with
+    /// `prepend` and no inferred merge keys, `merge2` and `json6902` give kustomize's output.
+    pub fn decided(mut self) -> Self {
+        self.compat = if self.new_list_items == NewItems::Prepend && !self.infer_merge_keys {
+            Compat::Kustomize
+        } else {
+            Compat::Native
+        };
+        self
+    }
+
+    /// What the strategic merge walker is told.
+    pub fn merge2(&self) -> merge2::Options {
+        merge2::Options {
+            new_items: self.new_list_items,
+            infer_keys: self.infer_merge_keys,
+            kustomize: self.compat == Compat::Kustomize,
+        }
+    }
+
+    /// What the JSON patch walker is told: RFC 6902, or kustomize's library's leniencies.
+    pub fn json6902(&self) -> json6902::Options {
+        match self.compat {
+            Compat::Native => json6902::Options::default(),
+            Compat::Kustomize => json6902::Options::kustomize(),
+        }
+    }
+
+    /// What the 3-way merge walker is told.
+    pub fn merge3(&self) -> merge3::Options {
+        merge3::Options {
+            infer_keys: self.infer_merge_keys,
+        }
     }
 }
 
-/// One patch operation of the plan.
+/// One patch operation of the plan: what it does and to which resources.
 #[derive(Clone, Debug)]
-pub struct PatchStep {
+pub struct Step {
     /// Position in `spec.patches` (0 in the single-step forms), for messages (`patch[2]`).
     pub index: usize,
-    /// What the step does.
-    pub kind: PatchKind,
-    /// The documents of `patch` or `path`, aliases expanded, empty documents dropped; never
-    /// empty. For [`PatchKind::Json6902`] exactly one: the list of operations. Inline mappings
-    /// and lists keep their comments.
-    pub patch: Vec<Node<'static>>,
-    /// For [`PatchKind::Merge3`], the documents of `original` or `originalPath` (never empty);
-    /// empty for every other kind.
-    pub original: Vec<Node<'static>>,
-    /// The items the step selects; `None`: each patch document selects the item with its own
-    /// identity (apiVersion, kind, namespace, name). Always set for [`PatchKind::Json6902`].
-    pub target: Option<Target>,
-    /// The step's options.
-    pub options: PatchOptions,
     /// Where the patch came from, for messages: `inline`, or the `path` as written.
     pub source: String,
+    /// The step's options.
+    pub options: PatchOptions,
+    /// What the step does.
+    pub action: Action,
+}
+
+/// Which resources a merge step patches.
+#[derive(Clone, Debug)]
+pub enum Select {
+    /// Every resource the target selects gets every document, in turn. (Boxed: a compiled
+    /// target is large, and most steps of a plan are not merges.)
+    Target(Box<Target>),
+    /// Each document patches the resource with its own apiVersion, kind, name and namespace
+    /// (current, or original as kustomize records it); every document has a kind and a name.
+    OwnIdentity,
+}
+
+/// What a step does. Each variant holds exactly what its operation needs: documents are never
+/// empty and have no aliases (expanded once, when the plan is made); JSON patch operations are
+/// parsed once.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// `merge2`: partial resources merged by the strategic merge rules.
+    Merge2 {
+        select: Select,
+        docs: Vec<Node<'static>>,
+    },
+    /// `jsonmerge`: RFC 7386 merge patches.
+    JsonMerge {
+        select: Select,
+        docs: Vec<Node<'static>>,
+    },
+    /// `apply`: local configurations applied as `kubectl apply` would.
+    Apply {
+        select: Select,
+        docs: Vec<Node<'static>>,
+    },
+    /// `json6902`: RFC 6902 operations. A list of operations names no resource, so it always has
+    /// a target.
+    Json6902 {
+        target: Target,
+        ops: Vec<json6902::Op<'static>>,
+    },
+    /// `merge3` with a target: the change from `original` to `updated` merged into every
+    /// resource the target selects.
+    Merge3 {
+        target: Target,
+        original: Node<'static>,
+        updated: Node<'static>,
+    },
+    /// `merge3` without a target, like `kpt pkg update`: resources pair with the documents of
+    /// the same identity; those `original` has and `updated` lacks are deleted, those only
+    /// `updated` has are added, the others merged.
+    Update {
+        original: Vec<Node<'static>>,
+        updated: Vec<Node<'static>>,
+    },
+}
+
+impl Action {
+    /// The patch type, as `type` names it.
+    pub fn kind(&self) -> PatchKind {
+        match self {
+            Action::Merge2 { .. } => PatchKind::Merge2,
+            Action::JsonMerge { .. } => PatchKind::JsonMerge,
+            Action::Apply { .. } => PatchKind::Apply,
+            Action::Json6902 { .. } => PatchKind::Json6902,
+            Action::Merge3 { .. } | Action::Update { .. } => PatchKind::Merge3,
+        }
+    }
+
+    /// The target, when the step has one.
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            Action::Merge2 { select, .. }
+            | Action::JsonMerge { select, .. }
+            | Action::Apply { select, .. } => match select {
+                Select::Target(t) => Some(t),
+                Select::OwnIdentity => None,
+            },
+            Action::Json6902 { target, .. } | Action::Merge3 { target, .. } => Some(target),
+            Action::Update { .. } => None,
+        }
+    }
+}
+
+impl Step {
+    /// The patch type.
+    pub fn kind(&self) -> PatchKind {
+        self.action.kind()
+    }
+
+    /// `patch[2] (merge2)`: how messages name the step.
+    pub fn label(&self) -> String {
+        format!("patch[{}] ({})", self.index, self.kind())
+    }
 }
 
 /// Which form the functionConfig had.
@@ -297,13 +417,15 @@ pub enum ConfigForm {
     /// No configuration: no functionConfig node (null), an empty mapping, or a ConfigMap without
     /// data. The plan has no steps.
     Empty,
+    /// Built from the command line (`krm-merge merge2`, `merge3`), not from a config.
+    CommandLine,
 }
 
 /// A validated functionConfig: what to run, in order, and with which merge metadata.
 #[derive(Clone, Debug)]
 pub struct Plan {
     /// The steps, in the order they run; each sees the output of the previous one.
-    pub steps: Vec<PatchStep>,
+    pub steps: Vec<Step>,
     /// The built-in schema plus what `spec.schema` declares. CRDs found among the items are
     /// the caller's to add.
     pub schema: Schema,
@@ -314,19 +436,33 @@ pub struct Plan {
 /// A functionConfig that does not validate: the field at fault and what is wrong with it.
 ///
 /// Displays as `{field}: {message}`, e.g.
-/// `spec.patches[2].options.inferMergeKeys: invalid type: string "yes", expected a boolean`.
+/// `spec.patches[2].options.inferMergeKeys: invalid type: string "yes", expected a boolean`;
+/// the config as a whole is `functionConfig`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
+#[error("{}: {message}", FieldName(.field))]
 pub struct ConfigError {
-    /// The field, as a path from the top of the config (`spec.patches[2].target.name`), or
-    /// `functionConfig` for the config as a whole.
-    pub field: String,
+    /// The field, as a path from the top of the config (`spec.patches[2].target.name`); the
+    /// root for the config as a whole.
+    pub field: Path,
     /// What is wrong with it.
     pub message: String,
 }
 
+/// A config field as messages name it: the root is `functionConfig`.
+struct FieldName<'p>(&'p Path);
+
+impl fmt::Display for FieldName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_root() {
+            f.write_str(ROOT)
+        } else {
+            self.0.fmt(f)
+        }
+    }
+}
+
 impl ConfigError {
-    fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+    fn new(field: impl Into<Path>, message: impl Into<String>) -> Self {
         ConfigError {
             field: field.into(),
             message: message.into(),
@@ -342,15 +478,71 @@ const ROOT: &str = "functionConfig";
 ///
 /// Nothing is executed; the only I/O is reading the files the config names. See the
 /// [module documentation](self) for the forms and rules.
-pub fn plan(function_config: &Node<'_>, base_dir: Option<&Path>) -> Result<Plan, ConfigError> {
+pub fn plan(
+    function_config: &Node<'_>,
+    base_dir: Option<&std::path::Path>,
+) -> Result<Plan, ConfigError> {
     let mut ctx = Ctx::new(base_dir);
     let mut root = function_config.clone().into_owned();
-    ctx.expand(&mut root, ROOT)?;
+    ctx.expand(&mut root, &Path::root())?;
     match form_of(&root)? {
         ConfigForm::Merge => merge_form(&root, &mut ctx),
         ConfigForm::PatchTransformer => patch_transformer_form(&root, &mut ctx),
         ConfigForm::ConfigMap => configmap_form(&root, &mut ctx),
-        ConfigForm::Empty => Ok(empty_plan()),
+        ConfigForm::Empty | ConfigForm::CommandLine => Ok(empty_plan()),
+    }
+}
+
+/// The plan of `krm-merge merge2 SRC DEST` and `krm-merge merge3 ORIGINAL UPDATED DEST`: one
+/// step of `kind` (merge2 or merge3) with the documents of SRC (or UPDATED and ORIGINAL).
+/// `single`: SRC and DEST are one document each, which merge whatever their names (like
+/// `kustomize cfg merge` on one file each); otherwise documents pair by identity.
+pub fn command_line(
+    kind: PatchKind,
+    patch: Vec<Node<'static>>,
+    original: Vec<Node<'static>>,
+    options: PatchOptions,
+    single: bool,
+) -> Plan {
+    let select = || {
+        if single {
+            Select::Target(Box::default())
+        } else {
+            Select::OwnIdentity
+        }
+    };
+    let action = match kind {
+        PatchKind::Merge3 if single => Action::Merge3 {
+            target: Target::default(),
+            original: original.into_iter().next().unwrap_or_else(Node::map),
+            updated: patch.into_iter().next().unwrap_or_else(Node::map),
+        },
+        PatchKind::Merge3 => Action::Update {
+            original,
+            updated: patch,
+        },
+        PatchKind::JsonMerge => Action::JsonMerge {
+            select: select(),
+            docs: patch,
+        },
+        PatchKind::Apply => Action::Apply {
+            select: select(),
+            docs: patch,
+        },
+        PatchKind::Merge2 | PatchKind::Json6902 => Action::Merge2 {
+            select: select(),
+            docs: patch,
+        },
+    };
+    Plan {
+        steps: vec![Step {
+            index: 0,
+            source: "command line".into(),
+            options: options.decided(),
+            action,
+        }],
+        schema: Schema::builtin(),
+        form: ConfigForm::CommandLine,
     }
 }
 
@@ -375,7 +567,7 @@ fn form_of(root: &Node<'_>) -> Result<ConfigForm, ConfigError> {
     }
     if !root.is_map() {
         return Err(ConfigError::new(
-            ROOT,
+            Path::root(),
             format!(
                 "expected a mapping (a KRM object), found {}",
                 source::describe(root)
@@ -387,7 +579,7 @@ fn form_of(root: &Node<'_>) -> Result<ConfigForm, ConfigError> {
     match (api_version, kind) {
         (Some(API_VERSION), Some(KIND)) => Ok(ConfigForm::Merge),
         (_, Some(KIND)) => Err(ConfigError::new(
-            "apiVersion",
+            Path::fields(&["apiVersion"]),
             format!(
                 "kind {KIND} needs apiVersion {API_VERSION}, found {}",
                 quoted_or_missing(api_version)
@@ -396,7 +588,7 @@ fn form_of(root: &Node<'_>) -> Result<ConfigForm, ConfigError> {
         (_, Some("PatchTransformer")) => Ok(ConfigForm::PatchTransformer),
         (Some("v1"), Some("ConfigMap")) => Ok(ConfigForm::ConfigMap),
         _ => Err(ConfigError::new(
-            "kind",
+            Path::fields(&["kind"]),
             format!(
                 "apiVersion {}, kind {} is not a functionConfig krm-merge reads; \
                  use kind {KIND} (apiVersion {API_VERSION}), kustomize's PatchTransformer, \
@@ -444,10 +636,13 @@ fn merge_step(
     entry: wire::PatchSpec,
     node: Option<&Node<'static>>,
     ctx: &mut Ctx<'_>,
-) -> Result<PatchStep, ConfigError> {
-    let at = format!("spec.patches[{index}]");
+) -> Result<Step, ConfigError> {
+    let at = Path::fields(&["spec", "patches"]).index(index);
     let patch = one_of(&at, ("patch", node), ("path", entry.path))?.ok_or_else(|| {
-        ConfigError::new(&at, "give the patch: inline (patch) or in a file (path)")
+        ConfigError::new(
+            at.clone(),
+            "give the patch: inline (patch) or in a file (path)",
+        )
     })?;
     let original = one_of(
         &at,
@@ -460,59 +655,41 @@ fn merge_step(
         .unwrap_or_default();
     let draft = Draft {
         index,
-        at: at.clone(),
+        target_field: at.field("target"),
+        target_prefix: at.field("target"),
+        at,
         kind: entry.kind.map(|k| k.0),
         patch,
         original,
         target: entry.target,
-        target_field: format!("{at}.target"),
-        target_prefix: format!("{at}.target."),
         options,
         form: ConfigForm::Merge,
     };
     draft.build(ctx)
 }
 
-/// Picks the inline value `key` or the file `path_key` of the entry at `prefix` (empty: the
+/// Picks the inline value `key` or the file `path_key` of the entry at `prefix` (the root: the
 /// top level): exactly one, or neither (`None`). An inline key with a null value counts as
 /// given (and is then reported empty).
 fn one_of<'n>(
-    prefix: &str,
+    prefix: &Path,
     (key, node): (&str, Option<&'n Node<'static>>),
     (path_key, path): (&str, Option<String>),
 ) -> Result<Option<Source<'n>>, ConfigError> {
     match (node.and_then(|n| n.get(key)), path) {
         (Some(_), Some(_)) => Err(ConfigError::new(
-            entry_field(prefix),
+            prefix.clone(),
             format!("give either {key} or {path_key}, not both"),
         )),
         (Some(n), None) => Ok(Some(Source {
-            field: join(prefix, key),
+            field: prefix.field(key),
             content: Content::Inline(n),
         })),
         (None, Some(p)) => Ok(Some(Source {
-            field: join(prefix, path_key),
+            field: prefix.field(path_key),
             content: Content::File(p),
         })),
         (None, None) => Ok(None),
-    }
-}
-
-/// The field of a patch entry, for errors about it as a whole.
-fn entry_field(prefix: &str) -> &str {
-    if prefix.is_empty() {
-        ROOT
-    } else {
-        prefix
-    }
-}
-
-/// `prefix.key`, or `key` at the top level.
-fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{prefix}.{key}")
     }
 }
 
@@ -520,8 +697,12 @@ fn join(prefix: &str, key: &str) -> String {
 
 fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigError> {
     let config: wire::PatchTransformerConfig = wire::deserialize(root)?;
-    let patch = one_of("", ("patch", Some(root)), ("path", config.path))?.ok_or_else(|| {
-        ConfigError::new(ROOT, "give the patch: inline (patch) or in a file (path)")
+    let top = Path::root();
+    let patch = one_of(&top, ("patch", Some(root)), ("path", config.path))?.ok_or_else(|| {
+        ConfigError::new(
+            Path::root(),
+            "give the patch: inline (patch) or in a file (path)",
+        )
     })?;
     let mut options = PatchOptions::kustomize();
     if let Some(o) = config.options {
@@ -530,13 +711,13 @@ fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Pla
     }
     let draft = Draft {
         index: 0,
-        at: ROOT.to_owned(),
+        at: top,
         kind: None,
         patch,
         original: None,
         target: config.target,
-        target_field: "target".to_owned(),
-        target_prefix: "target.".to_owned(),
+        target_field: Path::fields(&["target"]),
+        target_prefix: Path::fields(&["target"]),
         options,
         form: ConfigForm::PatchTransformer,
     };
@@ -555,19 +736,19 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
         Some(d) if !d.entries().is_empty() => d,
         _ => return Ok(empty_plan()),
     };
+    let data_field = |key: &str| Path::fields(&["data", key]);
     let mut values: Vec<(&str, &Node<'static>)> = Vec::new();
     for e in data.entries() {
         let key = e.key_str().unwrap_or_default();
-        let field = format!("data.{key}");
         if !CONFIGMAP_KEYS.contains(&key) {
             return Err(ConfigError::new(
-                field,
+                data_field(key),
                 format!("unknown key; known keys are {}", CONFIGMAP_KEYS.join(", ")),
             ));
         }
         if !e.value.is_scalar() {
             return Err(ConfigError::new(
-                field,
+                data_field(key),
                 format!("expected a string, found {}", source::describe(&e.value)),
             ));
         }
@@ -576,22 +757,22 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
     let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let text = |key: &str| get(key).and_then(Node::as_str);
 
-    let kind = match text("type") {
-        Some(t) => Some(
-            t.parse()
-                .map_err(|e: UnknownPatchKind| ConfigError::new("data.type", e.to_string()))?,
-        ),
-        None => None,
-    };
+    let kind =
+        match text("type") {
+            Some(t) => Some(t.parse().map_err(|e: UnknownPatchKind| {
+                ConfigError::new(data_field("type"), e.to_string())
+            })?),
+            None => None,
+        };
     let source_of = |key: &str| {
         get(key).map(|n| Source {
-            field: format!("data.{key}"),
+            field: data_field(key),
             content: Content::Inline(n),
         })
     };
     let patch = source_of("patch").ok_or_else(|| {
         ConfigError::new(
-            "data.patch",
+            data_field("patch"),
             "missing: a ConfigMap functionConfig needs a patch",
         )
     })?;
@@ -617,31 +798,37 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
             annotation_selector: text("annotationSelector").map(str::to_owned),
         });
     let mut options = PatchOptions::default();
-    if let Some(v) = text("allowNameChange") {
-        options.allow_name_change = parse_bool("data.allowNameChange", v)?;
+    let flag = |key: &str| {
+        text(key)
+            .map(|v| parse_bool(data_field(key), v))
+            .transpose()
+    };
+    if let Some(v) = flag("allowNameChange")? {
+        options.allow_name_change = v;
     }
-    if let Some(v) = text("allowKindChange") {
-        options.allow_kind_change = parse_bool("data.allowKindChange", v)?;
+    if let Some(v) = flag("allowKindChange")? {
+        options.allow_kind_change = v;
     }
-    if let Some(v) = text("inferMergeKeys") {
-        options.infer_merge_keys = parse_bool("data.inferMergeKeys", v)?;
+    if let Some(v) = flag("inferMergeKeys")? {
+        options.infer_merge_keys = v;
     }
     if let Some(v) = text("newListItems") {
-        options.new_list_items = wire::from_string("data.newListItems", v)?;
+        let written: wire::NewListItems = wire::from_string(data_field("newListItems"), v)?;
+        options.new_list_items = written.into();
     }
     if let Some(v) = text("conflicts") {
-        options.conflicts = wire::from_string("data.conflicts", v)?;
+        options.conflicts = wire::from_string(data_field("conflicts"), v)?;
     }
     let draft = Draft {
         index: 0,
-        at: "data".to_owned(),
+        at: Path::fields(&["data"]),
         kind,
         patch,
         original: source_of("original"),
         target,
-        target_field: "data".to_owned(),
-        target_prefix: "data.".to_owned(),
-        options,
+        target_field: Path::fields(&["data"]),
+        target_prefix: Path::fields(&["data"]),
+        options: options.decided(),
         form: ConfigForm::ConfigMap,
     };
     Ok(Plan {
@@ -651,7 +838,7 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
     })
 }
 
-fn parse_bool(field: &str, v: &str) -> Result<bool, ConfigError> {
+fn parse_bool(field: Path, v: &str) -> Result<bool, ConfigError> {
     match v {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -676,21 +863,21 @@ fn quote_yaml11_lookalikes(docs: &mut [Node<'static>]) {
 struct Draft<'n> {
     index: usize,
     /// The entry's own field, for errors about the entry as a whole.
-    at: String,
+    at: Path,
     kind: Option<PatchKind>,
     patch: Source<'n>,
     original: Option<Source<'n>>,
     target: Option<TargetSpec>,
     /// Where a missing target is reported.
-    target_field: String,
-    /// Prepended to a target field's name in errors (`spec.patches[0].target.`, `data.`).
-    target_prefix: String,
+    target_field: Path,
+    /// Where the target's fields are (`spec.patches[0].target`, `data`).
+    target_prefix: Path,
     options: PatchOptions,
     form: ConfigForm,
 }
 
 impl Draft<'_> {
-    fn build(self, ctx: &mut Ctx<'_>) -> Result<PatchStep, ConfigError> {
+    fn build(self, ctx: &mut Ctx<'_>) -> Result<Step, ConfigError> {
         let compatible = kustomize::Reading::of(self.kind, &self.options);
         let loaded = ctx.load(&self.patch, compatible.trims_inline_text())?;
         let (mut patch, source) = (loaded.docs, loaded.name);
@@ -716,7 +903,7 @@ impl Draft<'_> {
             }
             (PatchKind::Merge3, None) => {
                 return Err(ConfigError::new(
-                    &self.at,
+                    self.at.clone(),
                     "a merge3 patch needs the common ancestor: original or originalPath",
                 ))
             }
@@ -727,7 +914,7 @@ impl Draft<'_> {
                     ""
                 };
                 return Err(ConfigError::new(
-                    &src.field,
+                    src.field.clone(),
                     format!("only merge3 patches take an original; this patch is {kind}{hint}"),
                 ));
             }
@@ -736,56 +923,97 @@ impl Draft<'_> {
         let target = match &self.target {
             Some(spec) => Some(Target::compile(spec).map_err(|e| {
                 ConfigError::new(
-                    format!("{}{}", self.target_prefix, e.field),
+                    self.target_prefix.field(e.field.as_str()),
                     e.kind.to_string(),
                 )
             })?),
             None => None,
         };
-        self.check_selection(kind, &patch, &original, target.is_some())?;
-        Ok(PatchStep {
+        let action = self.action(kind, patch, original, target)?;
+        Ok(Step {
             index: self.index,
-            kind,
-            patch,
-            original,
-            target,
-            options: self.options,
             source,
+            options: self.options,
+            action,
         })
     }
 
-    /// The rules that tie a step's documents to its target (see the module documentation).
-    fn check_selection(
+    /// The action of a step whose documents are read, with the rules that tie them to its
+    /// target (see the module documentation).
+    fn action(
         &self,
         kind: PatchKind,
-        patch: &[Node<'static>],
-        original: &[Node<'static>],
-        has_target: bool,
-    ) -> Result<(), ConfigError> {
+        patch: Vec<Node<'static>>,
+        original: Vec<Node<'static>>,
+        target: Option<Target>,
+    ) -> Result<Action, ConfigError> {
         let field = &self.patch.field;
-        match (kind, has_target) {
-            (PatchKind::Json6902, false) => Err(ConfigError::new(
-                &self.target_field,
-                "a json6902 patch needs a target: a list of operations does not name the \
-                 resource it patches",
-            )),
-            (PatchKind::Json6902, true) => Ok(()),
-            (PatchKind::Merge3, true) if patch.len() != 1 || original.len() != 1 => {
-                Err(ConfigError::new(
-                    &self.at,
-                    format!(
-                        "a merge3 patch with a target takes one document in patch and one in \
-                         original; found {} and {}",
-                        patch.len(),
-                        original.len()
-                    ),
-                ))
+        let Some(target) = target else {
+            if kind == PatchKind::Json6902 {
+                return Err(ConfigError::new(
+                    self.target_field.clone(),
+                    "a json6902 patch needs a target: a list of operations does not name the \
+                     resource it patches",
+                ));
             }
-            (PatchKind::Merge2, true)
-                if self.form == ConfigForm::PatchTransformer && patch.len() > 1 =>
-            {
+            source::check_identity(&patch, field)?;
+            if let Some(src) = &self.original {
+                source::check_identity(&original, &src.field)?;
+            }
+            let select = Select::OwnIdentity;
+            return match kind {
+                PatchKind::Merge3 => Ok(Action::Update {
+                    original,
+                    updated: patch,
+                }),
+                PatchKind::Merge2 | PatchKind::Json6902 => Ok(Action::Merge2 {
+                    select,
+                    docs: patch,
+                }),
+                PatchKind::JsonMerge => Ok(Action::JsonMerge {
+                    select,
+                    docs: patch,
+                }),
+                PatchKind::Apply => Ok(Action::Apply {
+                    select,
+                    docs: patch,
+                }),
+            };
+        };
+        match kind {
+            PatchKind::Json6902 => {
+                let [ops] = &patch[..] else {
+                    // check_shape allows one list of operations only.
+                    return Err(ConfigError::new(
+                        field.clone(),
+                        "a json6902 patch is one list of operations",
+                    ));
+                };
+                Ok(Action::Json6902 {
+                    target,
+                    ops: source::operations(ops, field)?,
+                })
+            }
+            PatchKind::Merge3 => {
+                let (n, m) = (patch.len(), original.len());
+                match (<[_; 1]>::try_from(patch), <[_; 1]>::try_from(original)) {
+                    (Ok([updated]), Ok([original])) => Ok(Action::Merge3 {
+                        target,
+                        original,
+                        updated,
+                    }),
+                    _ => Err(ConfigError::new(
+                        self.at.clone(),
+                        format!(
+                            "a merge3 patch with a target takes one document in patch and one \
+                             in original; found {n} and {m}"
+                        ),
+                    )),
+                }
+            }
+            PatchKind::Merge2 if self.form == ConfigForm::PatchTransformer && patch.len() > 1 => {
                 Err(ConfigError::new(
-                    field,
+                    field.clone(),
                     format!(
                         "{} documents and a target: a PatchTransformer's strategic merge patch \
                          with a target is one document (as in kustomize); use one \
@@ -794,14 +1022,18 @@ impl Draft<'_> {
                     ),
                 ))
             }
-            (_, true) => Ok(()),
-            (_, false) => {
-                source::check_identity(patch, field)?;
-                match &self.original {
-                    Some(src) => source::check_identity(original, &src.field),
-                    None => Ok(()),
-                }
-            }
+            PatchKind::Merge2 => Ok(Action::Merge2 {
+                select: Select::Target(Box::new(target)),
+                docs: patch,
+            }),
+            PatchKind::JsonMerge => Ok(Action::JsonMerge {
+                select: Select::Target(Box::new(target)),
+                docs: patch,
+            }),
+            PatchKind::Apply => Ok(Action::Apply {
+                select: Select::Target(Box::new(target)),
+                docs: patch,
+            }),
         }
     }
 }

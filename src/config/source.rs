@@ -3,18 +3,20 @@
 
 use std::fs::{self, File};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
 use super::{wire, ConfigError, PatchKind, ALIAS_BUDGET, MAX_FILE_BYTES};
+use crate::patch::json6902::{self, PatchError, PatchErrorKind};
+use crate::path::Path;
 use crate::schema::{Schema, SchemaError};
 use crate::yaml::{parse_stream, to_json, AliasError, Kind, Node};
 
 /// Where a step's patch (or original) is.
 pub(super) struct Source<'n> {
     /// The field that gave it (`spec.patches[0].patch`, `spec.patches[0].path`, `data.patch`).
-    pub field: String,
+    pub field: Path,
     pub content: Content<'n>,
 }
 
@@ -39,12 +41,12 @@ pub(super) struct Loaded {
 
 /// What reading a config needs across its fields: where files are, and the alias budget left.
 pub(super) struct Ctx<'d> {
-    base_dir: Option<&'d Path>,
+    base_dir: Option<&'d std::path::Path>,
     budget: usize,
 }
 
 impl<'d> Ctx<'d> {
-    pub(super) fn new(base_dir: Option<&'d Path>) -> Self {
+    pub(super) fn new(base_dir: Option<&'d std::path::Path>) -> Self {
         Ctx {
             base_dir,
             budget: ALIAS_BUDGET,
@@ -52,7 +54,7 @@ impl<'d> Ctx<'d> {
     }
 
     /// Expands the aliases of `node`, charging the nodes it gains to the budget.
-    pub(super) fn expand(&mut self, node: &mut Node<'_>, field: &str) -> Result<(), ConfigError> {
+    pub(super) fn expand(&mut self, node: &mut Node<'_>, field: &Path) -> Result<(), ConfigError> {
         let before = node.node_count();
         match node.expand_aliases(before.saturating_add(self.budget)) {
             Ok(()) => {
@@ -61,13 +63,13 @@ impl<'d> Ctx<'d> {
                 Ok(())
             }
             Err(AliasError::TooLarge(_) | AliasError::AnchorsTooLarge(_)) => Err(ConfigError::new(
-                field,
+                field.clone(),
                 format!(
                     "expanding aliases would add more than {ALIAS_BUDGET} nodes to the \
                      functionConfig (an alias bomb?)"
                 ),
             )),
-            Err(e @ AliasError::Unknown(_)) => Err(ConfigError::new(field, e.to_string())),
+            Err(e @ AliasError::Unknown(_)) => Err(ConfigError::new(field.clone(), e.to_string())),
         }
     }
 
@@ -102,7 +104,7 @@ impl<'d> Ctx<'d> {
                 let docs = self.documents(&text, field, Some(&path))?;
                 if docs.is_empty() {
                     return Err(ConfigError::new(
-                        field,
+                        field.clone(),
                         format!("{}: empty: no YAML or JSON document", path.display()),
                     ));
                 }
@@ -114,7 +116,10 @@ impl<'d> Ctx<'d> {
             }
         };
         if loaded.docs.is_empty() {
-            return Err(ConfigError::new(field, "empty: no YAML or JSON document"));
+            return Err(ConfigError::new(
+                field.clone(),
+                "empty: no YAML or JSON document",
+            ));
         }
         Ok(loaded)
     }
@@ -124,8 +129,8 @@ impl<'d> Ctx<'d> {
     fn documents(
         &mut self,
         text: &str,
-        field: &str,
-        file: Option<&Path>,
+        field: &Path,
+        file: Option<&std::path::Path>,
     ) -> Result<Vec<Node<'static>>, ConfigError> {
         self.documents_at(text, field, file, Offset::default())
     }
@@ -135,8 +140,8 @@ impl<'d> Ctx<'d> {
     fn documents_at(
         &mut self,
         text: &str,
-        field: &str,
-        file: Option<&Path>,
+        field: &Path,
+        file: Option<&std::path::Path>,
         at: Offset,
     ) -> Result<Vec<Node<'static>>, ConfigError> {
         let docs = parse_stream(text).map_err(|e| {
@@ -150,7 +155,7 @@ impl<'d> Ctx<'d> {
                     )
                 }
             };
-            ConfigError::new(field, message)
+            ConfigError::new(field.clone(), message)
         })?;
         let mut out = Vec::new();
         // An empty document (`---` followed by nothing, or by `---`) may come as a null root.
@@ -165,15 +170,16 @@ impl<'d> Ctx<'d> {
     }
 
     /// Reads the file a config field names: a regular file of UTF-8 text, bounded in size.
-    fn read(&self, written: &str, field: &str) -> Result<(PathBuf, String), ConfigError> {
+    fn read(&self, written: &str, field: &Path) -> Result<(PathBuf, String), ConfigError> {
         if written.is_empty() {
-            return Err(ConfigError::new(field, "empty path"));
+            return Err(ConfigError::new(field.clone(), "empty path"));
         }
         let path = match self.base_dir {
             Some(dir) => dir.join(written),
             None => PathBuf::from(written),
         };
-        let fail = |what: String| ConfigError::new(field, format!("{}: {what}", path.display()));
+        let fail =
+            |what: String| ConfigError::new(field.clone(), format!("{}: {what}", path.display()));
         let meta = fs::metadata(&path).map_err(|e| fail(format!("cannot read: {e}")))?;
         if !meta.is_file() {
             return Err(fail("not a regular file".to_owned()));
@@ -203,8 +209,8 @@ impl<'d> Ctx<'d> {
     fn json_document(
         &mut self,
         text: &str,
-        field: &str,
-        file: Option<&Path>,
+        field: &Path,
+        file: Option<&std::path::Path>,
     ) -> Result<Value, ConfigError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim_start().starts_with('{') {
@@ -219,14 +225,14 @@ impl<'d> Ctx<'d> {
         let docs = self.documents(text, field, file)?;
         match docs.as_slice() {
             [doc] => to_json(doc).map_err(|e| {
-                ConfigError::new(field, in_file(format!("{}: {}", e.path, e.message)))
+                ConfigError::new(field.clone(), in_file(format!("{}: {}", e.path, e.message)))
             }),
             [] => Err(ConfigError::new(
-                field,
+                field.clone(),
                 in_file("empty: no document".to_owned()),
             )),
             more => Err(ConfigError::new(
-                field,
+                field.clone(),
                 in_file(format!("expected one document, found {}", more.len())),
             )),
         }
@@ -288,7 +294,7 @@ fn which(docs: &[Node<'_>], i: usize) -> String {
 
 /// The type of a patch without `type`, as kustomize decides it: one list of mappings with `op`
 /// is a JSON patch, mappings are a strategic merge patch.
-pub(super) fn detect(docs: &[Node<'_>], field: &str) -> Result<PatchKind, ConfigError> {
+pub(super) fn detect(docs: &[Node<'_>], field: &Path) -> Result<PatchKind, ConfigError> {
     if let [doc] = docs {
         if doc.is_seq() {
             let ops = doc.items().iter().all(|op| op.get("op").is_some());
@@ -296,7 +302,7 @@ pub(super) fn detect(docs: &[Node<'_>], field: &str) -> Result<PatchKind, Config
                 Ok(PatchKind::Json6902)
             } else {
                 Err(ConfigError::new(
-                    field,
+                    field.clone(),
                     "a list, but not of JSON patch operations (mappings with op); a patch is \
                      a partial resource (a mapping) or a list of operations",
                 ))
@@ -306,7 +312,7 @@ pub(super) fn detect(docs: &[Node<'_>], field: &str) -> Result<PatchKind, Config
     match docs.iter().position(|d| !d.is_map()) {
         None => Ok(PatchKind::Merge2),
         Some(i) => Err(ConfigError::new(
-            field,
+            field.clone(),
             format!(
                 "{} is {}; a patch is a partial resource (a mapping) or one list of JSON patch \
                  operations",
@@ -321,14 +327,14 @@ pub(super) fn detect(docs: &[Node<'_>], field: &str) -> Result<PatchKind, Config
 pub(super) fn check_shape(
     kind: PatchKind,
     docs: &[Node<'_>],
-    field: &str,
+    field: &Path,
 ) -> Result<(), ConfigError> {
     if kind == PatchKind::Json6902 {
         let ops = match docs {
             [doc] if doc.is_seq() => doc,
             [doc] => {
                 return Err(ConfigError::new(
-                    field,
+                    field.clone(),
                     format!(
                         "a json6902 patch is a list of operations, found {}",
                         describe(doc)
@@ -337,7 +343,7 @@ pub(super) fn check_shape(
             }
             _ => {
                 return Err(ConfigError::new(
-                    field,
+                    field.clone(),
                     format!(
                         "a json6902 patch is one list of operations, found {} documents",
                         docs.len()
@@ -345,15 +351,13 @@ pub(super) fn check_shape(
                 ))
             }
         };
-        for (i, op) in ops.items().iter().enumerate() {
-            check_op(op, &format!("{field}[{i}]"))?;
-        }
+        let _ = ops;
         return Ok(());
     }
     match docs.iter().position(|d| !d.is_map()) {
         None => Ok(()),
         Some(i) => Err(ConfigError::new(
-            field,
+            field.clone(),
             format!(
                 "{} is {}; a {kind} patch is made of partial resources (mappings)",
                 which(docs, i),
@@ -363,71 +367,64 @@ pub(super) fn check_shape(
     }
 }
 
-/// Checks one RFC 6902 operation: a known `op`, a `path`, and the `from` or `value` it needs.
-/// Members the RFC does not define are ignored, as the RFC says.
-fn check_op(op: &Node<'_>, at: &str) -> Result<(), ConfigError> {
-    if !op.is_map() {
-        return Err(ConfigError::new(
+/// The operations of a JSON patch, parsed once for the whole run. Errors name the operation's
+/// field (`spec.patches[0].patch[2].path`). Members the RFC does not define are ignored, as it
+/// says.
+pub(super) fn operations(
+    ops: &Node<'static>,
+    field: &Path,
+) -> Result<Vec<json6902::Op<'static>>, ConfigError> {
+    json6902::parse_ops(ops).map_err(|e| op_error(ops, field, e))
+}
+
+/// A JSON patch operation that does not parse, as a config error on its field.
+fn op_error(ops: &Node<'_>, field: &Path, e: PatchError) -> ConfigError {
+    let at = field.index(e.op);
+    let item = ops.items().get(e.op);
+    let member = |name: &str| item.and_then(|i| i.get(name));
+    let needs = |m: &str| match e.verb {
+        Some(verb) => format!("missing {m} (a {verb} operation needs one)"),
+        None => format!("missing {m}"),
+    };
+    match e.kind {
+        PatchErrorKind::NotAMapping => ConfigError::new(
             at,
             format!(
                 "expected an operation (a mapping with op and path), found {}",
-                describe(op)
+                item.map_or("nothing", describe)
             ),
-        ));
-    }
-    let name = match op.get("op") {
-        None => return Err(ConfigError::new(at, "missing op")),
-        Some(n) => n.as_string().unwrap_or_default(),
-    };
-    let needs = match name {
-        "add" | "replace" | "test" => Some("value"),
-        "move" | "copy" => Some("from"),
-        "remove" => None,
-        _ => {
-            return Err(ConfigError::new(
-                format!("{at}.op"),
-                format!(
-                    "unknown operation {name:?}; expected add, remove, replace, move, copy or test"
-                ),
-            ))
+        ),
+        PatchErrorKind::MissingMember(m) => ConfigError::new(at, needs(m)),
+        PatchErrorKind::NotAString("op") => ConfigError::new(
+            at.field("op"),
+            format!(
+                "expected a string, found {}",
+                member("op").map_or("nothing", describe)
+            ),
+        ),
+        PatchErrorKind::NotAString(m) => ConfigError::new(
+            at.field(m),
+            format!(
+                "expected a string (a JSON pointer), found {}",
+                member(m).map_or("nothing", describe)
+            ),
+        ),
+        PatchErrorKind::UnknownOp(name) => ConfigError::new(
+            at.field("op"),
+            format!(
+                "unknown operation {name:?}; expected add, remove, replace, move, copy or test"
+            ),
+        ),
+        PatchErrorKind::BadPointer(p) => {
+            let key = if e.from { "from" } else { "path" };
+            ConfigError::new(at.field(key), format!("{:?}: {p}", e.path))
         }
-    };
-    for key in ["path"].into_iter().chain(needs.filter(|k| *k == "from")) {
-        match op.get(key) {
-            None => {
-                return Err(ConfigError::new(
-                    at,
-                    format!("missing {key} (a {name} operation needs one)"),
-                ))
-            }
-            Some(p) => match p.as_string() {
-                Some(s) if s.is_empty() || s.starts_with('/') => {}
-                Some(s) => {
-                    return Err(ConfigError::new(
-                        format!("{at}.{key}"),
-                        format!("{s:?} is not a JSON pointer: it must be empty or start with /"),
-                    ))
-                }
-                None => {
-                    return Err(ConfigError::new(
-                        format!("{at}.{key}"),
-                        format!("expected a string (a JSON pointer), found {}", describe(p)),
-                    ))
-                }
-            },
-        }
+        other => ConfigError::new(at, other.to_string()),
     }
-    if needs == Some("value") && op.get("value").is_none() {
-        return Err(ConfigError::new(
-            at,
-            format!("missing value (a {name} operation needs one)"),
-        ));
-    }
-    Ok(())
 }
 
 /// Without a target, each document selects the item with its own identity, so it must have one.
-pub(super) fn check_identity(docs: &[Node<'_>], field: &str) -> Result<(), ConfigError> {
+pub(super) fn check_identity(docs: &[Node<'_>], field: &Path) -> Result<(), ConfigError> {
     let named = |n: Option<&Node<'_>>| {
         n.is_some_and(|n| n.as_str().is_some_and(|s| !s.is_empty()) && !n.is_null())
     };
@@ -440,7 +437,7 @@ pub(super) fn check_identity(docs: &[Node<'_>], field: &str) -> Result<(), Confi
             continue;
         };
         return Err(ConfigError::new(
-            field,
+            field.clone(),
             format!(
                 "{} has no {missing}: without a target, each document patches the item with \
                  its own apiVersion, kind, namespace and name; give them, or give a target",
@@ -458,37 +455,40 @@ pub(super) fn load_schema(
     ctx: &mut Ctx<'_>,
 ) -> Result<(), ConfigError> {
     if let Some(open_api) = &spec.open_api {
-        const AT: &str = "spec.schema.openAPI";
+        let at = Path::fields(&["spec", "schema", "openAPI"]);
         let (field, doc) = match (&open_api.path, &open_api.inline) {
             (Some(_), Some(_)) => {
-                return Err(ConfigError::new(AT, "give either path or inline, not both"))
+                return Err(ConfigError::new(
+                    at.clone(),
+                    "give either path or inline, not both",
+                ))
             }
-            (None, None) => return Err(ConfigError::new(AT, "give path or inline")),
+            (None, None) => return Err(ConfigError::new(at.clone(), "give path or inline")),
             (Some(written), None) => {
-                let field = format!("{AT}.path");
+                let field = at.field("path");
                 let (path, text) = ctx.read(written, &field)?;
                 let doc = ctx.json_document(&text, &field, Some(&path))?;
                 (field, doc)
             }
             (None, Some(Value::String(text))) => {
-                let field = format!("{AT}.inline");
+                let field = at.field("inline");
                 let doc = ctx.json_document(text, &field, None)?;
                 (field, doc)
             }
-            (None, Some(doc)) => (format!("{AT}.inline"), doc.clone()),
+            (None, Some(doc)) => (at.field("inline"), doc.clone()),
         };
         if !doc.is_object() {
             return Err(ConfigError::new(
-                field,
+                field.clone(),
                 "expected an OpenAPI v2 document (an object with definitions)",
             ));
         }
         schema
             .add_openapi_v2(&doc)
-            .map_err(|e| ConfigError::new(field, located(&e)))?;
+            .map_err(|e| ConfigError::new(field.clone(), located(&e)))?;
     }
     for (i, mk) in spec.merge_keys.iter().flatten().enumerate() {
-        let at = format!("spec.schema.mergeKeys[{i}]");
+        let at = Path::fields(&["spec", "schema", "mergeKeys"]).index(i);
         schema
             .add_merge_key(
                 &mk.group,

@@ -10,28 +10,37 @@ use std::fmt;
 
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{ConfigError, Conflicts, NewListItems, PatchKind, PatchOptions, ROOT};
+use super::{ConfigError, Conflicts, PatchKind, PatchOptions};
+use crate::merge::merge2::NewItems;
+use crate::path::{Path, Seg};
 use crate::select::target::TargetSpec;
 use crate::yaml::{to_json, Node};
 
 /// Reads a config node into `T`, naming the field at fault on error.
 pub(super) fn deserialize<T: DeserializeOwned>(node: &Node<'_>) -> Result<T, ConfigError> {
-    let json = to_json(node).map_err(|e| {
-        let field = if e.path == "(root)" {
-            ROOT.to_owned()
-        } else {
-            e.path
-        };
-        ConfigError::new(field, e.message)
-    })?;
+    let json = to_json(node).map_err(|e| ConfigError::new(e.path, e.message))?;
     serde_path_to_error::deserialize(Strict(json)).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path == "." { ROOT.to_owned() } else { path };
+        let field = field_path(e.path());
         ConfigError::new(field, e.into_inner().to_string())
     })
+}
+
+/// serde's path to a field, as ours.
+fn field_path(path: &serde_path_to_error::Path) -> Path {
+    use serde_path_to_error::Segment;
+    Path(
+        path.iter()
+            .map(|seg| match seg {
+                Segment::Seq { index } => Seg::Index(*index),
+                Segment::Map { key } => Seg::Field(key.clone()),
+                Segment::Enum { variant } => Seg::Field(variant.clone()),
+                Segment::Unknown => Seg::field("?"),
+            })
+            .collect(),
+    )
 }
 
 /// A JSON value read as `serde_json::Value` reads itself, except that a struct must be a
@@ -124,7 +133,7 @@ impl<'de> Deserializer<'de> for Strict {
 }
 
 /// Reads a string as the value of an enum option (`append`, `warn`), for the ConfigMap form.
-pub(super) fn from_string<T: DeserializeOwned>(field: &str, s: &str) -> Result<T, ConfigError> {
+pub(super) fn from_string<T: DeserializeOwned>(field: Path, s: &str) -> Result<T, ConfigError> {
     serde_json::from_value(Value::String(s.to_owned()))
         .map_err(|e| ConfigError::new(field, e.to_string()))
 }
@@ -380,9 +389,31 @@ impl Options {
         PatchOptions {
             allow_name_change: self.allow_name_change,
             allow_kind_change: self.allow_kind_change,
-            new_list_items: self.new_list_items,
+            new_list_items: self.new_list_items.into(),
             infer_merge_keys: self.infer_merge_keys,
             conflicts: self.conflicts,
+            ..PatchOptions::default()
+        }
+        .decided()
+    }
+}
+
+/// `newListItems`, as the config writes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum NewListItems {
+    /// After the destination's elements, whose order is kept.
+    #[default]
+    Append,
+    /// Before the destination's elements (kustomize's order).
+    Prepend,
+}
+
+impl From<NewListItems> for NewItems {
+    fn from(n: NewListItems) -> NewItems {
+        match n {
+            NewListItems::Append => NewItems::Append,
+            NewListItems::Prepend => NewItems::Prepend,
         }
     }
 }

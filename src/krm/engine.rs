@@ -1,37 +1,39 @@
-//! The engine: applies the plan's patches to the items and reports what happened.
+//! The engine: applies the plan's steps to the items and reports what happened.
 //!
-//! Each patch sees the output of the previous one. Selection follows README "Selecting resources": a `target` selects by
-//! kustomize's rules (a warning when it selects nothing); without one, each patch document
-//! selects the items with its own identity (an error when there is none); bookkeeping items are
-//! left alone unless a target names their kind. All or nothing: when any patch fails the run is
-//! marked failed, and the caller writes the items as they came in.
+//! Each step sees the output of the previous one. Selection follows README "Selecting
+//! resources": a target selects by kustomize's rules (a warning when it selects nothing);
+//! without one, each patch document selects the items with its own identity (an error when there
+//! is none); bookkeeping items are left alone unless a target names their kind. All or nothing:
+//! when any step fails the run is marked failed, and the caller writes the items as they came in.
 //!
-//! **One item at a time.** A patch's effect on a resource depends only on that resource, the
-//! patch and the schema, so applying every patch to one resource and then to the next gives the
-//! same result as applying each patch to every resource in turn — and needs one resource's tree
+//! **One item at a time.** A step's effect on a resource depends only on that resource, the
+//! step and the schema, so applying every step to one resource and then to the next gives the
+//! same result as applying each step to every resource in turn — and needs one resource's tree
 //! in memory, not the package's. What is not per resource is handled globally: the schema (the
 //! CRDs among the items, added with [`Engine::add_crd`] before any item is processed), the counts
-//! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources
-//! merge3 adds (made at the end, then put through the patches that follow it).
+//! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources a
+//! merge3 update adds (made at the end, then put through the steps that follow it).
+//!
+//! **One guard around every patch** ([`Engine::guarded`]): whatever the step's type, the
+//! resource's identity is put back unless the step may change it, the hosts' bookkeeping
+//! annotations are put back, and a failure becomes a [`PatchFailure`] about the resource as it was.
 //!
 //! What it must not do: parse or write text, or know the wire format.
 
+use crate::config::{Action, Compat, Conflicts, PatchKind, Plan, Select, Step};
+use crate::error::{Cause, PatchFailure};
 use crate::hash::HashSet;
-
-use crate::config::{Conflicts, NewListItems, PatchKind, PatchStep, Plan};
 use crate::krm::{FnResult, Item, Origin, Severity};
-use crate::merge::apply;
-use crate::merge::merge2::{self, NewItems, Outcome};
-use crate::merge::merge3;
-use crate::patch::json6902;
-use crate::patch::jsonmerge;
+use crate::merge::merge2::Outcome;
+use crate::merge::{apply, merge2, merge3};
+use crate::patch::{json6902, jsonmerge};
 use crate::schema::{Cursor, Schema};
 use crate::select::bookkeeping;
 use crate::select::identity::{Id, Meta};
 use crate::select::target::Target;
 use crate::yaml::{self, Node};
 
-/// What each patch did, counted over all items.
+/// What each step did, counted over all items.
 #[derive(Clone, Debug, Default)]
 struct Tally {
     /// Items its target selected.
@@ -46,6 +48,7 @@ struct Tally {
 pub struct Engine<'p> {
     plan: &'p Plan,
     schema: Schema,
+    /// The functionConfig's identity, when it may be among the items (kpt passes it along).
     config: Option<&'p Id<'static>>,
     tallies: Vec<Tally>,
     results: Vec<FnResult>,
@@ -56,10 +59,10 @@ pub struct Engine<'p> {
 
 /// What is left when every item has been processed.
 pub struct Finish {
-    /// Resources merge3 added, already through the patches after it; they go after the others.
+    /// Resources a merge3 update added, already through the steps after it; they go last.
     pub new_items: Vec<Item<'static>>,
     pub results: Vec<FnResult>,
-    /// Some patch failed: the items must be written as they came in.
+    /// Some step failed: the items must be written as they came in.
     pub failed: bool,
 }
 
@@ -95,17 +98,26 @@ pub fn is_crd(node: &Node<'_>) -> bool {
     id.kind == "CustomResourceDefinition" && id.api_version.starts_with("apiextensions.k8s.io/")
 }
 
-/// Why an item could not be patched, before it becomes a result.
-struct ItemError {
-    field: Option<String>,
-    message: String,
-}
-
 /// What a step did to an item.
 enum Done {
     Untouched,
     Changed,
     Deleted,
+}
+
+/// What a walker left: the resource merged (with any merge3 conflicts it settled), or deleted.
+enum Applied {
+    Merged(Vec<merge3::Conflict>),
+    Deleted,
+}
+
+/// What a walker needs besides the resource and the patch.
+struct Ctx<'s, 'a> {
+    schema: &'s Schema,
+    /// The schema's position of the resource's root.
+    root: Cursor,
+    /// The resource's anchored nodes, for merges into its aliases.
+    anchors: &'s [(String, Node<'a>)],
 }
 
 impl<'p> Engine<'p> {
@@ -114,7 +126,7 @@ impl<'p> Engine<'p> {
             .steps
             .iter()
             .map(|s| Tally {
-                found: vec![false; if s.target.is_none() { s.patch.len() } else { 0 }],
+                found: vec![false; identity_documents(&s.action)],
                 ..Tally::default()
             })
             .collect();
@@ -182,7 +194,7 @@ impl<'p> Engine<'p> {
         }
     }
 
-    /// Applies every step, in order, to one item. `None`: a patch deleted it.
+    /// Applies every step, in order, to one item. `None`: a step deleted it.
     pub fn process<'a>(&mut self, item: Item<'a>) -> Option<Item<'a>> {
         self.process_from(item, 0)
     }
@@ -193,7 +205,7 @@ impl<'p> Engine<'p> {
         }
         let plan = self.plan;
         for (k, step) in plan.steps.iter().enumerate().skip(first) {
-            if !candidate(step, &item.node, self.config) {
+            if !self.candidate(step, &item.node) {
                 continue;
             }
             match self.step(k, step, &mut item) {
@@ -211,56 +223,200 @@ impl<'p> Engine<'p> {
         Some(item)
     }
 
+    /// Items a step may touch: not bookkeeping (local-config resources, the Kptfile, the
+    /// functionConfig itself), unless the step's target names a kind.
+    fn candidate(&self, step: &Step, node: &Node<'_>) -> bool {
+        let bookkeeping = bookkeeping::is_bookkeeping_item(node)
+            || self.config.is_some_and(|c| is_function_config(c, node));
+        !bookkeeping
+            || step
+                .action
+                .target()
+                .and_then(|t| t.spec().kind.as_deref())
+                .is_some_and(|k| !k.is_empty())
+    }
+
     /// Applies step `k` to an item, if it selects the item.
-    fn step<'a>(&mut self, k: usize, step: &'p PatchStep, item: &mut Item<'a>) -> Done {
-        match (step.kind, &step.target) {
-            (PatchKind::Merge3, None) => self.merge3_resource(k, step, item),
-            (_, Some(target)) => {
-                let meta = Meta::of(&item.node);
-                match target.matches(&meta) {
-                    Ok(true) => {}
-                    Ok(false) if !matches_first_id(target, &meta, item.first_id.as_ref()) => {
-                        return Done::Untouched
+    fn step<'a>(&mut self, k: usize, step: &'p Step, item: &mut Item<'a>) -> Done {
+        let options = &step.options;
+        match &step.action {
+            Action::Merge2 { select, docs } => {
+                let Some(docs) = self.chosen(k, step, select, docs, item) else {
+                    return Done::Untouched;
+                };
+                let opts = options.merge2();
+                self.guarded(step, item, None, |node, ctx| {
+                    for p in &docs {
+                        match merge2::merge(node, p, ctx.schema, ctx.root, &opts, ctx.anchors) {
+                            Ok(Outcome::Merged) => {}
+                            Ok(Outcome::Deleted) => return Ok(Applied::Deleted),
+                            Err(e) => return Err(Cause::Merge(e)),
+                        }
                     }
-                    Ok(false) => {}
-                    Err(e) => {
-                        let msg = format!(
-                            "{}: cannot tell the resource's original name: {e}",
-                            label(step)
-                        );
-                        self.error(step, msg, &item.node, None);
-                        return Done::Untouched;
-                    }
-                }
-                self.tallies[k].selected += 1;
-                let docs: Vec<&'p Node<'static>> = step.patch.iter().collect();
-                self.patch(step, item, &docs)
+                    Ok(Applied::Merged(Vec::new()))
+                })
             }
-            (_, None) => {
-                let mut docs = Vec::new();
-                for (d, doc) in step.patch.iter().enumerate() {
-                    let want = Id::of(doc);
-                    if item.first_id.as_ref().is_some_and(|f| f.same(&want))
-                        || has_identity(&item.node, &want)
-                    {
-                        self.tallies[k].found[d] = true;
-                        docs.push(doc);
+            Action::JsonMerge { select, docs } => {
+                let Some(docs) = self.chosen(k, step, select, docs, item) else {
+                    return Done::Untouched;
+                };
+                self.guarded(step, item, None, |node, _| {
+                    for p in &docs {
+                        jsonmerge::merge(node, p).map_err(Cause::JsonMerge)?;
                     }
-                }
-                if docs.is_empty() {
+                    Ok(Applied::Merged(Vec::new()))
+                })
+            }
+            Action::Apply { select, docs } => {
+                let Some(docs) = self.chosen(k, step, select, docs, item) else {
+                    return Done::Untouched;
+                };
+                // kubectl never guesses merge keys: apply follows kubectl, whatever
+                // `inferMergeKeys` says.
+                let opts = apply::Options { infer_keys: false };
+                self.guarded(step, item, None, |node, ctx| {
+                    for p in &docs {
+                        apply::apply(node, p, ctx.schema, ctx.root, &opts, ctx.anchors)
+                            .map_err(Cause::Apply)?;
+                    }
+                    Ok(Applied::Merged(Vec::new()))
+                })
+            }
+            Action::Json6902 { target, ops } => {
+                if !self.targets(k, step, target, item) {
                     return Done::Untouched;
                 }
-                self.patch(step, item, &docs)
+                let opts = options.json6902();
+                self.guarded(step, item, None, |node, _| {
+                    json6902::apply_with(node, ops, &opts).map_err(Cause::Json6902)?;
+                    Ok(Applied::Merged(Vec::new()))
+                })
+            }
+            Action::Merge3 {
+                target,
+                original,
+                updated,
+            } => {
+                if !self.targets(k, step, target, item) {
+                    return Done::Untouched;
+                }
+                self.merge3(step, item, original, updated, None)
+            }
+            Action::Update { original, updated } => self.update(k, step, original, updated, item),
+        }
+    }
+
+    /// The documents of a merge step that apply to the item: all of them when the step's target
+    /// selects it, those with the item's identity when the step has no target. `None` when
+    /// nothing applies.
+    fn chosen<'d>(
+        &mut self,
+        k: usize,
+        step: &Step,
+        select: &Select,
+        docs: &'d [Node<'static>],
+        item: &Item<'_>,
+    ) -> Option<Vec<&'d Node<'static>>> {
+        match select {
+            Select::Target(target) => self
+                .targets(k, step, target, item)
+                .then(|| docs.iter().collect()),
+            Select::OwnIdentity => {
+                let mut chosen = Vec::new();
+                for (d, doc) in docs.iter().enumerate() {
+                    if is_for(item, &Id::of(doc)) {
+                        self.tallies[k].found[d] = true;
+                        chosen.push(doc);
+                    }
+                }
+                (!chosen.is_empty()).then_some(chosen)
             }
         }
     }
 
-    /// Applies the documents of a step to an item, keeping its identity and bookkeeping.
-    fn patch<'a>(
+    /// Whether `target` selects the item, now or by the name it had when an earlier step
+    /// renamed it (counted). Inconsistent build annotations fail the step.
+    fn targets(&mut self, k: usize, step: &Step, target: &Target, item: &Item<'_>) -> bool {
+        let meta = Meta::of(&item.node);
+        let selected = match target.matches(&meta) {
+            Ok(true) => true,
+            Ok(false) => matches_first_id(target, &meta, item.first_id.as_ref()),
+            Err(e) => {
+                self.fail(failure(step, &item.node, None, Cause::PreviousIds(e)));
+                return false;
+            }
+        };
+        if selected {
+            self.tallies[k].selected += 1;
+        }
+        selected
+    }
+
+    /// merge3 into one item: the change from `original` to `updated`, conflicts reported.
+    fn merge3<'a>(
         &mut self,
-        step: &'p PatchStep,
+        step: &Step,
         item: &mut Item<'a>,
-        docs: &[&'p Node<'static>],
+        original: &Node<'static>,
+        updated: &Node<'static>,
+        document: Option<usize>,
+    ) -> Done {
+        let opts = step.options.merge3();
+        self.guarded(step, item, document, |node, ctx| {
+            merge3::merge(
+                node,
+                original,
+                updated,
+                ctx.schema,
+                ctx.root,
+                &opts,
+                ctx.anchors,
+            )
+            .map(Applied::Merged)
+            .map_err(Cause::Merge)
+        })
+    }
+
+    /// A merge3 update, for one item: paired by identity with the updated and original
+    /// documents; deleted upstream → deleted, both → merged. Additions are made by
+    /// [`Engine::finish`].
+    fn update<'a>(
+        &mut self,
+        k: usize,
+        step: &Step,
+        original: &[Node<'static>],
+        updated: &[Node<'static>],
+        item: &mut Item<'a>,
+    ) -> Done {
+        let Some(d) = updated.iter().position(|u| is_for(item, &Id::of(u))) else {
+            let deleted_upstream = original.iter().any(|o| is_for(item, &Id::of(o)));
+            return if deleted_upstream {
+                Done::Deleted
+            } else {
+                Done::Untouched
+            };
+        };
+        self.tallies[k].found[d] = true;
+        let u = &updated[d];
+        let empty = Node::map();
+        let o = original
+            .iter()
+            .find(|o| Id::of(o).same(&Id::of(u)))
+            .unwrap_or(&empty);
+        self.merge3(step, item, o, u, Some(d + 1))
+    }
+
+    /// Runs `apply` on the item's node with what the walkers need, and keeps the promises every
+    /// step keeps whatever its type: identity (unless the step may change it) and bookkeeping
+    /// put back, an emptied annotations map dropped as kustomize drops it, the first identity
+    /// remembered for later targets. A failure is reported about the resource as it was; the
+    /// node may be half patched, and the run fails, so the caller writes the input back.
+    fn guarded<'a>(
+        &mut self,
+        step: &Step,
+        item: &mut Item<'a>,
+        document: Option<usize>,
+        apply: impl FnOnce(&mut Node<'a>, &Ctx<'_, 'a>) -> Result<Applied, Cause>,
     ) -> Done {
         let before = Id::of(&item.node).into_owned();
         let saved = bookkeeping::bookkeeping(&item.node);
@@ -268,48 +424,44 @@ impl<'p> Engine<'p> {
         // resource's annotations, and an empty set removes the field): under its options an
         // empty map goes whoever emptied it; by default only one the patch emptied.
         let annotated =
-            step.options.kustomize_compatible() || bookkeeping::has_annotations(&item.node);
-        let root = self.root(&item.node);
+            step.options.compat == Compat::Kustomize || bookkeeping::has_annotations(&item.node);
         let anchors = match merge2::anchors_of(&item.node) {
             Ok(a) => a,
             Err(e) => {
-                let msg = format!("{}: {e}", label(step));
-                self.error_about(step, msg, &before, bookkeeping::file_of(&item.node), None);
+                self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
                 return Done::Untouched;
             }
         };
-        let mut conflicts = Vec::new();
-        let mut deleted = false;
-        let outcome = patch_node(
-            step,
-            &mut item.node,
-            docs,
-            &self.schema,
+        let root = {
+            let (g, v) = before.group_version();
+            self.schema.root(g, v, &before.kind)
+        };
+        let ctx = Ctx {
+            schema: &self.schema,
             root,
-            &anchors,
-            &mut conflicts,
-            &mut deleted,
-        );
-        if let Err(e) = outcome {
-            // The node may be half patched; the run fails, and the caller writes the input back.
-            let msg = format!("{}: {}", label(step), e.message);
-            self.error_about(
-                step,
-                msg,
-                &before,
-                bookkeeping::file_of(&item.node),
-                e.field,
-            );
-            return Done::Untouched;
-        }
+            anchors: &anchors,
+        };
+        let conflicts = match apply(&mut item.node, &ctx) {
+            Ok(Applied::Deleted) => return Done::Deleted,
+            Ok(Applied::Merged(conflicts)) => conflicts,
+            Err(cause) => {
+                let file = bookkeeping::file_of(&item.node).map(|(p, i)| (p.to_owned(), i));
+                self.fail(PatchFailure {
+                    step: step.index,
+                    kind: step.kind(),
+                    resource: before,
+                    file,
+                    document,
+                    cause,
+                });
+                return Done::Untouched;
+            }
+        };
         self.report_conflicts(step, &item.node, conflicts);
-        if deleted {
-            return Done::Deleted;
-        }
         // A merge does not rename what it patches (kustomize's rule, with or without a target:
         // a patch found by the resource's original name carries that old name).
-        if matches!(step.kind, PatchKind::Merge2 | PatchKind::JsonMerge) {
-            restore_identity(&mut item.node, &step.options, &before);
+        if matches!(step.kind(), PatchKind::Merge2 | PatchKind::JsonMerge) {
+            restore_identity(&mut item.node, step, &before);
         }
         bookkeeping::protect_bookkeeping(&mut item.node, saved);
         bookkeeping::drop_emptied_annotations(&mut item.node, annotated);
@@ -319,107 +471,12 @@ impl<'p> Engine<'p> {
         Done::Changed
     }
 
-    /// merge3 without a target, for one item: paired by identity with the updated (patch) and
-    /// original documents; deleted upstream → deleted, both → merged. Additions are made by
-    /// [`Engine::finish`].
-    fn merge3_resource<'a>(&mut self, k: usize, step: &'p PatchStep, item: &mut Item<'a>) -> Done {
-        let same = |doc: &Node<'_>| {
-            let want = Id::of(doc);
-            item.first_id.as_ref().is_some_and(|f| f.same(&want)) || has_identity(&item.node, &want)
-        };
-        let updated = step.patch.iter().position(&same);
-        let original = |u: &Node<'_>| step.original.iter().find(|o| Id::of(o).same(&Id::of(u)));
-        match updated {
-            Some(d) => {
-                self.tallies[k].found[d] = true;
-                let u = &step.patch[d];
-                let empty = Node::map();
-                let o = original(u).unwrap_or(&empty);
-                let before = Id::of(&item.node).into_owned();
-                let saved = bookkeeping::bookkeeping(&item.node);
-                let root = self.root(&item.node);
-                let anchors = match merge2::anchors_of(&item.node) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        let msg = format!("{}: document {}: {e}", label(step), d + 1);
-                        self.error_about(
-                            step,
-                            msg,
-                            &before,
-                            bookkeeping::file_of(&item.node),
-                            None,
-                        );
-                        return Done::Untouched;
-                    }
-                };
-                let opts = merge3::Options {
-                    infer_keys: step.options.infer_merge_keys,
-                };
-                match merge3::merge(&mut item.node, o, u, &self.schema, root, &opts, &anchors) {
-                    Ok(conflicts) => {
-                        self.report_conflicts(step, &item.node, conflicts);
-                        bookkeeping::protect_bookkeeping(&mut item.node, saved);
-                        Done::Changed
-                    }
-                    Err(e) => {
-                        let msg = format!("{}: document {}: {}", label(step), d + 1, e.kind);
-                        self.error_about(
-                            step,
-                            msg,
-                            &before,
-                            bookkeeping::file_of(&item.node),
-                            Some(e.path.to_string()),
-                        );
-                        Done::Untouched
-                    }
-                }
-            }
-            None if step.original.iter().any(&same) => Done::Deleted,
-            None => Done::Untouched,
-        }
-    }
-
-    fn root(&self, node: &Node<'_>) -> Cursor {
-        let id = Id::of(node);
-        let (g, v) = id.group_version();
-        self.schema.root(g, v, &id.kind)
-    }
-
-    fn error(&mut self, step: &PatchStep, msg: String, about: &Node<'_>, field: Option<String>) {
-        let mut res = FnResult::new(Severity::Error, msg)
-            .tag("patch", step.index.to_string())
-            .about(about);
-        if let Some(f) = field {
-            res = res.at_field(f);
-        }
-        self.results.push(res);
+    fn fail(&mut self, failure: PatchFailure) {
+        self.results.push(failure.to_result());
         self.failed = true;
     }
 
-    fn error_about(
-        &mut self,
-        step: &PatchStep,
-        msg: String,
-        id: &Id<'static>,
-        file: Option<(&str, u64)>,
-        field: Option<String>,
-    ) {
-        let mut res = FnResult::new(Severity::Error, msg).tag("patch", step.index.to_string());
-        res.resource = Some(id.clone());
-        res.file = file.map(|(p, i)| (p.to_owned(), i));
-        if let Some(f) = field {
-            res = res.at_field(f);
-        }
-        self.results.push(res);
-        self.failed = true;
-    }
-
-    fn report_conflicts(
-        &mut self,
-        step: &PatchStep,
-        node: &Node<'_>,
-        conflicts: Vec<merge3::Conflict>,
-    ) {
+    fn report_conflicts(&mut self, step: &Step, node: &Node<'_>, conflicts: Vec<merge3::Conflict>) {
         let severity = match step.options.conflicts {
             Conflicts::Warn => Severity::Warning,
             Conflicts::Error => Severity::Error,
@@ -427,9 +484,9 @@ impl<'p> Engine<'p> {
         for c in conflicts {
             // When the run fails nothing changes: say what clashed, not how it was settled.
             let text = conflict_text(&c, severity != Severity::Error);
-            let mut res = FnResult::new(severity, format!("{}: conflict: {}", label(step), text))
+            let mut res = FnResult::new(severity, format!("{}: conflict: {}", step.label(), text))
                 .about(node)
-                .at_field(c.path.to_string())
+                .at_field(c.path.clone())
                 .tag("patch", step.index.to_string());
             res.current = c.local.clone();
             res.proposed = c.upstream.clone();
@@ -440,20 +497,20 @@ impl<'p> Engine<'p> {
         }
     }
 
-    /// Makes merge3's additions, then reports what each patch did.
+    /// Makes the additions of merge3 updates, then reports what each step did.
     pub fn finish(mut self) -> Finish {
         let plan = self.plan;
         let mut new_items: Vec<Item<'static>> = Vec::new();
         for (k, step) in plan.steps.iter().enumerate() {
-            if step.kind != PatchKind::Merge3 || step.target.is_some() {
+            let Action::Update { original, updated } = &step.action else {
                 continue;
-            }
-            for (d, updated) in step.patch.iter().enumerate() {
-                let id = Id::of(updated);
-                if self.tallies[k].found[d] || step.original.iter().any(|o| Id::of(o).same(&id)) {
+            };
+            for (d, doc) in updated.iter().enumerate() {
+                let id = Id::of(doc);
+                if self.tallies[k].found[d] || original.iter().any(|o| Id::of(o).same(&id)) {
                     continue;
                 }
-                let mut node: Node<'static> = updated.clone();
+                let mut node: Node<'static> = doc.clone();
                 self.place_new(&mut node);
                 self.tallies[k].changed += 1;
                 let item = Item {
@@ -470,30 +527,35 @@ impl<'p> Engine<'p> {
         for (k, step) in plan.steps.iter().enumerate() {
             let tally = &self.tallies[k];
             let tag = step.index.to_string();
-            if let Some(t) = &step.target {
-                if tally.selected == 0 {
-                    self.results.push(
-                        FnResult::new(
-                            Severity::Warning,
-                            format!("{}: target {t} selects no resource", label(step)),
-                        )
-                        .tag("patch", tag.clone()),
-                    );
-                }
-            } else if step.kind != PatchKind::Merge3 {
-                for (d, found) in tally.found.iter().enumerate() {
-                    if *found {
-                        continue;
+            match &step.action {
+                Action::Update { .. } => {}
+                action => {
+                    if let Some(t) = action.target() {
+                        if tally.selected == 0 {
+                            self.results.push(
+                                FnResult::new(
+                                    Severity::Warning,
+                                    format!("{}: target {t} selects no resource", step.label()),
+                                )
+                                .tag("patch", tag.clone()),
+                            );
+                        }
                     }
-                    let msg = format!(
-                        "{}: document {} ({}) matches no resource; give the patch a target, or check its apiVersion, kind, name and namespace",
-                        label(step),
-                        d + 1,
-                        step.patch.get(d).map(|n| Id::of(n).to_string()).unwrap_or_default()
-                    );
-                    self.results
-                        .push(FnResult::new(Severity::Error, msg).tag("patch", tag.clone()));
-                    self.failed = true;
+                    let docs = own_identity_documents(action);
+                    for (d, found) in tally.found.iter().enumerate() {
+                        if *found {
+                            continue;
+                        }
+                        let msg = format!(
+                            "{}: document {} ({}) matches no resource; give the patch a target, or check its apiVersion, kind, name and namespace",
+                            step.label(),
+                            d + 1,
+                            docs.get(d).map(|n| Id::of(n).to_string()).unwrap_or_default()
+                        );
+                        self.results
+                            .push(FnResult::new(Severity::Error, msg).tag("patch", tag.clone()));
+                        self.failed = true;
+                    }
                 }
             }
             // When the run fails nothing is applied; saying otherwise would mislead.
@@ -501,7 +563,7 @@ impl<'p> Engine<'p> {
                 self.results.push(
                     FnResult::new(
                         Severity::Info,
-                        format!("{}: applied to {} resource(s)", label(step), tally.changed),
+                        format!("{}: applied to {} resource(s)", step.label(), tally.changed),
                     )
                     .tag("patch", tag),
                 );
@@ -544,109 +606,51 @@ impl<'p> Engine<'p> {
     }
 }
 
-fn label(step: &PatchStep) -> String {
-    format!("patch[{}] ({})", step.index, step.kind.as_str())
-}
-
-/// Applies the documents `docs` of `step` to `node`, by the step's kind.
-#[allow(clippy::too_many_arguments)]
-fn patch_node<'a>(
-    step: &PatchStep,
-    node: &mut Node<'a>,
-    docs: &[&Node<'static>],
-    schema: &Schema,
-    root: Cursor,
-    anchors: &[(String, Node<'a>)],
-    conflicts: &mut Vec<merge3::Conflict>,
-    deleted: &mut bool,
-) -> Result<(), ItemError> {
-    let at = |path: String, message: String| ItemError {
-        field: Some(path),
-        message,
-    };
-    let plain = |message: String| ItemError {
-        field: None,
-        message,
-    };
-    match step.kind {
-        PatchKind::Merge2 => {
-            let opts = merge2::Options {
-                new_items: match step.options.new_list_items {
-                    NewListItems::Append => NewItems::Append,
-                    NewListItems::Prepend => NewItems::Prepend,
-                },
-                infer_keys: step.options.infer_merge_keys,
-                kustomize: step.options.kustomize_compatible(),
-            };
-            for p in docs {
-                match merge2::merge(node, p, schema, root, &opts, anchors) {
-                    Ok(Outcome::Merged) => {}
-                    Ok(Outcome::Deleted) => {
-                        *deleted = true;
-                        return Ok(());
-                    }
-                    Err(e) => return Err(at(e.path.to_string(), e.kind.to_string())),
-                }
-            }
+/// The documents of a step that select resources by their own identity (none when the step has
+/// a target): what "matches no resource" is counted over.
+fn own_identity_documents(action: &Action) -> &[Node<'static>] {
+    match action {
+        Action::Merge2 {
+            select: Select::OwnIdentity,
+            docs,
         }
-        PatchKind::JsonMerge => {
-            for p in docs {
-                jsonmerge::merge(node, p).map_err(|e| plain(e.to_string()))?;
-            }
+        | Action::JsonMerge {
+            select: Select::OwnIdentity,
+            docs,
         }
-        PatchKind::Json6902 => {
-            // kustomize's JSON patch library is lenient where the RFC is not; kustomize's
-            // options (prepend, no inference) ask for kustomize's behaviour.
-            let opts = if step.options.kustomize_compatible() {
-                json6902::Options::kustomize()
-            } else {
-                json6902::Options::default()
-            };
-            for p in docs {
-                let ops = json6902::parse_ops(p).map_err(|e| plain(e.to_string()))?;
-                json6902::apply_with(node, &ops, &opts).map_err(|e| plain(e.to_string()))?;
-            }
-        }
-        PatchKind::Apply => {
-            // kubectl never guesses merge keys: apply follows kubectl, whatever
-            // `inferMergeKeys` says.
-            let opts = apply::Options { infer_keys: false };
-            for p in docs {
-                apply::apply(node, p, schema, root, &opts, anchors)
-                    .map_err(|e| at(e.path.to_string(), e.kind.to_string()))?;
-            }
-        }
-        PatchKind::Merge3 => {
-            let opts = merge3::Options {
-                infer_keys: step.options.infer_merge_keys,
-            };
-            let empty = Node::map();
-            let original = step.original.first().unwrap_or(&empty);
-            for p in docs {
-                let found = merge3::merge(node, original, p, schema, root, &opts, anchors)
-                    .map_err(|e| at(e.path.to_string(), e.kind.to_string()))?;
-                conflicts.extend(found);
-            }
-        }
+        | Action::Apply {
+            select: Select::OwnIdentity,
+            docs,
+        } => docs,
+        Action::Update { updated, .. } => updated,
+        _ => &[],
     }
-    Ok(())
 }
 
-/// Items a step may touch: not bookkeeping (local-config resources, the Kptfile, the
-/// functionConfig itself), unless the step's target names a kind.
-fn candidate(step: &PatchStep, node: &Node<'_>, config: Option<&Id<'static>>) -> bool {
-    let bookkeeping = bookkeeping::is_bookkeeping_item(node)
-        || config.is_some_and(|c| is_function_config(c, node));
-    if !bookkeeping {
-        return true;
+/// How many documents of a step are counted as found or not.
+fn identity_documents(action: &Action) -> usize {
+    own_identity_documents(action).len()
+}
+
+/// A failure about the item as it is.
+fn failure(step: &Step, node: &Node<'_>, document: Option<usize>, cause: Cause) -> PatchFailure {
+    PatchFailure {
+        step: step.index,
+        kind: step.kind(),
+        resource: Id::of(node).into_owned(),
+        file: bookkeeping::file_of(node).map(|(p, i)| (p.to_owned(), i)),
+        document,
+        cause,
     }
-    step.target
-        .as_ref()
-        .and_then(|t| t.spec().kind.as_deref())
-        .is_some_and(|k| !k.is_empty())
 }
 
-/// A patch earlier in this run renamed the resource: the target selects it by the name and
+/// The item is the resource `want` names: now, by the identity it had before an earlier step
+/// renamed it, or by the original identity kustomize's build annotations record.
+fn is_for(item: &Item<'_>, want: &Id<'_>) -> bool {
+    item.first_id.as_ref().is_some_and(|f| f.same(want)) || has_identity(&item.node, want)
+}
+
+/// A step earlier in this run renamed the resource: the target selects it by the name and
 /// namespace it came in with, as kustomize's in-memory previous names do.
 fn matches_first_id(target: &Target, meta: &Meta<'_>, first: Option<&Id<'static>>) -> bool {
     let Some(first) = first else { return false };
@@ -719,7 +723,7 @@ fn conflict_text(c: &merge3::Conflict, settled: bool) -> String {
 
 /// kustomize's rule for merge patches: the patch cannot rename the resource, change its kind,
 /// or move it to another namespace, unless the options allow it.
-fn restore_identity(node: &mut Node<'_>, opts: &crate::config::PatchOptions, was: &Id<'static>) {
+fn restore_identity(node: &mut Node<'_>, step: &Step, was: &Id<'static>) {
     fn set(node: &mut Node<'_>, path: &[&str], value: &str) {
         if node.str_at(path).unwrap_or("") == value {
             return;
@@ -740,11 +744,11 @@ fn restore_identity(node: &mut Node<'_>, opts: &crate::config::PatchOptions, was
             at.set(last, Node::string(value.to_owned()));
         }
     }
-    if !opts.allow_kind_change {
+    if !step.options.allow_kind_change {
         set(node, &["apiVersion"], &was.api_version);
         set(node, &["kind"], &was.kind);
     }
-    if !opts.allow_name_change {
+    if !step.options.allow_name_change {
         set(node, &["metadata", "name"], &was.name);
         set(node, &["metadata", "namespace"], &was.namespace);
     }

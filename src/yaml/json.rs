@@ -6,12 +6,13 @@ use serde_json::{Map, Number, Value};
 
 use super::scalar::Resolved;
 use super::{Entry, Node, Repr};
+use crate::path::{Path, Seg};
 
 /// A node that JSON cannot hold, with the path to it (`spec.patches[0]`).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct ToJsonError {
-    pub path: String,
+    pub path: Path,
     pub message: String,
 }
 
@@ -19,17 +20,9 @@ pub struct ToJsonError {
 /// ([`Node::expand_aliases`]); a mapping key must be a scalar. Infinities and NaN, which JSON
 /// lacks, become the strings `.inf`, `-.inf`, `.nan`.
 pub fn to_json(node: &Node<'_>) -> Result<Value, ToJsonError> {
-    to_json_at(node, &mut String::new())
-}
-
-fn to_json_at(node: &Node<'_>, path: &mut String) -> Result<Value, ToJsonError> {
-    let err = |path: &str, message: &str| ToJsonError {
-        path: if path.is_empty() {
-            "(root)".to_owned()
-        } else {
-            path.to_owned()
-        },
-        message: message.to_owned(),
+    let err = |message: String| ToJsonError {
+        path: Path::root(),
+        message,
     };
     match &node.repr {
         Repr::Scalar { .. } => Ok(match node.resolved() {
@@ -47,14 +40,11 @@ fn to_json_at(node: &Node<'_>, path: &mut String) -> Result<Value, ToJsonError> 
             Some(Resolved::Float(f)) => float(f),
             Some(Resolved::Str(s)) => Value::String(s.to_owned()),
         }),
-        Repr::Alias { name, .. } => Err(err(path, &format!("alias *{name} is not supported here"))),
+        Repr::Alias { name, .. } => Err(err(format!("alias *{name} is not supported here"))),
         Repr::Seq { items, .. } => {
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                out.push(to_json_at(item, path)?);
-                path.truncate(len);
+                out.push(to_json(item).map_err(|e| e.within(Seg::Index(i)))?);
             }
             Ok(Value::Array(out))
         }
@@ -62,19 +52,21 @@ fn to_json_at(node: &Node<'_>, path: &mut String) -> Result<Value, ToJsonError> 
             let mut out = Map::new();
             for e in entries {
                 let Some(k) = e.key.as_str() else {
-                    return Err(err(path, "a mapping key must be a scalar"));
+                    return Err(err("a mapping key must be a scalar".to_owned()));
                 };
-                let len = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(k);
-                let v = to_json_at(&e.value, path)?;
-                path.truncate(len);
+                let v = to_json(&e.value).map_err(|err| err.within(Seg::field(k)))?;
                 out.insert(k.to_owned(), v);
             }
             Ok(Value::Object(out))
         }
+    }
+}
+
+impl ToJsonError {
+    /// The error one step further from the root: how it learns its path while unwinding.
+    fn within(mut self, seg: Seg) -> Self {
+        self.path = self.path.within(seg);
+        self
     }
 }
 

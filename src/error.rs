@@ -1,0 +1,186 @@
+//! The errors of a run, one type per layer of the pipeline, each carrying where it happened, and
+//! the one place where they become results.
+//!
+//! | layer | type | where it says it happened |
+//! |---|---|---|
+//! | bytes into text | [`NotUtf8`] | the file (or stdin), line and column |
+//! | text into YAML | [`crate::yaml::ParseError`] | line and column |
+//! | YAML into resources | [`crate::krm::ReadError`] | the document or item |
+//! | the functionConfig into a plan | [`crate::config::ConfigError`] | the field path |
+//! | a patch on a resource | [`PatchFailure`] | the patch index, the resource (and its file), the field path or the JSON patch operation |
+//!
+//! Each layer's error is made where the layer knows what went wrong and travels as a value to
+//! the edge: the function's results ([`PatchFailure::to_result`]) and, at the command line, one
+//! line on stderr and the exit code. Usage errors (arguments that make no sense) belong to the
+//! command line, not to the library.
+//!
+//! What it must not do: print, exit, or decide what a failure means for the run (all or
+//! nothing is the pipeline's rule).
+
+use std::fmt;
+
+use crate::config::PatchKind;
+use crate::krm::{FnResult, Severity};
+use crate::merge::apply::ApplyError;
+use crate::merge::merge2::MergeError;
+use crate::patch::json6902::PatchError;
+use crate::path::Path;
+use crate::select::identity::{Id, PreviousIdsError};
+use crate::yaml::AliasError;
+
+/// Input that is not UTF-8 text: what it was and where its first invalid byte is.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: invalid UTF-8 at line {line}, column {column}")]
+pub struct NotUtf8 {
+    /// `stdin`, or the file's path.
+    pub what: String,
+    /// 1-based line of the first invalid byte.
+    pub line: usize,
+    /// 1-based column (in bytes) of the first invalid byte.
+    pub column: usize,
+}
+
+impl NotUtf8 {
+    /// Reads `bytes` as text; on failure, the location of the first invalid byte and the bytes
+    /// themselves (to give back as they came).
+    pub fn check(bytes: Vec<u8>, what: &str) -> Result<String, (NotUtf8, Vec<u8>)> {
+        String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let before = bytes.get(..at).unwrap_or_default();
+            let line_start = before
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |p| p + 1);
+            let err = NotUtf8 {
+                what: what.to_owned(),
+                line: before.iter().filter(|b| **b == b'\n').count() + 1,
+                column: at - line_start + 1,
+            };
+            (err, bytes)
+        })
+    }
+}
+
+/// A patch that failed on one resource. The run fails with it: nothing is changed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PatchFailure {
+    /// The patch's index in the functionConfig.
+    pub step: usize,
+    /// The patch's type.
+    pub kind: PatchKind,
+    /// The resource, as it was before the patch.
+    pub resource: Id<'static>,
+    /// The resource's file and index in it, when kpt said.
+    pub file: Option<(String, u64)>,
+    /// Which document of the patch, when the patch pairs documents with resources (a merge3
+    /// update); counted from 1.
+    pub document: Option<usize>,
+    /// What went wrong.
+    pub cause: Cause,
+}
+
+/// Why a patch failed on a resource: the walker's own typed error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cause {
+    /// A strategic or 3-way merge (field path inside).
+    Merge(MergeError),
+    /// `kubectl apply`'s merge (field path inside).
+    Apply(ApplyError),
+    /// A JSON patch operation (operation index and pointer inside).
+    Json6902(PatchError),
+    /// A JSON merge patch.
+    JsonMerge(AliasError),
+    /// The resource's anchors cannot be copied where a merge into its aliases needs them.
+    Anchors(AliasError),
+    /// kustomize's build annotations on the resource disagree, so its original name is unknown.
+    PreviousIds(PreviousIdsError),
+}
+
+impl Cause {
+    /// The field the failure is about, when it is one.
+    pub fn field(&self) -> Option<&Path> {
+        match self {
+            Cause::Merge(e) => Some(&e.path),
+            Cause::Apply(e) => Some(&e.path),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cause::Merge(e) => e.kind.fmt(f),
+            Cause::Apply(e) => e.kind.fmt(f),
+            Cause::Json6902(e) => e.fmt(f),
+            Cause::JsonMerge(e) | Cause::Anchors(e) => e.fmt(f),
+            Cause::PreviousIds(e) => write!(f, "cannot tell the resource's original name: {e}"),
+        }
+    }
+}
+
+impl fmt::Display for PatchFailure {
+    /// `patch[1] (merge3): document 2: <cause>`; the resource and field are the result's.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "patch[{}] ({})", self.step, self.kind)?;
+        if let Some(d) = self.document {
+            write!(f, ": document {d}")?;
+        }
+        write!(f, ": {}", self.cause)
+    }
+}
+
+impl PatchFailure {
+    /// The failure as an error result naming the patch, the resource, its file and the field.
+    pub fn to_result(&self) -> FnResult {
+        let mut res =
+            FnResult::new(Severity::Error, self.to_string()).tag("patch", self.step.to_string());
+        res.resource = Some(self.resource.clone());
+        res.file = self.file.clone();
+        res.field = self.cause.field().cloned();
+        res
+    }
+}
+
+/// The exit code results call for: 1 when any has severity `error`, else 0.
+pub fn exit_code(results: &[FnResult]) -> u8 {
+    u8::from(results.iter().any(|r| r.severity == Severity::Error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_utf8_names_line_and_column() {
+        let (e, bytes) = NotUtf8::check(b"a: 1\nb: \xff\n".to_vec(), "x.yaml").unwrap_err();
+        assert_eq!(e.to_string(), "x.yaml: invalid UTF-8 at line 2, column 4");
+        assert_eq!(bytes, b"a: 1\nb: \xff\n");
+        assert_eq!(NotUtf8::check(b"ok".to_vec(), "x").unwrap(), "ok");
+    }
+
+    #[test]
+    fn a_failure_is_a_located_error_result() {
+        let failure = PatchFailure {
+            step: 2,
+            kind: PatchKind::Json6902,
+            resource: Id::new("apps/v1", "Deployment", "web", "prod"),
+            file: Some(("web.yaml".into(), 0)),
+            document: None,
+            cause: Cause::PreviousIds(PreviousIdsError {
+                names: 2,
+                namespaces: 1,
+                kinds: 1,
+            }),
+        };
+        let r = failure.to_result();
+        assert_eq!(r.severity, Severity::Error);
+        assert!(r
+            .to_string()
+            .starts_with("error: Deployment prod/web: patch[2] (json6902): cannot tell"));
+        assert_eq!(r.tags, [("patch".to_owned(), "2".to_owned())]);
+        assert_eq!(exit_code(&[r]), 1);
+        assert_eq!(exit_code(&[]), 0);
+    }
+}

@@ -1,0 +1,422 @@
+//! The pipeline: text in, the plan run over the resources, text and results out — one entry
+//! point per way the function is called, each choosing how to read its input.
+//!
+//! * [`run_resource_list`] — KRM mode: a `ResourceList` whose `functionConfig` says what to do.
+//!   The output is always a ResourceList carrying the results (the KRM Functions Specification).
+//! * [`run_stream`] — a plan known before the resources are read (standalone and exec-plugin
+//!   modes): a stream, a `List` or a `ResourceList`, written back in the same form.
+//! * [`run_input`] — a plan over input read whole (the `merge2` and `merge3` commands).
+//!
+//! **How input is read.** The fastest way that applies: a block-style ResourceList item by item
+//! and a plain stream document by document, with one resource's tree in memory at a time and
+//! untouched items copied as text; a large stream on a machine with a second core in two halves
+//! on two threads ([`stream_in_two`]); anything else (JSON, flow style, a `List`, existing
+//! results) read whole with [`Input::read`]. Every way gives the same output.
+//!
+//! **All or nothing.** When any step fails, the output holds the items as they came in: a
+//! stream's own text, a ResourceList's items unchanged (with the results added).
+//!
+//! What it must not do: touch files, stdin or stdout, or decide exit codes (the caller does,
+//! from the results).
+
+use crate::config::{self, Plan};
+use crate::krm::engine::{self, Engine};
+use crate::krm::{self, FnResult, Input, ReadError, Severity, StreamOut, Streamed};
+use crate::select::bookkeeping;
+use crate::select::identity::Id;
+use crate::yaml::{self, parse_each, parse_split, parse_stream, Document, EmitOptions, Node};
+
+/// What a run gives back: the text to write, and what happened.
+#[derive(Debug)]
+pub struct Output {
+    /// The output: the patched resources, or on failure the input as it came (in KRM mode, a
+    /// ResourceList with the results inside).
+    pub text: String,
+    /// Every result, errors included.
+    pub results: Vec<FnResult>,
+}
+
+impl Output {
+    fn new(text: impl Into<String>, results: Vec<FnResult>) -> Output {
+        Output {
+            text: text.into(),
+            results,
+        }
+    }
+
+    /// Whether any result is an error: nothing was changed.
+    pub fn failed(&self) -> bool {
+        self.results.iter().any(|r| r.severity == Severity::Error)
+    }
+}
+
+/// KRM mode: reads a ResourceList, applies its functionConfig, returns the ResourceList with its
+/// results. Errors never lose the items: they come back as they came, with error results.
+pub fn run_resource_list(src: &str) -> Output {
+    if let Some(out) = resource_list_by_items(src) {
+        return out;
+    }
+    let input = match Input::read(src) {
+        Ok(i) => i,
+        Err(e @ ReadError::Shape(_)) => {
+            // YAML, but not a ResourceList we can patch: it goes back as it came.
+            let r = FnResult::new(Severity::Error, format!("stdin: {e}"));
+            return match krm::with_results(src, std::slice::from_ref(&r)) {
+                Some(text) => Output::new(text, vec![r]),
+                None => unreadable(r),
+            };
+        }
+        Err(e) => return unreadable(FnResult::new(Severity::Error, format!("stdin: {e}"))),
+    };
+    if !input.is_resource_list() {
+        return unreadable(FnResult::new(
+            Severity::Error,
+            "stdin is not a ResourceList; to patch plain YAML give the functionConfig with --config FN.yaml",
+        ));
+    }
+    let Some(fc) = input.function_config() else {
+        // As with an empty ConfigMap (kpt's `function-input` without arguments): nothing to do.
+        let r = FnResult::new(
+            Severity::Info,
+            "the ResourceList has no functionConfig: nothing to do",
+        );
+        return written(input, vec![r]);
+    };
+    let base = config_dir(fc);
+    let config_id = Id::of(fc).into_owned();
+    match config::plan(fc, base.as_deref()) {
+        Ok(plan) => run_whole(src, input, &plan, Some(&config_id)),
+        Err(e) => {
+            let r = FnResult::new(
+                Severity::Error,
+                format!("invalid functionConfig: {}", e.message),
+            )
+            .at_field(e.field.clone());
+            written(input, vec![r])
+        }
+    }
+}
+
+/// KRM mode for input that is not text at all: an empty ResourceList carrying the error.
+pub fn unreadable(error: FnResult) -> Output {
+    let results = vec![error];
+    Output::new(krm::results_only(&results), results)
+}
+
+/// Standalone and exec-plugin modes: `plan` applied to the resources of `src` (a stream, a
+/// `List` or a ResourceList), written back in the same form. `config`: the functionConfig's
+/// identity, when it may be among the resources.
+pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Output {
+    // The patches are known before the resources are read, so they are applied to each resource
+    // as it is parsed: one tree in memory at a time, untouched documents copied as text.
+    let mut engine = Engine::new(plan, config);
+    learn_crds(src, &mut engine, |src, found| {
+        // Parse errors are reported by the pass that follows.
+        let _ = parse_each(src, |d| {
+            if let Some(r) = d.root.as_ref().filter(|r| engine::is_crd(r)) {
+                found(r);
+            }
+        });
+    });
+    let (mut out, streamed) = match stream_in_two(src, &mut engine) {
+        Some(out) => (out, Ok(Streamed::Done)),
+        None => {
+            let mut out = StreamOut::for_input(src);
+            let streamed = krm::stream_items(src, &mut |item| engine.process(item), &mut out);
+            (out, streamed)
+        }
+    };
+    match streamed {
+        // The items go back as they came: here, the text itself.
+        Err(e) => Output::new(
+            src,
+            vec![FnResult::new(Severity::Error, format!("input: {e}"))],
+        ),
+        Ok(Streamed::Wrapped) => match Input::read(src) {
+            Ok(input) => run_whole(src, input, plan, config),
+            Err(e) => Output::new(
+                src,
+                vec![FnResult::new(Severity::Error, format!("input: {e}"))],
+            ),
+        },
+        Ok(Streamed::Done) => {
+            let finish = engine.finish();
+            for item in finish.new_items {
+                out.document(Document::new(item.node));
+            }
+            // All or nothing: on failure the stream goes back as it came.
+            let text = if finish.failed {
+                src.to_owned()
+            } else {
+                out.text
+            };
+            Output::new(text, finish.results)
+        }
+    }
+}
+
+/// `plan` applied to input read whole (the `merge2` and `merge3` commands).
+pub fn run_input(src: &str, input: Input<'_>, plan: &Plan) -> Output {
+    run_whole(src, input, plan, None)
+}
+
+/// Collects the CRDs of the input before any resource is merged, when there may be some: the
+/// schema must know them all first. `scan` calls its second argument with each CRD it finds.
+fn learn_crds<'s>(
+    src: &'s str,
+    engine: &mut Engine<'_>,
+    scan: impl FnOnce(&'s str, &mut dyn FnMut(&Node<'_>)),
+) {
+    // A cheap test first: most packages have no CRD, and the scan reads everything.
+    if src.contains("CustomResourceDefinition") {
+        scan(src, &mut |crd| engine.add_crd(crd));
+    }
+}
+
+/// The ResourceList read item by item: the functionConfig is found first (by reading lines,
+/// then checked against the parse), each item goes through the patches as soon as it is parsed,
+/// and the output is the input's text with the touched items rewritten and the results added.
+/// One item's tree is in memory at a time. `None` when the input is not a block-style
+/// ResourceList this can handle (JSON, existing results, several documents, a functionConfig
+/// that does not validate): the caller reads it whole, which also reports errors with the items.
+fn resource_list_by_items(src: &str) -> Option<Output> {
+    let fc_text = krm::probe_function_config(src)?;
+    let fc_docs = parse_stream(fc_text).ok()?;
+    let fc = fc_docs.first()?.root.as_ref()?.get("functionConfig")?;
+    if fc.is_null() {
+        return None;
+    }
+    let base = config_dir(fc);
+    let config_id = Id::of(fc).into_owned();
+    let plan = config::plan(fc, base.as_deref()).ok()?;
+    let mut engine = Engine::new(&plan, Some(&config_id));
+    learn_crds(src, &mut engine, |src, found| {
+        let _ = parse_split(src, "items", &mut |node, _| {
+            if engine::is_crd(&node) {
+                found(&node);
+            }
+        });
+    });
+    let mut out = String::with_capacity(src.len() + src.len() / 8 + 64);
+    let mut layout: Option<(usize, EmitOptions)> = None;
+    let mut n = 0;
+    let mut not_a_resource = false;
+    let split = parse_split(src, "items", &mut |node, info| {
+        if !node.is_map() {
+            // Reported by the whole-input path, which names the item.
+            not_a_resource = true;
+            return;
+        }
+        let opts = EmitOptions {
+            seq_indent: info.seq_indent,
+        };
+        layout = Some((info.dash_col, opts));
+        let item = krm::Item {
+            node,
+            origin: krm::Origin::Input(n),
+            touched: false,
+            first_id: None,
+        };
+        n += 1;
+        match engine.process(item) {
+            None => {}
+            Some(it) if !it.touched => out.push_str(info.text),
+            Some(it) => yaml::emit_seq_item(&it.node, info.dash_col, opts, &mut out),
+        }
+    })
+    .ok()?;
+    if not_a_resource {
+        return None;
+    }
+    let [doc] = &split.docs[..] else { return None };
+    let root = doc.root.as_ref()?;
+    let is_plain_rl = root.is_map()
+        && !root.is_flow()
+        && root.str_at(&["kind"]) == Some("ResourceList")
+        && root.get("results").is_none()
+        && !doc.end
+        && root.get("functionConfig").is_some_and(|f| f.same_data(fc));
+    let range = split.items.filter(|_| is_plain_rl)?;
+    let (dash_col, opts) = layout?;
+    let finish = engine.finish();
+    for item in &finish.new_items {
+        yaml::emit_seq_item(&item.node, dash_col, opts, &mut out);
+    }
+    let mut whole = String::with_capacity(src.len() + out.len() / 8 + 256);
+    if finish.failed {
+        // All or nothing: the items as they came in.
+        whole.push_str(src);
+    } else {
+        whole.push_str(&src[..range.start]);
+        whole.push_str(&out);
+        whole.push_str(&src[range.end..]);
+    }
+    if !finish.results.is_empty() {
+        if !whole.ends_with('\n') {
+            whole.push('\n');
+        }
+        whole.push_str(&krm::results_block(&finish.results));
+    }
+    Some(Output::new(whole, finish.results))
+}
+
+/// The directory of the functionConfig's file when kpt says where it is: where its `path:`
+/// files are.
+fn config_dir(fc: &Node<'_>) -> Option<std::path::PathBuf> {
+    let (path, _) = bookkeeping::file_of(fc)?;
+    let dir = std::path::Path::new(path).parent()?;
+    Some(if dir.as_os_str().is_empty() {
+        std::path::PathBuf::from(".")
+    } else {
+        dir.to_path_buf()
+    })
+}
+
+/// A large stream on a machine with a second core: cut at a `---` line near the middle, each
+/// half read and patched on its own thread (resources are independent; the counts are added up
+/// after). `None` when that does not apply or a half is not plain resources (a parse error, a
+/// wrapper): the caller reads the whole stream on one thread, which also reports errors with
+/// their true lines.
+fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
+    const WORTH_IT: usize = 1 << 20;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if src.len() < WORTH_IT || cores < 2 {
+        return None;
+    }
+    let cut = halfway(src)?;
+    let (first, second) = src.split_at(cut);
+    let mut other = engine.fork();
+    let (a, b) = std::thread::scope(|s| {
+        let b = s.spawn(|| {
+            let mut out = StreamOut::for_input(second);
+            let r = krm::stream_items(second, &mut |item| other.process(item), &mut out);
+            (r, out)
+        });
+        let mut out = StreamOut::for_input(first);
+        let r = krm::stream_items(first, &mut |item| engine.process(item), &mut out);
+        ((r, out), b.join())
+    });
+    let (Ok(Streamed::Done), mut out) = a else {
+        return None;
+    };
+    let Ok((Ok(Streamed::Done), rest)) = b else {
+        return None;
+    };
+    engine.absorb(other);
+    out.source(&rest.text);
+    Some(out)
+}
+
+/// The start of a `---` line at or after the middle of `src`. A line that starts with `---`
+/// and then a space or the line's end is always a document marker: YAML forbids one inside any
+/// content, so cutting there splits the stream between two documents.
+fn halfway(src: &str) -> Option<usize> {
+    let mid = src.len() / 2;
+    let bytes = src.as_bytes();
+    let mut from = mid;
+    while let Some(i) = src.get(from..)?.find("\n---") {
+        let at = from + i + 1;
+        if matches!(bytes.get(at + 3), None | Some(b'\n' | b'\r' | b' ' | b'\t')) {
+            return Some(at);
+        }
+        from = at + 3;
+    }
+    None
+}
+
+/// `plan` applied to input held whole.
+fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'static>>) -> Output {
+    let Input { form, items } = input;
+    let run = engine::run(plan, items, config);
+    if run.failed {
+        // All or nothing: the items as they came in. A stream is its own text.
+        if matches!(form, krm::Form::Stream { .. }) {
+            return Output::new(src, run.results);
+        }
+        return match Input::read(src) {
+            Ok(fresh) => written(fresh, run.results),
+            Err(_) => Output::new(src, run.results),
+        };
+    }
+    let text = krm::write_string(form, run.items, &run.results);
+    Output::new(text, run.results)
+}
+
+/// The input's items written back unchanged, with `results`.
+fn written(input: Input<'_>, results: Vec<FnResult>) -> Output {
+    let Input { form, items } = input;
+    let text = krm::write_string(form, items, &results);
+    Output::new(text, results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FN: &str = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: m}\nspec:\n  patches:\n  - target: {kind: ConfigMap}\n    patch: '{data: {b: \"2\"}}'\n";
+
+    fn plan() -> Plan {
+        let doc = parse_stream(FN).unwrap().remove(0).root.unwrap();
+        config::plan(&doc, None).unwrap()
+    }
+
+    #[test]
+    fn halfway_cuts_only_at_document_markers() {
+        let src = "a: 1\n---\nb: '\n---x'\n---\nc: 3\n";
+        let cut = halfway(src).unwrap();
+        assert_eq!(&src[cut..], "---\nc: 3\n");
+        assert_eq!(halfway("a: 1\nb: 2\n"), None);
+    }
+
+    #[test]
+    fn a_stream_is_patched_and_untouched_documents_are_copied() {
+        let src = "# keep\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n";
+        let out = run_stream(src, &plan(), None);
+        assert!(!out.failed(), "{:?}", out.results);
+        assert!(out
+            .text
+            .starts_with("# keep\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n"));
+        assert!(
+            out.text.ends_with("data:\n  a: \"1\"\n  b: \"2\"\n"),
+            "{}",
+            out.text
+        );
+        assert_eq!(
+            out.results.last().map(|r| r.message.as_str()),
+            Some("patch[0] (merge2): applied to 1 resource(s)")
+        );
+    }
+
+    #[test]
+    fn a_failed_run_gives_the_stream_back_as_it_came() {
+        let src = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: [1]\n";
+        let doc = parse_stream("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nspec:\n  patches:\n  - target: {kind: ConfigMap}\n    type: json6902\n    patch: '[{op: remove, path: /data/9}]'\n").unwrap().remove(0).root.unwrap();
+        let plan = config::plan(&doc, None).unwrap();
+        let out = run_stream(src, &plan, None);
+        assert!(out.failed());
+        assert_eq!(out.text, src);
+    }
+
+    #[test]
+    fn the_resource_list_paths_agree() {
+        let rl = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  data: {{a: \"1\"}}\nfunctionConfig:\n{}",
+            FN.lines().map(|l| format!("  {l}\n")).collect::<String>()
+        );
+        let by_items = resource_list_by_items(&rl).expect("a block ResourceList");
+        let whole = run_whole(&rl, Input::read(&rl).unwrap(), &plan(), None);
+        let data = |text: &str| {
+            let doc = parse_stream(text).unwrap().remove(0).root.unwrap();
+            yaml::to_json(doc.get("items").unwrap()).unwrap()
+        };
+        assert_eq!(data(&by_items.text), data(&whole.text));
+        assert_eq!(run_resource_list(&rl).text, by_items.text);
+    }
+
+    #[test]
+    fn not_a_resource_list_in_krm_mode_is_an_error_result() {
+        let out = run_resource_list("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+        assert!(out.failed());
+        assert!(out.text.contains("kind: ResourceList"), "{}", out.text);
+    }
+}
