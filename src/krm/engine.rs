@@ -14,7 +14,7 @@
 //! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources a
 //! merge3 update adds (made at the end, then put through the steps that follow it).
 //!
-//! **One guard around every patch** ([`Engine::guarded`]): whatever the step's type, the
+//! **One guard around every patch** (`Engine::guarded`): whatever the step's type, the
 //! resource's identity is put back unless the step may change it, the hosts' bookkeeping
 //! annotations are put back, and a failure becomes a [`PatchFailure`] about the resource as it was.
 //!

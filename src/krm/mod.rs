@@ -7,7 +7,7 @@
 //!
 //! What it must not do: merge, select, or decide exit codes.
 
-pub mod engine;
+mod engine;
 pub mod pipeline;
 mod result;
 

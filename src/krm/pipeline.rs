@@ -10,7 +10,7 @@
 //! **How input is read.** The fastest way that applies: a block-style ResourceList item by item
 //! and a plain stream document by document, with one resource's tree in memory at a time and
 //! untouched items copied as text; a large stream on a machine with a second core in two halves
-//! on two threads ([`stream_in_two`]); anything else (JSON, flow style, a `List`, existing
+//! on two threads; anything else (JSON, flow style, a `List`, existing
 //! results) read whole with [`Input::read`]. Every way gives the same output.
 //!
 //! **All or nothing.** When any step fails, the output holds the items as they came in: a

@@ -39,7 +39,7 @@
 //! kubectl writes there.
 //!
 //! Presentation: the live object keeps its key order, layout and comments; a value the local
-//! configuration sets keeps the live quoting where it can ([`align::put`]) and brings its comments
+//! configuration sets keeps the live quoting where it can (`align::put`) and brings its comments
 //! where it has some; new fields and elements come from the local configuration as written.
 //!
 //! What it must not do: talk to a cluster, select resources, parse or write YAML text, or compare
@@ -739,7 +739,7 @@ fn is_delete_directive(n: &Node<'_>) -> bool {
 }
 
 /// Sets a value from the local configuration in the live one's place: live keeps its comments
-/// where the local value has none, its blank lines and its quoting ([`align::put`]).
+/// where the local value has none, its blank lines and its quoting (`align::put`).
 fn set_value<'a>(lv: &mut Node<'a>, mut new: Node<'a>) {
     new.keep_comments_of(lv.comments());
     align::put(lv, new);

@@ -17,7 +17,7 @@
 //!   `$setElementOrder/<list>` and `$deleteFromPrimitiveList/<list>`, with apimachinery's meaning.
 //!   Any other key starting with `$` is an error rather than a field written into the resource.
 //!
-//! With [`Options::kustomize`] the walk is kyaml's where kyaml's differs (see [`kustomize`]): lists
+//! With [`Options::kustomize`] the walk is kyaml's where kyaml's differs (see the `kustomize` submodule): lists
 //! merged by key pair as kyaml pairs them, lists without merge metadata are the patch's as written,
 //! a patch cannot change a value's kind, and values the patch does not mention are walked too.
 //!

@@ -19,7 +19,7 @@
 //!   upstream loses what the original had in it and keeps what `dest` added; a map that this
 //!   empties is removed, one that was already empty stays.
 //! * **Associative lists** (keys from the schema, a kyaml schema comment, or the associative-key
-//!   heuristic with [`Options::infer_keys`]; see [`crate::merge::align`]) — elements are paired by key
+//!   heuristic with [`Options::infer_keys`]; see `merge::align`) — elements are paired by key
 //!   and merged like maps; an element deleted upstream is removed with everything in it, one new
 //!   upstream is appended. Lists of scalars with merge semantics (`finalizers`) add what upstream
 //!   added and drop what it dropped.
@@ -38,7 +38,7 @@
 //! comment" / "Don't update local modified comment").
 //!
 //! Presentation: `dest` keeps its key order, layout, comments and quoting (a replaced string keeps
-//! its quotes where it can: [`align::put`]); nodes taken from `updated` keep `updated`'s. Unlike
+//! its quotes where it can: `align::put`); nodes taken from `updated` keep `updated`'s. Unlike
 //! kyaml, new keys follow `updated`'s order rather than lexicographic order.
 //!
 //! What it must not do: pair resources (deleting and adding whole resources is the caller's job),

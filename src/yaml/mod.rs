@@ -76,7 +76,7 @@ pub const MAX_DEPTH: usize = 512;
 ///
 /// Text borrows from the source where it can (`'a`), so a parsed tree costs little more than
 /// the source it came from. A node is 40 bytes; everything that only some nodes have (comments,
-/// tag, anchor, verbatim source text) lives in a boxed [`Ext`] that is absent for most nodes.
+/// tag, anchor, verbatim source text) lives in a boxed `Ext` that is absent for most nodes.
 #[derive(Clone, Debug)]
 pub struct Node<'a> {
     pub(crate) repr: Repr<'a>,
