@@ -15,7 +15,7 @@
 //! number kustomize writes (`1e3` gives `1000`, `.5` gives `0.5`, `1234567.5` gives
 //! `1.2345675e+06`).
 //!
-//! Everything here is pure text → value: no I/O, no panics on any input.
+//! What it must not do: I/O, or panic on any input: everything here is pure text → value.
 
 /// A plain scalar as go-yaml v2 resolves it.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -26,6 +26,9 @@
 //!
 //! Other kinds (`jsonmerge`, `merge3`, `apply`) have no kustomize counterpart and are read as
 //! written whatever their options.
+//!
+//! What it must not do: apply anything, or change a patch a step without kustomize's options
+//! reads.
 
 use super::goyaml::{self, KeyError, V2};
 use super::{Compat, ConfigError, PatchKind, PatchOptions};

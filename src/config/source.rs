@@ -1,5 +1,8 @@
 //! Patch documents and schema documents: read (inline text, inline nodes, files), parsed,
 //! aliases expanded within the budget, and checked for the shape their use needs.
+//!
+//! What it must not do: read any file but those the config names, or decide what a step does
+//! with its documents (`mod.rs` does).
 
 use std::fs::{self, File};
 use std::io::Read;

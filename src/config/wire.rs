@@ -4,6 +4,9 @@
 //! (`serde_path_to_error`). Their doc comments are the `description`s of the published schema,
 //! so they speak to users. Patch contents are only checked for their type here: `mod.rs` takes
 //! them from the node tree, where their comments are.
+//!
+//! What it must not do: hold rules the schema cannot say (those are `mod.rs`'s), or read
+//! patch contents.
 
 use std::borrow::Cow;
 use std::fmt;
