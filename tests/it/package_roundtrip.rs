@@ -3,11 +3,10 @@
 //! as a plain stream and as a ResourceList laid out the way kpt writes one; and a patch that
 //! touches some changes only the lines it must.
 
-mod common;
-#[path = "../benches/support/gen.rs"]
+#[path = "../../benches/support/gen.rs"]
 mod gen;
 
-use common::*;
+use crate::support::*;
 
 const NOTHING: &str = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: nothing\nspec:\n  patches:\n  - target: {kind: Nope}\n    patch: 'metadata: {labels: {x: y}}'\n";
 

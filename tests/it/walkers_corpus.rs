@@ -14,7 +14,9 @@ use std::path::PathBuf;
 
 use krm_merge::merge::merge3;
 use krm_merge::schema::{Cursor, Schema};
-use krm_merge::yaml::{emit_document, parse_stream, Node, ScalarStyle};
+use krm_merge::yaml::{emit_document, parse_stream, Node};
+
+use crate::support::{agreement, Agreement};
 
 /// The files of one corpus directory, in name order: (file stem, top-level node).
 fn corpus(dir: &str) -> Vec<(String, Node<'static>)> {
@@ -55,98 +57,6 @@ fn cases(top: &Node<'static>) -> Vec<Node<'static>> {
 
 fn text<'n>(case: &'n Node<'_>, path: &[&str]) -> Option<&'n str> {
     case.str_at(path)
-}
-
-/// How far an actual output agrees with the expected one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Agreement {
-    /// Nothing better than "different".
-    Differs,
-    /// Same data, comments and styles, but map keys in another order.
-    Unordered,
-    /// Same tree (data, key order, comments, styles), different whitespace.
-    Layout,
-    /// The same text, after trimming surrounding whitespace (the Go test's comparison).
-    Exact,
-}
-
-fn agreement(actual: &str, expected: &str) -> Agreement {
-    if actual.trim() == expected.trim() {
-        return Agreement::Exact;
-    }
-    let (Ok(a), Ok(e)) = (parse_stream(actual), parse_stream(expected)) else {
-        return Agreement::Differs;
-    };
-    let roots = |d: &[krm_merge::yaml::Document<'_>]| -> Vec<Option<Node<'static>>> {
-        d.iter()
-            .map(|d| d.root.clone().map(Node::into_owned))
-            .collect()
-    };
-    let (a, e) = (roots(&a), roots(&e));
-    let all = |ordered| {
-        a.len() == e.len()
-            && a.iter().zip(&e).all(|(x, y)| match (x, y) {
-                (Some(x), Some(y)) => same_tree(x, y, ordered),
-                (None, None) => true,
-                _ => false,
-            })
-    };
-    if all(true) {
-        Agreement::Layout
-    } else if all(false) {
-        Agreement::Unordered
-    } else {
-        Agreement::Differs
-    }
-}
-
-/// Same data, comment texts and quoting; map keys in the same order when `ordered`.
-fn same_tree(a: &Node<'_>, b: &Node<'_>, ordered: bool) -> bool {
-    let texts = |n: &Node<'_>| {
-        let c = n.comments();
-        let t = |v: &[krm_merge::yaml::Comment<'_>]| -> Vec<String> {
-            v.iter().map(|c| c.text.trim_end().to_owned()).collect()
-        };
-        (
-            t(&c.head),
-            c.line.as_ref().map(|c| c.text.trim_end().to_owned()),
-            t(&c.foot),
-        )
-    };
-    let quoted = |n: &Node<'_>| {
-        matches!(
-            n.style(),
-            Some(ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted)
-        )
-        .then(|| n.style())
-    };
-    if a.kind() != b.kind() || texts(a) != texts(b) || a.is_flow() != b.is_flow() {
-        return false;
-    }
-    if a.is_scalar() {
-        return a.same_data(b) && quoted(a) == quoted(b);
-    }
-    let entry_eq = |x: &krm_merge::yaml::Entry<'_>, y: &krm_merge::yaml::Entry<'_>| {
-        same_tree(&x.key, &y.key, ordered) && same_tree(&x.value, &y.value, ordered)
-    };
-    let (ae, be) = (a.entries(), b.entries());
-    if ae.len() != be.len() || a.items().len() != b.items().len() {
-        return false;
-    }
-    let entries_ok = if ordered {
-        ae.iter().zip(be).all(|(x, y)| entry_eq(x, y))
-    } else {
-        ae.iter().all(|x| {
-            be.iter()
-                .find(|y| y.key.same_data(&x.key))
-                .is_some_and(|y| entry_eq(x, y))
-        })
-    };
-    entries_ok
-        && a.items()
-            .iter()
-            .zip(b.items())
-            .all(|(x, y)| same_tree(x, y, ordered))
 }
 
 /// What a case is expected to reach when it does not pass exactly, and why.

@@ -6,15 +6,11 @@
 //! or `KRM_MERGE_IMAGE`), plus kpt and kubectl. Where one is missing they say so and pass; with
 //! `KRM_MERGE_REQUIRE_HOSTS=1` (set by `.ci/run`, which builds the image first) it is a failure.
 
-mod common;
-mod support;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{bin, docs};
-use support::*;
+use crate::support::*;
 
 const DEPLOY: &str = "\
 # the web tier

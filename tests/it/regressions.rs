@@ -4,17 +4,16 @@
 //! patch most, and the behaviour of merge3 conflicts and apply.
 //!
 //! A test marked `#[ignore = "bug: ..."]` reproduces a product bug that is not fixed yet
-//! (`cargo test --test regressions -- --ignored` runs them); the conformance cases it explains,
-//! if any, are listed in `KNOWN_BUGS` in tests/conformance.rs. Fixing the bug means removing the
+//! (`cargo test --test it regressions:: -- --ignored` runs them); the conformance cases it explains,
+//! if any, are listed in `KNOWN_BUGS` in tests/it/conformance.rs. Fixing the bug means removing the
 //! `#[ignore]` and those entries.
-
-mod common;
 
 use std::fs;
 use std::path::PathBuf;
 
-use common::*;
 use serde_json::{json, Value};
+
+use crate::support::*;
 
 /// A directory of this test's own for input files.
 fn dir(test: &str) -> PathBuf {
@@ -1435,7 +1434,7 @@ fn json6902_copy_of_the_whole_document_into_a_member() {
     assert_eq!(doc["snapshot"], snapshot, "{}", out.stdout);
 }
 
-// ----- kustomize parity (found by tests/kustomize_diff.rs) ----------------------------------
+// ----- kustomize parity (found by tests/it/kustomize_diff.rs) ----------------------------------
 
 // A patch renames a resource; a later patch whose target names the old name still selects it,
 // as kustomize's in-memory previous names make it do. Without this the second patch silently

@@ -5,13 +5,11 @@
 //! These tests need `kpt` and `kubectl` on PATH. Where they are absent (a laptop) they say so and
 //! pass; with `KRM_MERGE_REQUIRE_HOSTS=1` (set by `.ci/run`) their absence is a failure.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::*;
+use crate::support::*;
 
 /// The host binary, or `None` (test skipped) when it is missing and not required.
 fn host(name: &str) -> Option<PathBuf> {

@@ -15,26 +15,25 @@
 //!
 //! Every case passes unless it is listed, with the reason, in one of three tables: `DISPUTED`
 //! (upstream's expectation deliberately not reproduced; the case must fail), `NOT_RUN` (nothing
-//! in it that a patch can express), `KNOWN_BUGS` (a product bug, reproduced by an ignored test in
-//! tests/regressions.rs; the case must fail until it is fixed). Listed cases must exist. Run with
-//! `--nocapture` for the counts per file.
-
-mod common;
+//! in it that a patch can express), `KNOWN_BUGS` (a product bug, reproduced by an ignored test
+//! in tests/it/regressions.rs; the case must fail until it is fixed). Listed cases must exist.
+//! Run with `--nocapture` for the counts per file.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
-use common::*;
 use krm_merge::yaml::{Entry, Node};
 use serde_json::Value;
+
+use crate::support::*;
 
 /// `config.kubernetes.io/merge-source` is one of kpt's bookkeeping annotations.
 const HOST_ANNOTATION: &str =
     "the case changes `config.kubernetes.io/merge-source`, a host bookkeeping annotation \
      (`config.kubernetes.io/*`) that a patch never adds, changes or removes (SPEC, README \"Selecting \
      resources\"); the rest of the output, the comment the case is about included, is upstream's text \
-     exactly (tests/walkers_corpus.rs passes it at the function level, where there is no host)";
+     exactly (tests/it/walkers_corpus.rs passes it at the function level, where there is no host)";
 
 /// Cases whose upstream expectation we deliberately do not reproduce: (file, case, why).
 const DISPUTED: &[(&str, &str, &str)] = &[
@@ -88,11 +87,11 @@ const K8S_SORT: &str =
 /// unknown_field.yaml's `diff` cases have neither a patch nor a result.
 const K8S_CREATION_ERROR: &str = "Go-only: upstream expects patch creation to fail because `complex` \
      is not a field of its Go test struct (`unable to find api field`), so there is no patch to apply \
-     and no result; krm-merge creates no patches, and needs no schema for a field (tests/walkers_corpus.rs \
+     and no result; krm-merge creates no patches, and needs no schema for a field (tests/it/walkers_corpus.rs \
      lists the three-way case for the same reason: apply sets complex.nested to false)";
 
 /// Cases that fail because of a product bug, each with the `#[ignore]`d test in
-/// tests/regressions.rs that reproduces it in a few lines: (file, case, regression test). They
+/// tests/it/regressions.rs that reproduces it in a few lines: (file, case, regression test). They
 /// are not disputed — upstream is right — and are listed only so that the suites stay green
 /// until the bug is fixed; a listed case that passes fails the run, so the entry goes with the
 /// fix (and the `#[ignore]` with it).
@@ -786,7 +785,7 @@ const SPACING: &str =
 const NEW_KEY_ORDER: &str = "new fields in `updated`'s order, not kyaml's lexicographic order";
 
 /// merge3 cases whose output is not upstream's text but agrees with it this far, and why (the
-/// same cases and reasons as tests/walkers_corpus.rs, which runs them at the function level).
+/// same cases and reasons as tests/it/walkers_corpus.rs, which runs them at the function level).
 /// A listed case that agrees better, or less, fails.
 const MERGE3_INEXACT: &[(&str, &str, Agreement, &str)] = &[
     (
@@ -1240,7 +1239,7 @@ fn k8s_twoway_case(c: &Case) -> Result<(), String> {
 /// patch is `modified`, the result must be upstream's `result`. The annotation must come back
 /// as `modified`, and is removed before comparing. kubectl apply always overwrites
 /// (CreateThreeWayMergePatch with overwrite=true), so a case upstream expects to conflict gives
-/// its overwrite=true result here, as in tests/walkers_corpus.rs.
+/// its overwrite=true result here, as in tests/it/walkers_corpus.rs.
 fn k8s_threeway_case(c: &Case) -> Result<(), String> {
     let v = &c.v;
     let kind = k8s_kind(&c.schema);
@@ -1328,12 +1327,12 @@ fn k8s_sort_normalisation() {
     }
 }
 
-/// Every `KNOWN_BUGS` entry names a test in tests/regressions.rs that is ignored as a bug, so the
-/// bug stays visible (`cargo test -- --ignored` runs the reproductions).
+/// Every `KNOWN_BUGS` entry names a test in tests/it/regressions.rs that is ignored as a bug, so
+/// the bug stays visible (`cargo test --test it -- --ignored` runs the reproductions).
 #[test]
 fn known_bugs_have_an_ignored_regression_test() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions.rs");
-    let text = fs::read_to_string(&path).expect("tests/regressions.rs");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/regressions.rs");
+    let text = fs::read_to_string(&path).expect("tests/it/regressions.rs");
     for (file, case, test) in KNOWN_BUGS {
         let at = text
             .find(&format!("fn {test}()"))

@@ -15,14 +15,9 @@
 //! case N alone and print its files and outputs), `KRM_MERGE_KDIFF_ALL=1` (also generate the
 //! inputs of the `DIFFERENCES`), `KRM_MERGE_KDIFF_KEEP=1` (keep every case directory).
 
-mod common;
-#[path = "kustomize_diff/emit.rs"]
 mod emit;
-#[path = "kustomize_diff/gen.rs"]
 mod gen;
-#[path = "kustomize_diff/rng.rs"]
 mod rng;
-mod support;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -34,9 +29,10 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use common::*;
 use emit::Style;
 use gen::{Body, Case, Gen};
+
+use crate::support::*;
 
 const DEFAULT_SEED: u64 = 20_251_122;
 const DEFAULT_CASES: usize = 300;
@@ -546,7 +542,7 @@ fn error_class(e: &str) -> String {
 
 #[test]
 fn kustomize_parity() {
-    let Some(kubectl) = support::host("kubectl") else {
+    let Some(kubectl) = host("kubectl") else {
         return;
     };
     let seed = std::env::var("KRM_MERGE_KDIFF_SEED")

@@ -1,14 +1,13 @@
 //! The binary's surface (SPEC "Invocation", "Errors and bad input"): modes, wire forms, exit
 //! codes, results, and what the output keeps.
 
-mod common;
-
 use std::fs;
 use std::path::PathBuf;
 
 use assert_cmd::assert::OutputAssertExt;
-use common::*;
 use serde_json::Value;
+
+use crate::support::*;
 
 fn tmp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("krm-merge-cli-{}-{name}", std::process::id()));

@@ -5,12 +5,11 @@
 //!
 //! Cases that found a bug say so; the fix is in the same commit.
 
-mod common;
-
 use std::path::PathBuf;
 
-use common::*;
 use krm_merge::yaml;
+
+use crate::support::*;
 
 /// Runs the binary with `args` and raw `stdin` bytes.
 fn run(args: &[&str], stdin: &[u8]) -> Out {

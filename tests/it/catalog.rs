@@ -13,9 +13,6 @@
 //! `KRM_MERGE_UPDATE_EXPECTED=1` rewrites the expected files and the definition from what the
 //! real thing does; review the change before committing it.
 
-mod common;
-mod support;
-
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,8 +20,7 @@ use std::process::Command;
 
 use serde_json::{json, Map, Value};
 
-use common::{bin, docs};
-use support::*;
+use crate::support::*;
 
 fn examples() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = fs::read_dir(root().join("functions/examples"))
@@ -228,7 +224,7 @@ fn examples_through_the_standalone_filter() {
         let files = resources(&example);
         let mut args = vec!["--config", config];
         args.extend(files.iter().map(|f| f.to_str().expect("utf8")));
-        let from_files = common::krm(&args, "");
+        let from_files = krm(&args, "");
         assert_eq!(
             from_files.code,
             0,
@@ -237,7 +233,7 @@ fn examples_through_the_standalone_filter() {
             from_files.stderr
         );
         let stdin: Vec<String> = files.iter().map(|f| read(f)).collect();
-        let from_stdin = common::krm(&["--config", config], &stdin.join("---\n"));
+        let from_stdin = krm(&["--config", config], &stdin.join("---\n"));
         assert_eq!(
             from_stdin.code,
             0,
@@ -385,8 +381,8 @@ fn definition() -> String {
     });
     let mut out = String::from(
         "# The functionConfig's schema as a KRMFunctionDefinition, generated from `krm-merge schema`\n\
-         # by tests/catalog.rs: do not edit; `KRM_MERGE_UPDATE_EXPECTED=1 cargo test --test catalog`\n\
-         # rewrites it.\n",
+         # by tests/it/catalog.rs: do not edit;\n\
+         # `KRM_MERGE_UPDATE_EXPECTED=1 cargo test --test it catalog::` rewrites it.\n",
     );
     krm_merge::yaml::emit_document(
         &krm_merge::yaml::Document::new(krm_merge::yaml::from_json(&def)),
@@ -408,7 +404,7 @@ fn the_function_definition_is_generated_from_the_schema() {
     assert!(
         read(&path) == want,
         "{DEFINITION} is not what `krm-merge schema` gives: run \
-         KRM_MERGE_UPDATE_EXPECTED=1 cargo test --test catalog and review the change"
+         KRM_MERGE_UPDATE_EXPECTED=1 cargo test --test it catalog:: and review the change"
     );
 }
 

@@ -4,11 +4,10 @@
 //! the results after it) and through the whole-input path (a ResourceList that already has
 //! `results:`, and a JSON one). Through the binary.
 
-mod common;
-
-use common::*;
 use krm_merge::yaml::{self, Node};
 use serde_json::Value;
+
+use crate::support::*;
 
 /// Runs the binary with `args` and `stdin`, stdout kept as bytes.
 fn run(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {

@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
 
-use crate::emit::{NULL_EMPTY, NULL_TILDE};
-use crate::rng::Rng;
+use super::emit::{NULL_EMPTY, NULL_TILDE};
+use super::rng::Rng;
 
 const NAMES: &[&str] = &["web", "api", "db", "cache", "front"];
 const NAMESPACES: &[Option<&str>] = &[None, None, Some("prod"), Some("staging"), Some("default")];
@@ -1837,7 +1837,7 @@ impl Gen {
                             self.tag("json:yaml-1.1-plain-value");
                             json!(format!(
                                 "{}{}",
-                                crate::emit::PLAIN_MARK,
+                                super::emit::PLAIN_MARK,
                                 self.r.pick(YAML11_VALUES)
                             ))
                         } else {

@@ -6,8 +6,6 @@
 //! The json6902-vs-json-patch differential is in tests/json6902_suite.rs. Case counts keep the
 //! file well under a minute in a debug build.
 
-mod common;
-
 use std::fmt::Write as _;
 
 use krm_merge::merge::{apply, merge2, merge3};
@@ -17,6 +15,8 @@ use krm_merge::select::resource::Id;
 use krm_merge::yaml::{self, Node};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
+
+use crate::support::krm;
 
 // ----- the generated trees ------------------------------------------------------------------
 
@@ -453,7 +453,7 @@ fn no_empties(v: &Val) -> bool {
 // ----- through the binary -------------------------------------------------------------------
 
 fn run_bin(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let out = common::krm(args, stdin);
+    let out = krm(args, stdin);
     (out.code, out.stdout, out.stderr)
 }
 
