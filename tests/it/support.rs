@@ -242,55 +242,60 @@ pub fn same_tree(a: &Node<'_>, b: &Node<'_>, ordered: bool) -> bool {
             .all(|(x, y)| same_tree(x, y, ordered))
 }
 
-// ----- hosts, files and commands ------------------------------------------------------------
+// ----- hosts ------------------------------------------------------------------------------
+//
+// A test that needs kpt, kubectl, or podman with the function's image says so with
+// `#[cfg_attr(not(host_kpt), ignore = "needs kpt on PATH")]` (`host_kubectl`, `host_image`;
+// `all(...)` for several). build.rs sets those flags when the tests are built: from PATH, and for
+// the image from podman's store, so that where a host is missing its tests are reported as
+// ignored, not as passed without having run. With `KRM_MERGE_REQUIRE_HOSTS` set (`.ci/run` sets
+// it) build.rs sets them all: nothing is ignored, and a missing host fails its tests here.
+// `cargo test --test it -- --ignored` runs them anyway, and they fail where a host is missing.
 
 /// The image the container tests run: `KRM_MERGE_IMAGE`, or what `tools/build-image.sh` tags.
 pub fn image_name() -> String {
     std::env::var("KRM_MERGE_IMAGE").unwrap_or_else(|_| "localhost/krm-merge:dev".to_owned())
 }
 
-pub fn required() -> bool {
-    std::env::var_os("KRM_MERGE_REQUIRE_HOSTS").is_some()
+/// Why a host the test needs may be missing although the test runs.
+fn why_required() -> &'static str {
+    if std::env::var_os("KRM_MERGE_REQUIRE_HOSTS").is_some() {
+        "KRM_MERGE_REQUIRE_HOSTS is set"
+    } else {
+        "it was there when the tests were built"
+    }
 }
 
-/// The host binary, or `None` (test skipped) when it is missing and not required.
-pub fn host(name: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH")
+/// The host binary on PATH. Its absence fails the test: a test that needs it is ignored where it
+/// was missing when the tests were built.
+pub fn host(name: &str) -> PathBuf {
+    std::env::var_os("PATH")
         .into_iter()
         .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .map(|d| d.join(name))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            !required(),
-            "{name} is not on PATH, and KRM_MERGE_REQUIRE_HOSTS is set"
-        );
-        eprintln!("skipped: {name} is not on PATH");
-    }
-    found
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{name} is not on PATH ({})", why_required()))
 }
 
-/// podman and the function's image in its local store, or `None` (skipped) when either is
-/// missing and not required.
-pub fn podman_image() -> Option<(PathBuf, String)> {
-    let podman = host("podman")?;
+/// podman and the function's image in its local store. Their absence fails the test, as with
+/// [`host`].
+pub fn podman_image() -> (PathBuf, String) {
+    let podman = host("podman");
     let image = image_name();
     let exists = Command::new(&podman)
         .args(["image", "exists", &image])
         .status()
         .expect("run podman")
         .success();
-    if !exists {
-        assert!(
-            !required(),
-            "the image {image} is missing (build it with tools/build-image.sh), and \
-             KRM_MERGE_REQUIRE_HOSTS is set"
-        );
-        eprintln!("skipped: no image {image}; build it with tools/build-image.sh");
-        return None;
-    }
-    Some((podman, image))
+    assert!(
+        exists,
+        "the image {image} is missing: build it with tools/build-image.sh ({})",
+        why_required()
+    );
+    (podman, image)
 }
+
+// ----- files and commands ---------------------------------------------------------------------
 
 pub fn tmp_dir(suite: &str, name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("krm-merge-{suite}-{}-{name}", std::process::id()));
