@@ -5,6 +5,7 @@ mod catalog;
 mod cli;
 mod conformance;
 mod container;
+mod fixtures;
 mod hostile;
 mod hosts;
 mod json6902_suite;
