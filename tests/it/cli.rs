@@ -1,5 +1,5 @@
-//! The binary's surface (SPEC "Invocation", "Errors and bad input"): modes, wire forms, exit
-//! codes, results, and what the output keeps.
+//! The binary's surface, as the README's "Standalone" and "Input and output" sections describe
+//! it: modes, wire forms, exit codes, results, errors for bad input, and what the output keeps.
 
 use std::fs;
 use std::path::PathBuf;

@@ -31,7 +31,7 @@ use crate::support::*;
 /// `config.kubernetes.io/merge-source` is one of kpt's bookkeeping annotations.
 const HOST_ANNOTATION: &str =
     "the case changes `config.kubernetes.io/merge-source`, a host bookkeeping annotation \
-     (`config.kubernetes.io/*`) that a patch never adds, changes or removes (SPEC, README \"Selecting \
+     (`config.kubernetes.io/*`) that a patch never adds, changes or removes (README \"Selecting \
      resources\"); the rest of the output, the comment the case is about included, is upstream's text \
      exactly (tests/it/walkers_corpus.rs passes it at the function level, where there is no host)";
 

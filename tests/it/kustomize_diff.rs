@@ -1,11 +1,12 @@
-//! Differential test against kustomize: SPEC says that with `newListItems: prepend` and
-//! `inferMergeKeys: false`, `merge2` and `json6902` patches give the same output as kustomize
-//! v5's `patches:` field. For a few hundred generated cases (tests/kustomize_diff/gen.rs: a
-//! package of 1–6 resources and 1–4 patches, from a seed) this writes `resources.yaml` and a
-//! `kustomization.yaml` with the patches, runs `kubectl kustomize`, runs krm-merge on the same
-//! resources with a `Merge` functionConfig holding the same patches with kustomize's options,
-//! and compares the resources as data (by identity; maps unordered, lists ordered). Both
-//! failing counts as agreement; one failing is a mismatch.
+//! Differential test against kustomize: the README ("Differences from kustomize") says that with
+//! `newListItems: prepend` and `inferMergeKeys: false`, `merge2` and `json6902` patches give the
+//! same resources as kustomize v5's `patches:` field; this test holds it to that. For a few
+//! hundred generated cases (tests/it/kustomize_diff/gen.rs: a package of 1–6 resources and 1–4
+//! patches, from a seed) this writes `resources.yaml` and a `kustomization.yaml` with the
+//! patches, runs `kubectl kustomize`, runs krm-merge on the same resources with a `Merge`
+//! functionConfig holding the same patches with kustomize's options, and compares the resources
+//! as data (by identity; maps unordered, lists ordered). Both failing counts as agreement; one
+//! failing is a mismatch.
 //!
 //! `kustomize_parity` needs `kubectl` on PATH: ignored when it is missing, a failure when
 //! `KRM_MERGE_REQUIRE_HOSTS=1` (as `.ci/run` sets).
@@ -37,10 +38,10 @@ use crate::support::*;
 const DEFAULT_SEED: u64 = 20_251_122;
 const DEFAULT_CASES: usize = 300;
 
-/// Inputs the generator does not produce, because the claim does not cover them: kustomize
-/// and krm-merge differ there on purpose (README, "Differences from kustomize"), the input is
-/// invalid to the API server, or kustomize fails for reasons that are not about patches:
-/// (what, why).
+/// Inputs the generator does not produce, because the README's claim does not cover them:
+/// kustomize and krm-merge differ there on purpose (README, "Differences from kustomize"), the
+/// input is invalid to the API server, or kustomize fails for reasons that are not about
+/// patches: (what, why).
 pub const AVOIDED: &[(&str, &str)] = &[
     (
         "an empty patch (no document, or only comments)",
@@ -62,7 +63,7 @@ pub const AVOIDED: &[(&str, &str)] = &[
     ),
     (
         "JSON patch operations on apiVersion, kind, metadata.name and metadata.namespace",
-        "kustomize tracks resources by id between patches; renaming through a JSON patch is outside the claim",
+        "kustomize tracks resources by id between patches; renaming through a JSON patch is outside the README's claim",
     ),
     (
         "a multi-document patch whose first document deletes its resource (`$patch: delete`)",
