@@ -1,0 +1,476 @@
+//! The binary's surface, as the README's "Standalone" and "Input and output" sections describe
+//! it: modes, wire forms, exit codes, results, errors for bad input, and what the output keeps.
+
+use std::fs;
+use std::path::PathBuf;
+
+use assert_cmd::assert::OutputAssertExt;
+use serde_json::Value;
+
+use crate::support::*;
+
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("krm-merge-cli-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+const DEPLOY: &str = "\
+# the web tier
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web   # keep me
+  labels:
+    app: web
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+      - name: app
+        image: \"nginx:1.0\"
+";
+
+const SERVICE: &str = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+  - port: 80
+";
+
+fn config(patches: &str) -> String {
+    format!("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: t\nspec:\n  patches:\n{patches}")
+}
+
+fn rl(items: &[&str], fn_config: &str) -> String {
+    let mut s = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+    for i in items {
+        for (n, line) in i.lines().enumerate() {
+            s.push_str(if n == 0 { "- " } else { "  " });
+            s.push_str(line);
+            s.push('\n');
+        }
+    }
+    s.push_str("functionConfig:\n");
+    for line in fn_config.lines() {
+        s.push_str("  ");
+        s.push_str(line);
+        s.push('\n');
+    }
+    s
+}
+
+const REPLICAS: &str = "  - patch: |\n      apiVersion: apps/v1\n      kind: Deployment\n      metadata:\n        name: web\n      spec:\n        replicas: 3\n";
+
+#[test]
+fn help_and_version_never_read_stdin() {
+    // No stdin is attached at all (kpt fn doc runs `docker run IMAGE --help` without -i).
+    for arg in ["--help", "-h", "--version"] {
+        let done = std::process::Command::new(bin())
+            .arg(arg)
+            .stdin(std::process::Stdio::null())
+            .assert()
+            .success();
+        assert!(!done.get_output().stdout.is_empty(), "{arg}");
+    }
+    cmd()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(format!("krm-merge {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["--bogus"][..],
+        &["merge2", "only-one"],
+        &["--config"],
+        &["merge3", "a", "b"],
+        &["no-such-file.yaml", "x"],
+    ] {
+        let done = cmd().args(args).write_stdin("").assert().code(2);
+        let out = out_of(done.get_output());
+        assert!(
+            out.stderr.contains("krm-merge: "),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    let done = cmd()
+        .args(["--config", "no-such-config.yaml"])
+        .write_stdin("")
+        .assert()
+        .code(2);
+    let out = out_of(done.get_output());
+    assert!(out.stderr.contains("no-such-config.yaml"), "{}", out.stderr);
+}
+
+#[test]
+fn schema_is_json_schema_of_the_merge_kind() {
+    let out = krm(&["schema"], "");
+    assert_eq!(out.code, 0);
+    let v: Value = serde_json::from_str(&out.stdout).expect("JSON");
+    assert!(
+        v.pointer("/properties/spec/properties/patches").is_some(),
+        "{v}"
+    );
+}
+
+#[test]
+fn resource_list_round_trip_with_results() {
+    let input = rl(&[DEPLOY, SERVICE], &config(REPLICAS));
+    let out = krm(&[], &input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Only the replicas line changes; the results are appended.
+    let (before, after) = out
+        .stdout
+        .split_once("functionConfig:")
+        .expect("functionConfig kept");
+    assert_eq!(
+        before,
+        input
+            .split_once("functionConfig:")
+            .unwrap()
+            .0
+            .replace("replicas: 1", "replicas: 3")
+    );
+    assert!(after.contains("results:\n- message: \"patch[0] (merge2): applied to 1 resource(s)\"\n  severity: info\n"), "{after}");
+}
+
+#[test]
+fn every_resource_list_version_and_list_and_json_are_accepted() {
+    for api in [
+        "config.kubernetes.io/v1",
+        "config.kubernetes.io/v1beta1",
+        "config.kubernetes.io/v1alpha1",
+    ] {
+        let input = rl(&[DEPLOY], &config(REPLICAS)).replace("config.kubernetes.io/v1", api);
+        let out = krm(&[], &input);
+        assert_eq!(out.code, 0, "{api}: {}", out.stderr);
+        assert!(
+            out.stdout
+                .starts_with(&format!("apiVersion: {api}\nkind: ResourceList\n")),
+            "{}",
+            out.stdout
+        );
+    }
+    // JSON in, block YAML out.
+    let json = serde_json::json!({
+        "apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
+        "items": [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"a": "1", "on": "yes"}}],
+        "functionConfig": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "function-input"},
+            "data": {"kind": "ConfigMap", "patch": "data:\n  b: \"2\"\n"}}
+    });
+    let out = krm(&[], &json.to_string());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("items:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: cm\n  data:\n    a: \"1\"\n    \"on\": \"yes\"\n    b: \"2\"\n"), "{}", out.stdout);
+    // A List with --config.
+    let dir = tmp_dir("list");
+    let cfg = dir.join("fn.yaml");
+    fs::write(&cfg, config(REPLICAS)).unwrap();
+    let list = format!(
+        "apiVersion: v1\nkind: List\nitems:\n- {}",
+        DEPLOY.replace('\n', "\n  ").trim_end()
+    );
+    let out = krm(&["--config", cfg.to_str().unwrap()], &format!("{list}\n"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .starts_with("apiVersion: v1\nkind: List\nitems:\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("replicas: 3"));
+}
+
+#[test]
+fn standalone_filter_keeps_untouched_documents_byte_for_byte() {
+    let dir = tmp_dir("standalone");
+    let cfg = dir.join("fn.yaml");
+    fs::write(&cfg, config(REPLICAS)).unwrap();
+    let odd = "# odd but valid\nkind:   ConfigMap\napiVersion: v1\nmetadata: {name: x}   # flow\ndata:\n  k: 'v'\n";
+    let stream = format!("{DEPLOY}---\n{odd}---\n{SERVICE}");
+    let out = krm(&["--config", cfg.to_str().unwrap()], &stream);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, stream.replace("replicas: 1", "replicas: 3"));
+    // The same from files and directories (sorted, recursively).
+    fs::create_dir_all(dir.join("pkg/sub")).unwrap();
+    fs::write(dir.join("pkg/a.yaml"), DEPLOY).unwrap();
+    fs::write(dir.join("pkg/sub/b.yaml"), SERVICE).unwrap();
+    fs::write(dir.join("pkg/notes.txt"), "not yaml").unwrap();
+    let out = krm(
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            dir.join("pkg").to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "{}---\n{SERVICE}",
+            DEPLOY.replace("replicas: 1", "replicas: 3")
+        )
+    );
+}
+
+#[test]
+fn legacy_kustomize_plugin_mode() {
+    let dir = tmp_dir("plugin");
+    let cfg = dir.join("kust-plugin-config-123");
+    fs::write(&cfg, config(REPLICAS)).unwrap();
+    let out = krm(&[cfg.to_str().unwrap()], &format!("{DEPLOY}---\n{SERVICE}"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("replicas: 3") && out.stdout.contains("kind: Service"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn merge_subcommands() {
+    let dir = tmp_dir("subcommands");
+    let (src, dest) = (dir.join("src.yaml"), dir.join("dest.yaml"));
+    fs::write(&src, "spec:\n  replicas: 5\n").unwrap();
+    fs::write(&dest, DEPLOY).unwrap();
+    let out = krm(
+        &["merge2", src.to_str().unwrap(), dest.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, DEPLOY.replace("replicas: 1", "replicas: 5"));
+    let (orig, upd) = (dir.join("o.yaml"), dir.join("u.yaml"));
+    fs::write(&orig, DEPLOY).unwrap();
+    fs::write(&upd, DEPLOY.replace("nginx:1.0", "nginx:2.0")).unwrap();
+    let local = DEPLOY.replace("replicas: 1", "replicas: 4");
+    fs::write(&dest, &local).unwrap();
+    let out = krm(
+        &[
+            "merge3",
+            orig.to_str().unwrap(),
+            upd.to_str().unwrap(),
+            dest.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, local.replace("nginx:1.0", "nginx:2.0"));
+}
+
+#[test]
+fn malformed_input_is_an_error_with_line_and_column() {
+    let bad = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- a: b\n c: d\n";
+    let out = krm(&[], bad);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("line 5, column"), "{}", out.stderr);
+    let results = rl_results(&out.stdout);
+    assert_eq!(results.len(), 1, "{}", out.stdout);
+    assert_eq!(results[0]["severity"], "error");
+    let cases = [
+        (
+            "duplicate key",
+            "apiVersion: v1\nkind: ResourceList\nitems:\n- kind: A\n  kind: B\n",
+            "line 5",
+        ),
+        (
+            "tab indentation",
+            "apiVersion: v1\nkind: ResourceList\nitems:\n- kind: A\n\tx: 1\n",
+            "tab",
+        ),
+        (
+            "not a resource",
+            "apiVersion: v1\nkind: ResourceList\nitems:\n- just text\n",
+            "items[0]",
+        ),
+    ];
+    for (what, input, want) in cases {
+        let out = krm(&[], input);
+        assert_eq!(out.code, 1, "{what}");
+        assert!(out.stderr.contains(want), "{what}: {}", out.stderr);
+    }
+    let out = krm_bytes(&[0x61, 0x3a, 0x20, 0xff, 0x0a]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("invalid UTF-8 at line 1, column 4"),
+        "{}",
+        out.stderr
+    );
+}
+
+fn krm_bytes(stdin: &[u8]) -> Out {
+    use std::io::Write;
+    let mut child = std::process::Command::new(bin())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write");
+    let o = child.wait_with_output().expect("wait");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn invalid_function_config_names_the_field() {
+    let cases = [
+        (
+            "  - patch: 'kind: A'\n    target:\n      name: '*web'\n",
+            "spec.patches[0].target.name",
+        ),
+        (
+            "  - patch: 'kind: A'\n    options:\n      inferMergeKeys: maybe\n",
+            "spec.patches[0].options.inferMergeKeys",
+        ),
+        ("  - patch: 'kind: A'\n    bogus: 1\n", "bogus"),
+    ];
+    for (patches, field) in cases {
+        let input = rl(&[DEPLOY], &config(patches));
+        let out = krm(&[], &input);
+        assert_eq!(out.code, 1, "{field}");
+        assert!(out.stderr.contains(field), "{field}: {}", out.stderr);
+        // The items are written back as they came.
+        assert_eq!(rl_items(&out.stdout), rl_items(&input));
+    }
+}
+
+#[test]
+fn selection_rules() {
+    // A target selecting nothing is a warning; a patch without target matching nothing is an error.
+    let input = rl(
+        &[DEPLOY],
+        &config("  - target: {kind: Nope}\n    patch: 'metadata: {labels: {x: y}}'\n"),
+    );
+    let out = krm(&[], &input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        rl_results(&out.stdout)
+            .iter()
+            .any(|r| r["severity"] == "warning"),
+        "{}",
+        out.stdout
+    );
+    let input = rl(&[DEPLOY], &config("  - patch: 'apiVersion: apps/v1\n\n      kind: Deployment\n\n      metadata: {name: nope}'\n"));
+    let out = krm(&[], &input);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("matches no resource"), "{}", out.stderr);
+    // `target: {}` selects everything but bookkeeping items.
+    let local = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: local\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n";
+    let kptfile = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n";
+    let input = rl(
+        &[DEPLOY, SERVICE, local, kptfile],
+        &config("  - target: {}\n    patch: 'metadata: {labels: {team: a}}'\n"),
+    );
+    let out = krm(&[], &input);
+    let items = rl_items(&out.stdout);
+    let labelled: Vec<bool> = items
+        .iter()
+        .map(|i| i.pointer("/metadata/labels/team").is_some())
+        .collect();
+    assert_eq!(labelled, [true, true, false, false]);
+    // A target that names the kind reaches them.
+    let input = rl(
+        &[kptfile],
+        &config("  - target: {kind: Kptfile}\n    patch: 'metadata: {labels: {team: a}}'\n"),
+    );
+    assert!(rl_items(&krm(&[], &input).stdout)[0]
+        .pointer("/metadata/labels/team")
+        .is_some());
+}
+
+#[test]
+fn bookkeeping_annotations_are_out_of_reach() {
+    let item = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  annotations:\n    config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/path: cm.yaml\n";
+    let patch = "  - target: {kind: ConfigMap}\n    patch: |\n      metadata:\n        annotations:\n          config.kubernetes.io/index: '7'\n          internal.config.kubernetes.io/path: null\n          mine: x\n";
+    let out = krm(&[], &rl(&[item], &config(patch)));
+    let items = rl_items(&out.stdout);
+    let ann = &items[0]["metadata"]["annotations"];
+    assert_eq!(ann["config.kubernetes.io/index"], "0");
+    assert_eq!(ann["internal.config.kubernetes.io/path"], "cm.yaml");
+    assert_eq!(ann["mine"], "x");
+}
+
+#[test]
+fn all_or_nothing_when_a_patch_fails_on_the_last_target() {
+    let items: Vec<String> = (0..20)
+        .map(|i| DEPLOY.replace("name: web", &format!("name: web-{i}")))
+        .collect();
+    let mut refs: Vec<&str> = items.iter().map(String::as_str).collect();
+    // The last one has no containers list to address.
+    let last = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-last\n";
+    refs.push(last);
+    let patch = "  - target: {kind: Deployment}\n    patch: 'spec: {replicas: 9}'\n  - type: json6902\n    target: {kind: Deployment}\n    patch: |\n      - op: replace\n        path: /spec/template/spec/containers/[name=app]/image\n        value: x\n";
+    let input = rl(&refs, &config(patch));
+    let out = krm(&[], &input);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("Deployment web-last"), "{}", out.stderr);
+    assert_eq!(
+        rl_items(&out.stdout),
+        rl_items(&input),
+        "items must come back as they came in"
+    );
+}
+
+#[test]
+fn merge2_is_idempotent_through_the_binary() {
+    let input = rl(&[DEPLOY, SERVICE], &config("  - target: {kind: Deployment}\n    patch: |\n      spec:\n        template:\n          spec:\n            containers:\n            - name: sidecar\n              image: s:1\n"));
+    let once = krm(&[], &input);
+    let items_once = rl_items(&once.stdout);
+    let again_input = once
+        .stdout
+        .split_once("results:")
+        .map_or(once.stdout.clone(), |(a, _)| a.to_owned());
+    let twice = krm(&[], &again_input);
+    assert_eq!(rl_items(&twice.stdout), items_once);
+    assert_eq!(twice.stdout.split_once("results:").unwrap().0, again_input);
+}
+
+#[test]
+fn empty_configmap_config_changes_nothing() {
+    let fc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata: {}\n";
+    let input = rl(&[DEPLOY], fc);
+    let out = krm(&[], &input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.split_once("results:").unwrap().0, input);
+}
+
+#[test]
+fn relative_patch_paths_resolve_from_the_config_file() {
+    let dir = tmp_dir("paths");
+    fs::create_dir_all(dir.join("patches")).unwrap();
+    fs::write(
+        dir.join("patches/replicas.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 7\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("fn.yaml"),
+        config("  - path: patches/replicas.yaml\n"),
+    )
+    .unwrap();
+    let other = tmp_dir("paths-cwd");
+    let out = krm_in(
+        &["--config", dir.join("fn.yaml").to_str().unwrap()],
+        DEPLOY,
+        Some(&other),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("replicas: 7"));
+}

@@ -1,0 +1,19 @@
+//! The integration tests: one test binary (`cargo test --test it`), one module per area.
+//! `cargo test --test it cli::` runs one module; `support` is what they share.
+
+mod catalog;
+mod cli;
+mod conformance;
+mod container;
+mod fixtures;
+mod hostile;
+mod hosts;
+mod json6902_suite;
+mod kustomize_diff;
+mod no_data_loss;
+mod package_roundtrip;
+mod properties;
+mod regressions;
+mod support;
+mod walkers_corpus;
+mod yaml_roundtrip;
