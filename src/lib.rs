@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod diff;
 mod hash;
 pub mod krm;
 pub mod merge;
