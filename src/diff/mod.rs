@@ -4,18 +4,24 @@
 //! * [`two_way`] — a strategic merge patch as apimachinery's `CreateTwoWayMergePatch` makes it
 //!   (schema-aware: `$setElementOrder`, `$patch: delete`, `$deleteFromPrimitiveList`,
 //!   `$retainKeys`, `null` for removed fields);
-//! * [`three_way`] — the patch `kubectl apply` sends (`CreateThreeWayMergePatch`), with conflicts.
+//! * [`three_way`] — the patch `kubectl apply` sends (`CreateThreeWayMergePatch`), with conflicts;
+//! * [`json6902`] — RFC 6902 operations, with keyed pointers (`containers/[name=app]/image`) where
+//!   list elements have merge keys;
+//! * [`jsonmerge`] — an RFC 7386 merge patch.
 //!
 //! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
-//! with [`Options::merge2_options`]) gives NEW as data, except where a [`Warning`] says why it
-//! cannot (a strategic merge patch cannot write a `null` into a mapping). Values copied from NEW
-//! keep NEW's comments and scalar styles.
+//! with [`Options::merge2_options`], `json6902::apply`, `jsonmerge::merge`) gives NEW as data,
+//! except where a [`Warning`] says why it cannot (a strategic merge patch or a JSON merge patch
+//! cannot write a `null` into a mapping). Values copied from NEW keep NEW's comments and scalar
+//! styles.
 //!
 //! What it must not do: apply patches (the walkers in [`crate::merge`] and [`crate::patch`] do),
 //! read or write text, select resources or know the wire format. Every function takes nodes, a
 //! schema and options, and returns nodes.
 
 mod identity;
+pub mod json6902;
+pub mod jsonmerge;
 mod nodes;
 pub mod three_way;
 pub mod two_way;
