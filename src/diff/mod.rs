@@ -7,7 +7,9 @@
 //! * [`three_way`] — the patch `kubectl apply` sends (`CreateThreeWayMergePatch`), with conflicts;
 //! * [`json6902`] — RFC 6902 operations, with keyed pointers (`containers/[name=app]/image`) where
 //!   list elements have merge keys;
-//! * [`jsonmerge`] — an RFC 7386 merge patch.
+//! * [`jsonmerge`] — an RFC 7386 merge patch;
+//! * [`package`] — resources of two streams paired by identity, one patch per changed resource,
+//!   as a `Merge` functionConfig or a kustomization's `patches:`.
 //!
 //! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
 //! with [`Options::merge2_options`], `json6902::apply`, `jsonmerge::merge`) gives NEW as data,
@@ -23,6 +25,7 @@ mod identity;
 pub mod json6902;
 pub mod jsonmerge;
 mod nodes;
+pub mod package;
 pub mod three_way;
 pub mod two_way;
 
