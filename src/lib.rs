@@ -10,6 +10,7 @@
 //! | plan | [`config`] | a functionConfig read into a typed [`Plan`] |
 //! | select | [`select`] | resource identity, kustomize-style targets, label selectors |
 //! | merge / patch | [`merge`], [`patch`] | one walker per operation, over the merge [`schema`] |
+//! | diff | [`diff`] | the reverse: the patch that turns one version of a resource (or package) into another |
 //! | emit | [`krm`] | the wire format (ResourceList, `List`, stream) and the pipeline that runs a plan |
 //!
 //! [`path`] names places in a resource for errors and results; [`error`] holds the error type of
@@ -95,6 +96,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod config;
+pub mod diff;
 pub mod error;
 mod hash;
 pub mod krm;

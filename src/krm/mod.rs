@@ -7,7 +7,7 @@
 //!
 //! What it must not do: merge, select, or decide exit codes.
 
-mod engine;
+pub(crate) mod engine;
 pub mod pipeline;
 mod result;
 

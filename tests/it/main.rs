@@ -3,6 +3,8 @@
 
 mod catalog;
 mod cli;
+mod diff_conformance;
+mod diff_properties;
 mod conformance;
 mod container;
 mod fixtures;

@@ -1,0 +1,155 @@
+//! Patch generation: the patch that turns one resource (OLD) into another (NEW), in each of the
+//! patch types krm-merge applies, and the patches that turn one package into another.
+//!
+//! * [`two_way`] — a strategic merge patch as apimachinery's `CreateTwoWayMergePatch` makes it
+//!   (schema-aware: `$setElementOrder`, `$patch: delete`, `$deleteFromPrimitiveList`,
+//!   `$retainKeys`, `null` for removed fields);
+//! * [`three_way`] — the patch `kubectl apply` sends (`CreateThreeWayMergePatch`), with conflicts;
+//! * [`json6902`] — RFC 6902 operations, with keyed pointers (`containers/[name=app]/image`) where
+//!   list elements have merge keys;
+//! * [`jsonmerge`] — an RFC 7386 merge patch;
+//! * [`package`] — resources of two streams paired by identity, one patch per changed resource,
+//!   as a `Merge` functionConfig or a kustomization's `patches:`.
+//!
+//! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
+//! with [`Options::merge2_options`], `json6902::apply`, `jsonmerge::merge`) gives NEW as data,
+//! except where a [`Warning`] says why it cannot (a strategic merge patch or a JSON merge patch
+//! cannot write a `null` into a mapping). Values copied from NEW keep NEW's comments and scalar
+//! styles.
+//!
+//! What it must not do: apply patches (the walkers in [`crate::merge`] and [`crate::patch`] do),
+//! read or write text, select resources or know the wire format. Every function takes nodes, a
+//! schema and options, and returns nodes.
+
+mod identity;
+pub mod json6902;
+pub mod jsonmerge;
+mod nodes;
+pub mod package;
+pub mod three_way;
+pub mod two_way;
+
+use std::fmt;
+
+use crate::merge::merge2;
+use crate::path::Path;
+use crate::yaml::{AliasError, Node};
+
+/// How patches are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Pair the elements of lists no schema describes by kyaml's associative keys (`name`,
+    /// `containerPort`, ...), as `merge2`'s `infer_keys` does. The patch must be applied with
+    /// the same setting ([`Options::merge2_options`]); `false` (the default) is what kubectl
+    /// does: such lists are replaced whole.
+    pub infer_keys: bool,
+    /// Put OLD's `apiVersion`, `kind`, `metadata.name` and `metadata.namespace` at the top of
+    /// strategic merge and JSON merge patches, so that a patch selects its resource without a
+    /// target (the default). Off, a patch holds only what changed, as apimachinery's does.
+    pub identity: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            infer_keys: false,
+            identity: true,
+        }
+    }
+}
+
+impl Options {
+    /// The `merge2` options a strategic merge patch made with these options is applied with:
+    /// new list items appended, keys inferred as here.
+    pub fn merge2_options(&self) -> merge2::Options {
+        merge2::Options {
+            new_items: merge2::NewItems::Append,
+            infer_keys: self.infer_keys,
+            kustomize: false,
+        }
+    }
+}
+
+/// A generated patch.
+#[derive(Clone, Debug)]
+pub struct Diff<'n> {
+    /// The patch: a mapping for strategic merge and JSON merge patches (identity fields only,
+    /// or empty, when nothing changed), a list of operations for JSON patches.
+    pub patch: Node<'n>,
+    /// OLD and NEW differ as data: the patch changes something.
+    pub changed: bool,
+    /// Where applying the patch will not give NEW exactly, and why.
+    pub warnings: Vec<Warning>,
+}
+
+/// Something a patch cannot say, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Where, from the resource's root.
+    pub path: Path,
+    pub kind: WarningKind,
+}
+
+/// Why a patch does not give NEW exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarningKind {
+    /// NEW holds `null` in a mapping here. A strategic merge patch and a JSON merge patch read
+    /// `null` as "remove the field", so the patched resource lacks the field (the same data for
+    /// Kubernetes, which drops nulls, but not the same document).
+    NullNotKept,
+    /// NEW's `apiVersion`, `kind`, `metadata.name` or `metadata.namespace` differs from OLD's:
+    /// the patch carries NEW's value, so it no longer names OLD and needs a target.
+    IdentityChanged,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            WarningKind::NullNotKept => write!(
+                f,
+                "{}: the new version holds null here, which this patch type can only express as \
+                 removing the field; the patched resource will not have it",
+                self.path
+            ),
+            WarningKind::IdentityChanged => write!(
+                f,
+                "{}: the identity changes; the patch carries the new value, so it must be \
+                 applied with a target",
+                self.path
+            ),
+        }
+    }
+}
+
+/// A patch that cannot be made, and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {kind}")]
+pub struct DiffError {
+    pub path: Path,
+    pub kind: DiffErrorKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DiffErrorKind {
+    /// A strategic merge or JSON merge patch is made between two mappings.
+    #[error("the {0} resource is not a mapping")]
+    NotAMap(&'static str),
+    /// An element of a list the schema merges by key lacks the key (apimachinery fails too).
+    #[error("list element has no merge key {0:?}")]
+    MissingKey(String),
+    /// A field whose name starts with `$` would be read as a directive by a strategic merge.
+    #[error("the field {0:?} cannot be written in a strategic merge patch: names starting with '$' are directives there")]
+    DirectiveKey(String),
+    /// Aliases in an input name no anchor, or expand past the budget.
+    #[error("{0}")]
+    Alias(AliasError),
+}
+
+impl DiffError {
+    fn new(kind: DiffErrorKind) -> Self {
+        DiffError {
+            path: Path::root(),
+            kind,
+        }
+    }
+}

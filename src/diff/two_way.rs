@@ -1,0 +1,925 @@
+//! Strategic merge patch creation: the patch that turns OLD into NEW, as apimachinery's
+//! `CreateTwoWayMergePatch` makes it, for `merge2` to apply.
+//!
+//! What goes into the patch, field by field (the schema decides how lists pair, as it does for
+//! `merge2`: built-in kinds, CRDs, declarations, per-field comments, and, with
+//! [`Options::infer_keys`], kyaml's associative keys):
+//!
+//! * a field only NEW has: NEW's value; a field only OLD has: `null`;
+//! * maps on both sides: the patch of their fields, or NEW's whole value where the schema
+//!   replaces the map (patch strategy `replace`); with patch strategy `retainKeys`, a
+//!   `$retainKeys` list of NEW's fields whenever something changed or a field went away;
+//! * lists merged by key: the elements that changed (their merge keys and the patch of their
+//!   fields), the new elements whole, `{<key>: <value>, $patch: delete}` for each removed one, and
+//!   `$setElementOrder/<list>` (the keys of NEW's elements in order) when anything changed;
+//! * lists merged as sets: the added values, `$deleteFromPrimitiveList/<list>` for the removed
+//!   ones, `$setElementOrder/<list>` (NEW's list) when the list changed;
+//! * anything else: NEW's value where it differs.
+//!
+//! Where apimachinery's patch would not give NEW when `merge2` applies it, the patch says more,
+//! so that the promise of [`crate::diff`] holds: a list with duplicate keys or values, or one
+//! whose elements lack their keys, is sent whole with a `{$patch: replace}` element; a list
+//! paired by inferred keys, which `$setElementOrder` cannot reorder (`merge2` takes its keys from
+//! the schema), is sent whole when its order changed. Nulls NEW holds in mappings are reported
+//! ([`WarningKind::NullNotKept`]), fields named `$...` are errors.
+//!
+//! [`Differ`] also makes the two halves of a three-way patch (`three_way.rs`): changes and
+//! additions only, or deletions only, as apimachinery's diff options do.
+//!
+//! What it must not do: apply the patch, or look at anything but the two nodes, the schema and
+//! the options.
+
+use crate::hash::{HashMap, HashSet};
+use crate::merge::align::{self, key_values, ListKind, ScalarKey};
+use crate::path::{Path, Seg};
+use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::{Comments, Entry, Kind, Node};
+
+use super::identity::with_identity;
+use super::nodes::{expanded, go_text, has_duplicate_values, plain_copy, same, shell};
+use super::{Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
+
+pub(super) const PATCH: &str = "$patch";
+pub(super) const RETAIN_KEYS: &str = "$retainKeys";
+pub(super) const SET_ORDER: &str = "$setElementOrder/";
+pub(super) const DELETE_FROM: &str = "$deleteFromPrimitiveList/";
+
+/// The strategic merge patch that turns `old` into `new`, two resources (mappings) of the kind
+/// at `root` in `schema`. Apply it with `merge2::merge` and [`Options::merge2_options`].
+///
+/// ```
+/// use krm_merge::diff::{two_way, Options};
+/// use krm_merge::schema::Schema;
+/// use krm_merge::yaml::{emit_node, parse_stream};
+/// let old = parse_stream("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: a:1\n  - name: b\n    image: b:1\n").unwrap();
+/// let new = parse_stream("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: a:2 # bumped\n").unwrap();
+/// let schema = Schema::builtin();
+/// let root = schema.root("", "v1", "Pod");
+/// let (old, new) = (old[0].root.as_ref().unwrap(), new[0].root.as_ref().unwrap());
+/// let d = two_way::diff(old, new, &schema, root, &Options::default()).unwrap();
+/// assert_eq!(emit_node(&d.patch, Default::default()), "\
+/// apiVersion: v1
+/// kind: Pod
+/// metadata:
+///   name: p
+/// spec:
+///   $setElementOrder/containers:
+///   - name: a
+///   containers:
+///   - name: a
+///     image: a:2 # bumped
+///   - name: b
+///     $patch: delete
+/// ");
+/// ```
+pub fn diff<'n>(
+    old: &Node<'_>,
+    new: &Node<'n>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+) -> Result<Diff<'n>, DiffError> {
+    let (old, new) = (expanded(old)?, expanded(new)?);
+    if !old.is_map() {
+        return Err(DiffError::new(DiffErrorKind::NotAMap("old")));
+    }
+    if !new.is_map() {
+        return Err(DiffError::new(DiffErrorKind::NotAMap("new")));
+    }
+    let mut d = Differ::new(schema, opts, Mode::ALL);
+    let body = d.map(&old, &new, root, false)?;
+    let changed = !body.entries().is_empty();
+    let mut warnings = d.warnings;
+    let patch = if opts.identity {
+        with_identity(&old, body, &mut warnings)
+    } else {
+        body
+    };
+    Ok(Diff {
+        patch,
+        changed,
+        warnings,
+    })
+}
+
+/// Which parts of the difference a [`Differ`] writes (apimachinery's diff options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Mode {
+    /// Changed and added values.
+    pub changes: bool,
+    /// Removed fields, elements and values.
+    pub deletions: bool,
+}
+
+impl Mode {
+    pub(super) const ALL: Mode = Mode {
+        changes: true,
+        deletions: true,
+    };
+}
+
+/// The walk that makes a strategic merge patch (or one half of a three-way patch).
+pub(super) struct Differ<'s> {
+    schema: &'s Schema,
+    infer: bool,
+    mode: Mode,
+    /// Where the walk is, for errors and warnings.
+    path: Vec<Seg>,
+    pub(super) warnings: Vec<Warning>,
+}
+
+impl<'s> Differ<'s> {
+    pub(super) fn new(schema: &'s Schema, opts: &Options, mode: Mode) -> Self {
+        Differ {
+            schema,
+            infer: opts.infer_keys,
+            mode,
+            path: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn err(&self, kind: DiffErrorKind) -> DiffError {
+        DiffError {
+            path: Path(self.path.clone()),
+            kind,
+        }
+    }
+
+    fn warn(&mut self, kind: WarningKind) {
+        let w = Warning {
+            path: Path(self.path.clone()),
+            kind,
+        };
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
+    /// A field name from the data, checked to be writable in a patch.
+    fn field_key(&self, key: &Node<'_>) -> Result<(), DiffError> {
+        match key.as_str() {
+            Some(k) if k.starts_with('$') => Err(self.err(DiffErrorKind::DirectiveKey(k.into()))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The patch of two mappings (empty when nothing changed). `retain`: the schema's patch
+    /// strategy for this map is `retainKeys`.
+    pub(super) fn map<'n>(
+        &mut self,
+        old: &Node<'_>,
+        new: &Node<'n>,
+        at: Cursor,
+        retain: bool,
+    ) -> Result<Node<'n>, DiffError> {
+        let mut out: Vec<Entry<'n>> = Vec::new();
+        let old_index = align::FieldIndex::new(Some(old));
+        for ne in new.entries() {
+            let key = ne.key.as_str().unwrap_or_default();
+            self.path.push(Seg::field(key));
+            let done = match old_index.get(&ne.key) {
+                None if self.mode.changes => {
+                    let (meta, child) = align::field(self.schema, at, key, &[&ne.key]);
+                    self.push_copy(&mut out, ne, child, &meta, None)
+                }
+                None => Ok(()),
+                Some(oe) => {
+                    let (meta, child) = align::field(self.schema, at, key, &[&oe.key, &ne.key]);
+                    self.value(&oe.value, ne, &meta, child, &mut out)
+                }
+            };
+            self.path.pop();
+            done?;
+        }
+        let new_index = align::FieldIndex::new(Some(new));
+        let mut dropped = false;
+        for oe in old.entries() {
+            if new_index.get(&oe.key).is_some() {
+                continue;
+            }
+            dropped |= !oe.value.is_null();
+            if self.mode.deletions {
+                self.path
+                    .push(Seg::field(oe.key.as_str().unwrap_or_default()));
+                let checked = self.field_key(&oe.key);
+                self.path.pop();
+                checked?;
+                out.push(Entry {
+                    key: bare(&oe.key),
+                    value: Node::null(),
+                });
+            }
+        }
+        if retain && (!out.is_empty() || dropped) {
+            let mut keep: Vec<&str> = new
+                .entries()
+                .iter()
+                .filter(|e| !e.value.is_null())
+                .filter_map(|e| e.key.as_str())
+                .collect();
+            if !keep.is_empty() {
+                keep.sort_unstable();
+                let list = keep.into_iter().map(|k| Node::string(k.to_owned()));
+                out.insert(0, Entry::new(RETAIN_KEYS, Node::seq_of(list.collect())));
+            }
+        }
+        let mut m = shell(new);
+        if let Some(es) = m.entries_mut() {
+            *es = out;
+        }
+        Ok(m)
+    }
+
+    /// The patch entries for a field both sides have: none when it did not change.
+    fn value<'n>(
+        &mut self,
+        old: &Node<'_>,
+        ne: &Entry<'n>,
+        meta: &FieldMeta,
+        at: Cursor,
+        out: &mut Vec<Entry<'n>>,
+    ) -> Result<(), DiffError> {
+        let new = &ne.value;
+        match (old.kind(), new.kind()) {
+            (Kind::Map, Kind::Map) if meta.replace => {
+                if self.mode.changes && !same(old, new) {
+                    self.push_copy(out, ne, at, meta, None)?;
+                }
+            }
+            (Kind::Map, Kind::Map) => {
+                let sub = self.map(old, new, at, meta.retain_keys)?;
+                if !sub.entries().is_empty() {
+                    self.field_key(&ne.key)?;
+                    out.push(Entry {
+                        key: ne.key.clone(),
+                        value: sub,
+                    });
+                }
+            }
+            (Kind::Seq, Kind::Seq) => self.list(old, ne, meta, at, out)?,
+            _ => {
+                if self.mode.changes && !same(old, new) {
+                    self.push_copy(out, ne, at, meta, None)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts NEW's field into the patch whole.
+    fn push_copy<'n>(
+        &mut self,
+        out: &mut Vec<Entry<'n>>,
+        ne: &Entry<'n>,
+        at: Cursor,
+        meta: &FieldMeta,
+        kind: Option<ListKind>,
+    ) -> Result<(), DiffError> {
+        self.field_key(&ne.key)?;
+        if ne.value.is_null() {
+            self.warn(WarningKind::NullNotKept);
+        }
+        let value = self.copy(&ne.value, at, meta, kind)?;
+        out.push(Entry {
+            key: ne.key.clone(),
+            value,
+        });
+        Ok(())
+    }
+
+    fn list<'n>(
+        &mut self,
+        old: &Node<'_>,
+        ne: &Entry<'n>,
+        meta: &FieldMeta,
+        at: Cursor,
+        out: &mut Vec<Entry<'n>>,
+    ) -> Result<(), DiffError> {
+        let new = &ne.value;
+        let kind = match align::list_kind(meta, self.infer, &[old, new], |_| false) {
+            ListKind::Keyed(_) if !old.items().iter().chain(new.items()).all(Node::is_map) => {
+                ListKind::Atomic
+            }
+            k => k,
+        };
+        if old.items().is_empty() && !matches!(kind, ListKind::Atomic) {
+            // Nothing to merge with: NEW's list, whole.
+            if self.mode.changes && !new.items().is_empty() {
+                self.push_copy(out, ne, at, meta, Some(kind))?;
+            }
+            return Ok(());
+        }
+        match kind {
+            ListKind::Atomic => {
+                if self.mode.changes && !same(old, new) {
+                    self.push_copy(out, ne, at, meta, Some(ListKind::Atomic))?;
+                }
+                Ok(())
+            }
+            ListKind::Set => self.set_list(old, ne, at, out),
+            ListKind::Keyed(keys) => {
+                let inferred = meta.list.is_none();
+                self.keyed_list(old, ne, meta, at, &keys, inferred, out)
+            }
+        }
+    }
+
+    /// A list merged as a set of scalars.
+    fn set_list<'n>(
+        &mut self,
+        old: &Node<'_>,
+        ne: &Entry<'n>,
+        at: Cursor,
+        out: &mut Vec<Entry<'n>>,
+    ) -> Result<(), DiffError> {
+        let (oi, ni) = (old.items(), ne.value.items());
+        // `merge2` identifies values by value when merging and by text when ordering: a list
+        // where either would mistake two values is sent whole.
+        // Values OLD repeats are fine when NEW drops them (`$deleteFromPrimitiveList` removes
+        // every copy); kept, `merge2` would keep the copies.
+        let ids = |items: &[Node<'_>]| -> HashSet<ScalarKey> {
+            items.iter().filter_map(ScalarKey::of).collect()
+        };
+        let mut texts = HashSet::default();
+        let simple = oi.iter().chain(ni).all(Node::is_scalar)
+            && !has_duplicate_values(ni)
+            && ni
+                .iter()
+                .all(|n| texts.insert(n.as_str().unwrap_or_default()));
+        let new_ids = ids(ni);
+        let mut seen = HashSet::default();
+        let old_repeats_kept = oi
+            .iter()
+            .filter_map(ScalarKey::of)
+            .any(|k| !seen.insert(k.clone()) && new_ids.contains(&k));
+        if !simple || old_repeats_kept {
+            if self.mode.changes && !same(old, &ne.value) {
+                self.push_replace(out, ne, at)?;
+            }
+            return Ok(());
+        }
+        let old_ids = ids(oi);
+        let added: Vec<&Node<'n>> = ni
+            .iter()
+            .filter(|n| ScalarKey::of(n).is_some_and(|k| !old_ids.contains(&k)))
+            .collect();
+        let mut gone = HashSet::default();
+        let mut removed: Vec<&Node<'_>> = oi
+            .iter()
+            .filter(|o| ScalarKey::of(o).is_some_and(|k| !new_ids.contains(&k) && gone.insert(k)))
+            .collect();
+        removed.sort_by_cached_key(|o| go_text(o));
+        let key = ne.key.as_str().unwrap_or_default();
+        let reorder = (self.mode.deletions && !removed.is_empty())
+            || (self.mode.changes && !same(old, &ne.value));
+        if reorder && !ni.is_empty() {
+            let mut order = shell(&ne.value);
+            if let Some(items) = order.items_mut() {
+                *items = ni.iter().map(plain_copy).collect();
+            }
+            *order.comments_mut() = Comments::default();
+            out.push(Entry::new(format!("{SET_ORDER}{key}"), order));
+        }
+        if self.mode.changes && !added.is_empty() {
+            self.field_key(&ne.key)?;
+            let mut list = shell(&ne.value);
+            if let Some(items) = list.items_mut() {
+                *items = added.into_iter().map(plain_copy).collect();
+            }
+            out.push(Entry {
+                key: ne.key.clone(),
+                value: list,
+            });
+        }
+        if self.mode.deletions && !removed.is_empty() {
+            self.field_key(&ne.key)?;
+            let gone = removed.into_iter().map(bare).collect();
+            out.push(Entry::new(
+                format!("{DELETE_FROM}{key}"),
+                Node::seq_of(gone),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A list whose elements are maps paired by `keys`. `inferred`: the keys are kyaml's
+    /// associative keys, not the schema's.
+    #[allow(clippy::too_many_arguments)]
+    fn keyed_list<'n>(
+        &mut self,
+        old: &Node<'_>,
+        ne: &Entry<'n>,
+        meta: &FieldMeta,
+        at: Cursor,
+        keys: &[MapKey],
+        inferred: bool,
+        out: &mut Vec<Entry<'n>>,
+    ) -> Result<(), DiffError> {
+        let new = &ne.value;
+        let (oi, ni) = (old.items(), new.items());
+        let old_keys = self.element_keys(oi, keys)?;
+        let new_keys = self.element_keys(ni, keys)?;
+        // Keys OLD repeats are fine when NEW drops them (`$patch: delete` removes every element
+        // with the key); NEW's keys must be unique: `merge2` folds elements with one key.
+        let new_pos = unique_positions(&new_keys);
+        let mut old_pos: HashMap<&[String], usize> = HashMap::default();
+        let mut repeated_kept = false;
+        for (i, k) in old_keys.iter().enumerate() {
+            if old_pos.insert(k.as_slice(), i).is_some() {
+                repeated_kept |= new_pos
+                    .as_ref()
+                    .is_none_or(|p| p.contains_key(k.as_slice()));
+            }
+        }
+        let new_pos = match new_pos {
+            Some(p) if !repeated_kept => p,
+            _ => {
+                if self.mode.changes && !same(old, new) {
+                    self.push_replace(out, ne, at)?;
+                }
+                return Ok(());
+            }
+        };
+        let replaced = self.schema.is_replaced(at);
+        let mut items: Vec<Node<'n>> = Vec::new();
+        for (n, nk) in ni.iter().zip(&new_keys) {
+            self.path.push(align::key_seg(keys, nk));
+            let done = self.element(
+                n,
+                nk,
+                old_pos.get(nk.as_slice()).map(|&j| &oi[j]),
+                keys,
+                meta,
+                at,
+                replaced,
+            );
+            self.path.pop();
+            if let Some(p) = done? {
+                items.push(p);
+            }
+        }
+        if self.mode.deletions {
+            let mut gone: Vec<(String, Node<'n>)> = Vec::new();
+            let mut marked = HashSet::default();
+            for (o, ok) in oi.iter().zip(&old_keys) {
+                if !new_pos.contains_key(ok.as_slice()) && marked.insert(ok.as_slice()) {
+                    let mut marker = key_fields(o, keys);
+                    marker.push(Entry::new(PATCH, Node::plain("delete")));
+                    let order = ok.first().cloned().unwrap_or_default();
+                    gone.push((order, Node::map_of(marker)));
+                }
+            }
+            gone.sort_by(|a, b| a.0.cmp(&b.0));
+            items.extend(gone.into_iter().map(|(_, m)| m));
+        }
+        let order_changed = old_keys != new_keys;
+        let mut set_order = (self.mode.changes && (!items.is_empty() || order_changed))
+            || (self.mode.deletions && !items.is_empty());
+        if inferred && set_order {
+            // `merge2` pairs this list by kyaml's keys but orders only lists the schema keys:
+            // the patch must give NEW's order by appending, and must be paired the same way.
+            let patch_list = Node::seq_of(items.clone());
+            let pairs_the_same = align::list_kind(meta, true, &[old, &patch_list], |i| {
+                i.entries().len() == 1 && i.get(PATCH).is_some()
+            }) == ListKind::Keyed(keys.to_vec());
+            let mut appended: Vec<&Vec<String>> = old_keys
+                .iter()
+                .filter(|k| new_pos.contains_key(k.as_slice()))
+                .collect();
+            appended.extend(
+                new_keys
+                    .iter()
+                    .filter(|k| !old_pos.contains_key(k.as_slice())),
+            );
+            let in_order = appended.into_iter().eq(new_keys.iter());
+            if !(pairs_the_same && in_order) {
+                if self.mode.changes && !same(old, new) {
+                    self.push_replace(out, ne, at)?;
+                }
+                return Ok(());
+            }
+            set_order = false;
+        }
+        let key = ne.key.as_str().unwrap_or_default();
+        if set_order && !ni.is_empty() {
+            let order = ni
+                .iter()
+                .map(|n| Node::map_of(key_fields(n, keys)))
+                .collect();
+            out.push(Entry::new(format!("{SET_ORDER}{key}"), Node::seq_of(order)));
+        }
+        if !items.is_empty() {
+            self.field_key(&ne.key)?;
+            let mut list = shell(new);
+            if let Some(is) = list.items_mut() {
+                *is = items;
+            }
+            out.push(Entry {
+                key: ne.key.clone(),
+                value: list,
+            });
+        }
+        Ok(())
+    }
+
+    /// The patch element for NEW's element `n`, whose counterpart in OLD is `o` (if any).
+    #[allow(clippy::too_many_arguments)]
+    fn element<'n>(
+        &mut self,
+        n: &Node<'n>,
+        _nk: &[String],
+        o: Option<&Node<'_>>,
+        keys: &[MapKey],
+        meta: &FieldMeta,
+        at: Cursor,
+        replaced: bool,
+    ) -> Result<Option<Node<'n>>, DiffError> {
+        let Some(o) = o else {
+            return if self.mode.changes {
+                self.copy(n, at, &FieldMeta::default(), None).map(Some)
+            } else {
+                Ok(None)
+            };
+        };
+        if replaced {
+            return if self.mode.changes && !same(o, n) {
+                self.copy(n, at, &FieldMeta::default(), None).map(Some)
+            } else {
+                Ok(None)
+            };
+        }
+        let mut sub = self.map(o, n, at, meta.retain_keys)?;
+        if sub.entries().is_empty() {
+            return Ok(None);
+        }
+        let mut fields: Vec<Entry<'n>> = key_fields(n, keys)
+            .into_iter()
+            .filter(|k| k.key.as_str().is_some_and(|k| sub.get(k).is_none()))
+            .collect();
+        if let Some(es) = sub.entries_mut() {
+            fields.append(es);
+            *es = fields;
+        }
+        Ok(Some(sub))
+    }
+
+    /// The key of each element; an element without one is an error, as in apimachinery.
+    fn element_keys(
+        &self,
+        items: &[Node<'_>],
+        keys: &[MapKey],
+    ) -> Result<Vec<Vec<String>>, DiffError> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                key_values(item, keys).ok_or_else(|| {
+                    let missing = keys
+                        .iter()
+                        .find(|k| {
+                            item.get(&k.name).is_none_or(Node::is_null) && k.default.is_none()
+                        })
+                        .or(keys.first())
+                        .map(|k| k.name.clone())
+                        .unwrap_or_default();
+                    self.err(DiffErrorKind::MissingKey(missing)).within_index(i)
+                })
+            })
+            .collect()
+    }
+
+    /// NEW's list sent whole, preceded by `{$patch: replace}` so that `merge2` takes it as it is.
+    fn push_replace<'n>(
+        &mut self,
+        out: &mut Vec<Entry<'n>>,
+        ne: &Entry<'n>,
+        at: Cursor,
+    ) -> Result<(), DiffError> {
+        self.field_key(&ne.key)?;
+        let mut list = self.copy(&ne.value, at, &FieldMeta::default(), Some(ListKind::Atomic))?;
+        if let Some(items) = list.items_mut() {
+            let mut marker = Node::map();
+            marker.set(PATCH, Node::plain("replace"));
+            items.insert(0, marker);
+        }
+        out.push(Entry {
+            key: ne.key.clone(),
+            value: list,
+        });
+        Ok(())
+    }
+
+    /// A copy of NEW's value `new` for the patch, made so that `merge2` builds exactly it:
+    /// lists it would pair by key or as a set but could not (missing or duplicate keys,
+    /// duplicate values) get a `{$patch: replace}` element, and nulls in mappings, which it
+    /// drops, are reported. `kind`: how the list `new` merges, when the caller knows it.
+    fn copy<'n>(
+        &mut self,
+        new: &Node<'n>,
+        at: Cursor,
+        meta: &FieldMeta,
+        kind: Option<ListKind>,
+    ) -> Result<Node<'n>, DiffError> {
+        let mut fixes: Vec<Vec<usize>> = Vec::new();
+        let mut steps: Vec<usize> = Vec::new();
+        self.inspect(new, at, meta, kind, &mut steps, &mut fixes)?;
+        let mut copy = plain_copy(new);
+        for fix in fixes {
+            if let Some(list) = descend(&mut copy, &fix).and_then(Node::items_mut) {
+                let mut marker = Node::map();
+                marker.set(PATCH, Node::plain("replace"));
+                list.insert(0, marker);
+            }
+        }
+        Ok(copy)
+    }
+
+    fn inspect(
+        &mut self,
+        node: &Node<'_>,
+        at: Cursor,
+        meta: &FieldMeta,
+        kind: Option<ListKind>,
+        steps: &mut Vec<usize>,
+        fixes: &mut Vec<Vec<usize>>,
+    ) -> Result<(), DiffError> {
+        match node.kind() {
+            Kind::Map => {
+                for (i, e) in node.entries().iter().enumerate() {
+                    let key = e.key.as_str().unwrap_or_default();
+                    self.path.push(Seg::field(key));
+                    steps.push(i);
+                    let done = self.field_key(&e.key).and_then(|()| {
+                        if e.value.is_null() {
+                            self.warn(WarningKind::NullNotKept);
+                        }
+                        let (m, child) = align::field(self.schema, at, key, &[&e.key]);
+                        self.inspect(&e.value, child, &m, None, steps, fixes)
+                    });
+                    steps.pop();
+                    self.path.pop();
+                    done?;
+                }
+                Ok(())
+            }
+            Kind::Seq => {
+                let items = node.items();
+                let kind = kind.unwrap_or_else(|| {
+                    match align::list_kind(meta, self.infer, &[node], |_| false) {
+                        ListKind::Keyed(_) if !items.iter().all(Node::is_map) => ListKind::Atomic,
+                        k => k,
+                    }
+                });
+                let whole = match &kind {
+                    ListKind::Atomic => false,
+                    ListKind::Set => has_duplicate_values(items),
+                    ListKind::Keyed(keys) => {
+                        let ks: Option<Vec<Vec<String>>> =
+                            items.iter().map(|i| key_values(i, keys)).collect();
+                        ks.is_none_or(|ks| unique_positions(&ks).is_none())
+                    }
+                };
+                if whole {
+                    fixes.push(steps.clone());
+                }
+                // `merge2` copies the values of a set as they are, and builds other elements.
+                if matches!(kind, ListKind::Set) && !whole {
+                    return Ok(());
+                }
+                for (i, item) in items.iter().enumerate() {
+                    self.path.push(Seg::Index(i));
+                    steps.push(i);
+                    let done = self.inspect(item, at, &FieldMeta::default(), None, steps, fixes);
+                    steps.pop();
+                    self.path.pop();
+                    done?;
+                }
+                Ok(())
+            }
+            Kind::Scalar | Kind::Alias => Ok(()),
+        }
+    }
+}
+
+impl DiffError {
+    fn within_index(mut self, i: usize) -> Self {
+        self.path.0.push(Seg::Index(i));
+        self
+    }
+}
+
+/// The node at `steps` (entry or item positions) below `node`.
+fn descend<'x, 'n>(node: &'x mut Node<'n>, steps: &[usize]) -> Option<&'x mut Node<'n>> {
+    let Some((&first, rest)) = steps.split_first() else {
+        return Some(node);
+    };
+    let next = if node.is_map() {
+        node.entries_mut()?.get_mut(first).map(|e| &mut e.value)
+    } else {
+        node.items_mut()?.get_mut(first)
+    }?;
+    descend(next, rest)
+}
+
+/// Positions by key, or `None` when two elements share a key.
+fn unique_positions(keys: &[Vec<String>]) -> Option<HashMap<&[String], usize>> {
+    let mut m: HashMap<&[String], usize> = HashMap::default();
+    for (i, k) in keys.iter().enumerate() {
+        if m.insert(k.as_slice(), i).is_some() {
+            return None;
+        }
+    }
+    Some(m)
+}
+
+/// The key fields an element has, as patch entries (copies, comments dropped).
+fn key_fields<'n>(item: &Node<'_>, keys: &[MapKey]) -> Vec<Entry<'n>> {
+    keys.iter()
+        .filter_map(|k| {
+            item.entries()
+                .iter()
+                .find(|e| e.key.as_str() == Some(k.name.as_str()))
+        })
+        .map(|e| Entry {
+            key: bare(&e.key),
+            value: bare(&e.value),
+        })
+        .collect()
+}
+
+/// A copy of a scalar without comments, anchors or place, borrowing nothing.
+fn bare(n: &Node<'_>) -> Node<'static> {
+    let mut c = plain_copy(n).into_owned();
+    *c.comments_mut() = Comments::default();
+    c.set_blank_lines(0);
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::merge2;
+    use crate::yaml::{emit_node, parse_stream, to_json};
+
+    fn n(text: &str) -> Node<'static> {
+        parse_stream(text).unwrap()[0]
+            .root
+            .clone()
+            .unwrap()
+            .into_owned()
+    }
+
+    fn root_of(schema: &Schema, node: &Node<'_>) -> Cursor {
+        let id = crate::select::identity::Id::of(node);
+        let (g, v) = id.group_version();
+        schema.root(g, v, &id.kind)
+    }
+
+    /// The patch (without identity) and the result of applying it to `old`.
+    fn run(old: &str, new: &str, opts: Options) -> (String, Diff<'static>) {
+        let (old, new) = (n(old), n(new));
+        let schema = Schema::builtin();
+        let root = root_of(&schema, &old);
+        let d = diff(&old, &new, &schema, root, &opts).unwrap();
+        let mut applied = old.clone();
+        merge2::merge(
+            &mut applied,
+            &d.patch,
+            &schema,
+            root,
+            &opts.merge2_options(),
+            &[],
+        )
+        .unwrap();
+        if d.warnings.is_empty() {
+            assert_eq!(
+                to_json(&applied).unwrap(),
+                to_json(&new).unwrap(),
+                "{}",
+                emit_node(&d.patch, Default::default())
+            );
+        }
+        (emit_node(&d.patch, Default::default()), d)
+    }
+
+    const NO_ID: Options = Options {
+        infer_keys: false,
+        identity: false,
+    };
+
+    #[test]
+    fn retain_keys_and_primitive_deletions() {
+        let (p, _) = run(
+            "apiVersion: apps/v1\nkind: Deployment\nspec:\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}\n",
+            "apiVersion: apps/v1\nkind: Deployment\nspec:\n  strategy:\n    type: Recreate\n",
+            NO_ID,
+        );
+        assert_eq!(p, "spec:\n  strategy:\n    $retainKeys:\n    - type\n    type: Recreate\n    rollingUpdate: null\n");
+        let (p, _) = run(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: [a, b, c]\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: [c, d, a]\n",
+            NO_ID,
+        );
+        assert_eq!(p, "metadata:\n  $setElementOrder/finalizers: [c, d, a]\n  finalizers: [d]\n  $deleteFromPrimitiveList/finalizers:\n  - b\n");
+    }
+
+    #[test]
+    fn lists_merge2_cannot_reorder_are_sent_whole() {
+        // Inferred keys: merge2 appends, so a new element in front needs the whole list.
+        let opts = Options {
+            infer_keys: true,
+            identity: false,
+        };
+        let (p, _) = run(
+            "kind: Thing\nitems:\n- name: a\n  v: 1\n- name: b\n",
+            "kind: Thing\nitems:\n- name: c\n- name: a\n  v: 2\n- name: b\n",
+            opts,
+        );
+        assert_eq!(
+            p,
+            "items:\n- $patch: replace\n- name: c\n- name: a\n  v: 2\n- name: b\n"
+        );
+        // Appended at the end: a keyed patch will do.
+        let (p, _) = run(
+            "kind: Thing\nitems:\n- name: a\n  v: 1\n- name: b\n",
+            "kind: Thing\nitems:\n- name: a\n  v: 2\n- name: c\n",
+            opts,
+        );
+        assert_eq!(
+            p,
+            "items:\n- name: a\n  v: 2\n- name: c\n- name: b\n  $patch: delete\n"
+        );
+        // Without inference such a list is replaced by value.
+        let (p, _) = run(
+            "kind: Thing\nitems:\n- name: a\n",
+            "kind: Thing\nitems:\n- name: b\n",
+            NO_ID,
+        );
+        assert_eq!(p, "items:\n- name: b\n");
+    }
+
+    #[test]
+    fn duplicate_keys_send_the_list_whole() {
+        let pod = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n";
+        let (p, _) = run(
+            &format!("{pod}  - name: a\n"),
+            &format!("{pod}  - name: a\n    image: x\n  - name: a\n    image: y\n"),
+            NO_ID,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - $patch: replace\n  - name: a\n    image: x\n  - name: a\n    image: y\n");
+        // Repeated in OLD and dropped in NEW: one marker deletes them all.
+        let (p, _) = run(
+            &format!("{pod}  - name: a\n  - name: b\n  - name: b\n"),
+            &format!("{pod}  - name: a\n"),
+            NO_ID,
+        );
+        assert_eq!(p, "spec:\n  $setElementOrder/containers:\n  - name: a\n  containers:\n  - name: b\n    $patch: delete\n");
+    }
+
+    #[test]
+    fn nulls_are_reported_and_dollar_fields_refused() {
+        let (p, d) = run(
+            "kind: T\na: 1\n",
+            "kind: T\na: 1\nb: null\nc: {d: null, e: [null]}\n",
+            NO_ID,
+        );
+        assert_eq!(p, "b: null\nc: {d: null, e: [null]}\n");
+        let paths: Vec<String> = d.warnings.iter().map(|w| w.path.to_string()).collect();
+        assert_eq!(paths, ["b", "c.d"]);
+        let schema = Schema::builtin();
+        let err = diff(
+            &n("kind: T\n"),
+            &n("kind: T\nx: {$patch: delete}\n"),
+            &schema,
+            Cursor::default(),
+            &NO_ID,
+        )
+        .unwrap_err();
+        assert_eq!(err.path.to_string(), "x.$patch");
+        assert!(matches!(err.kind, DiffErrorKind::DirectiveKey(_)));
+    }
+
+    #[test]
+    fn elements_without_their_merge_key_are_errors() {
+        let schema = Schema::builtin();
+        let old = n("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n  - image: b\n");
+        let new = n("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n");
+        let err = diff(&old, &new, &schema, root_of(&schema, &old), &NO_ID).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "spec.containers[1]: list element has no merge key \"name\""
+        );
+    }
+
+    #[test]
+    fn unchanged_resources_give_an_empty_patch() {
+        let (p, d) = run(
+            "kind: T\na: [1, 2]\nb: {c: d}\n",
+            "b: {c: d}\nkind: T\na: [1, 2]\n",
+            NO_ID,
+        );
+        assert_eq!(p, "{}\n");
+        assert!(!d.changed);
+    }
+}
