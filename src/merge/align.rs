@@ -3,16 +3,15 @@
 //!
 //! It answers questions and never decides an outcome: what a list's kind is (keyed, set, atomic)
 //! from the schema, a kyaml schema comment or the associative-key heuristic; what key an element
-//! has; which field metadata applies at a key. It also holds the one mechanical step every walker
-//! shares once it has decided: putting a node in another's place ([`put`]) without disturbing
-//! the layout around it.
+//! has; which field metadata applies at a key. Putting a node in another's place, once a walker
+//! has decided to, is the YAML tree's business ([`crate::yaml::place::put`]).
 
 use crate::hash::HashMap;
 
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
-use crate::yaml::scalar::{self, Resolved};
-use crate::yaml::{Entry, Node, ScalarStyle};
+use crate::yaml::scalar::Resolved;
+use crate::yaml::{Entry, Node};
 
 /// How the elements of a list correspond.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,47 +109,6 @@ pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
             .map(|(k, v)| (k.name.clone(), v.clone()))
             .collect(),
     )
-}
-
-/// Puts `new` in the place of `old`, keeping what belongs to the place rather than to the value:
-/// the blank lines before it, the spacing after its indicator (scalar for scalar), and, when both
-/// are strings, the old quoting style if it can still write the new text (`"local"` replaced by
-/// `'update'` stays double-quoted; a plain string stays plain unless the new text needs quotes).
-/// Comments are left as `new` has them: each walker has its own rule for them.
-pub fn put<'a>(old: &mut Node<'a>, mut new: Node<'a>) {
-    new.set_blank_lines(old.blank_lines());
-    if old.is_scalar() && new.is_scalar() {
-        new.layout_mut().gap = old.layout().gap;
-        if let Some(style) = kept_style(old, &new) {
-            let text = new.as_str().unwrap_or_default().to_owned();
-            new.set_text(text, style);
-        }
-    }
-    *old = new;
-}
-
-/// The style `new` should take from `old`, if any: only between untagged strings, so the
-/// value's type cannot change.
-fn kept_style(old: &Node<'_>, new: &Node<'_>) -> Option<ScalarStyle> {
-    if old.tag().is_some() || new.tag().is_some() {
-        return None;
-    }
-    let (Some(Resolved::Str(_)), Some(Resolved::Str(text))) = (old.resolved(), new.resolved())
-    else {
-        return None;
-    };
-    let (from, to) = (old.style()?, new.style()?);
-    if from == to {
-        return None;
-    }
-    match from {
-        ScalarStyle::DoubleQuoted => Some(from),
-        ScalarStyle::SingleQuoted => scalar::single_quoted(text).map(|_| from),
-        // `Any` writes plain where plain reads back as the same string, quoted otherwise.
-        ScalarStyle::Plain | ScalarStyle::Any => Some(ScalarStyle::Any),
-        ScalarStyle::Literal if text.contains('\n') && scalar::literal_ok(text) => Some(from),
-        ScalarStyle::Literal | ScalarStyle::Folded => None,
-    }
 }
 
 /// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection

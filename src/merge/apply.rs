@@ -39,7 +39,7 @@
 //! kubectl writes there.
 //!
 //! Presentation: the live object keeps its key order, layout and comments; a value the local
-//! configuration sets keeps the live quoting where it can ([`align::put`]) and brings its comments
+//! configuration sets keeps the live quoting where it can ([`Keep::BOTH`]) and brings its comments
 //! where it has some; new fields and elements come from the local configuration as written.
 //!
 //! What it must not do: talk to a cluster, select resources, parse or write YAML text, or compare
@@ -54,6 +54,7 @@ use serde_json::Value;
 use crate::merge::align::{self, key_values, FieldIndex, ListKind, ValueIds};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::place::{put, Keep};
 use crate::yaml::{from_json, to_json, AliasError, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
@@ -618,7 +619,7 @@ impl<'a> Walker<'_, '_, 'a> {
         let mut copy = target;
         copy.set_anchor(None);
         *copy.comments_mut() = lv.comments().clone();
-        align::put(lv, copy);
+        put(lv, copy, Keep::QUOTING);
         Ok(())
     }
 }
@@ -739,10 +740,9 @@ fn is_delete_directive(n: &Node<'_>) -> bool {
 }
 
 /// Sets a value from the local configuration in the live one's place: live keeps its comments
-/// where the local value has none, its blank lines and its quoting ([`align::put`]).
-fn set_value<'a>(lv: &mut Node<'a>, mut new: Node<'a>) {
-    new.keep_comments_of(lv.comments());
-    align::put(lv, new);
+/// where the local value has none, its blank lines and its quoting.
+fn set_value<'a>(lv: &mut Node<'a>, new: Node<'a>) {
+    put(lv, new, Keep::BOTH);
 }
 
 /// A value as the server stores it when it is new: `null` fields of maps (at any depth, also in

@@ -31,6 +31,7 @@
 use crate::merge::align::{self, key_seg, key_values, ListKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
+use crate::yaml::place::{put, Keep};
 use crate::yaml::{AliasError, Entry, Kind, Node};
 
 mod kustomize;
@@ -295,30 +296,6 @@ fn list_directive<'n>(item: &'n Node<'_>) -> Option<&'n Node<'n>> {
     (es.len() == 1 && es[0].key.as_str() == Some(PATCH)).then(|| &es[0].value)
 }
 
-/// A node with the patch node's presentation and no children: the start of a node built from
-/// the patch.
-fn shell<'p>(node: &Node<'p>) -> Node<'p> {
-    let mut n = node.clone();
-    if let Some(es) = n.entries_mut() {
-        es.clear();
-    } else if let Some(is) = n.items_mut() {
-        is.clear();
-    }
-    n
-}
-
-/// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
-/// spacing before it, and the comments the new node does not bring.
-fn replace<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    new.keep_comments_of(dest.comments());
-    let (blank, gap) = (dest.blank_lines(), dest.layout().gap);
-    new.set_blank_lines(blank);
-    if dest.is_scalar() && new.is_scalar() {
-        new.layout_mut().gap = gap;
-    }
-    *dest = new;
-}
-
 impl<'a> Merger<'_, '_, 'a> {
     /// Merges `patch` into `dest`; `Delete` asks the caller to remove `dest`.
     fn value<'p: 'a>(
@@ -341,7 +318,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Kind::Map => self.map(dest, patch, at, meta.replace),
             Kind::Seq => self.list(dest, patch, at, meta),
             Kind::Scalar | Kind::Alias => {
-                replace(dest, patch.clone());
+                put(dest, patch.clone(), Keep::COMMENTS);
                 Ok(Fate::Keep)
             }
         }
@@ -360,7 +337,7 @@ impl<'a> Merger<'_, '_, 'a> {
             .ok_or_else(|| MergeError::new(MergeErrorKind::UnknownAlias(name.clone())))?;
         let mut copy = target;
         copy.set_anchor(None);
-        replace(dest, copy);
+        put(dest, copy, Keep::COMMENTS);
         Ok(())
     }
 
@@ -380,12 +357,12 @@ impl<'a> Merger<'_, '_, 'a> {
                 if d.strategy == Strategy::Delete {
                     return Ok(None);
                 }
-                let mut n: Node<'a> = shell(patch);
+                let mut n: Node<'a> = patch.shell();
                 self.fields(&mut n, patch, at, &d, true)?;
                 Ok(Some(n))
             }
             Kind::Seq => {
-                let mut n: Node<'a> = shell(patch);
+                let mut n: Node<'a> = patch.shell();
                 match self.value(&mut n, patch, at, meta)? {
                     Fate::Keep => Ok(Some(n)),
                     Fate::Delete => Ok(None),
@@ -413,17 +390,17 @@ impl<'a> Merger<'_, '_, 'a> {
         match strategy {
             Strategy::Delete => return Ok(Fate::Delete),
             Strategy::Replace => {
-                let mut fresh: Node<'a> = shell(patch);
+                let mut fresh: Node<'a> = patch.shell();
                 self.fields(&mut fresh, patch, at, &d, true)?;
-                replace(dest, fresh);
+                put(dest, fresh, Keep::COMMENTS);
                 return Ok(Fate::Keep);
             }
             Strategy::Merge => {}
         }
         if !dest.is_map() {
-            let mut fresh: Node<'a> = shell(patch);
+            let mut fresh: Node<'a> = patch.shell();
             self.fields(&mut fresh, patch, at, &d, true)?;
-            replace(dest, fresh);
+            put(dest, fresh, Keep::COMMENTS);
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
@@ -540,7 +517,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 let existing = (!dest.is_null()).then_some(&*dest);
                 return match self.kyaml_list(existing, patch, at, kind, false)? {
                     Some(list) => {
-                        replace(dest, list);
+                        put(dest, list, Keep::COMMENTS);
                         Ok(Fate::Keep)
                     }
                     None => Ok(Fate::Delete),
@@ -564,7 +541,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Strategy::Delete => return Ok(Fate::Delete),
             Strategy::Replace => {
                 let fresh = self.fresh_list(patch, &elements, at, &ListKind::Atomic)?;
-                replace(dest, fresh);
+                put(dest, fresh, Keep::COMMENTS);
                 return Ok(Fate::Keep);
             }
             Strategy::Merge => {}
@@ -587,7 +564,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 return Ok(Fate::Keep);
             }
             let fresh = self.fresh_list(patch, &elements, at, &kind)?;
-            replace(dest, fresh);
+            put(dest, fresh, Keep::COMMENTS);
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
@@ -607,7 +584,7 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         kind: &ListKind,
     ) -> Result<Node<'a>, MergeError> {
-        let mut fresh: Node<'a> = shell(patch);
+        let mut fresh: Node<'a> = patch.shell();
         let mut out = Vec::with_capacity(elements.len());
         for (i, e) in elements.iter().enumerate() {
             let seg = || match kind {
@@ -725,7 +702,7 @@ impl<'a> Merger<'_, '_, 'a> {
                         .build(&without_patch_key(p), elem_at, &FieldMeta::default())
                         .map_err(|e| e.within(seg))?;
                     if let Some(n) = fresh {
-                        replace(&mut items[i], n);
+                        put(&mut items[i], n, Keep::COMMENTS);
                     }
                 }
                 (Some(i), Strategy::Merge) => {

@@ -38,7 +38,7 @@
 //! comment" / "Don't update local modified comment").
 //!
 //! Presentation: `dest` keeps its key order, layout, comments and quoting (a replaced string keeps
-//! its quotes where it can: [`align::put`]); nodes taken from `updated` keep `updated`'s. Unlike
+//! its quotes where it can: [`Keep::QUOTING`]); nodes taken from `updated` keep `updated`'s. Unlike
 //! kyaml, new keys follow `updated`'s order rather than lexicographic order.
 //!
 //! What it must not do: pair resources (deleting and adding whole resources is the caller's job),
@@ -52,6 +52,7 @@ use crate::merge::align::{self, key_seg, key_values, FieldIndex, ListKind, Value
 use crate::merge::merge2::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::place::{put, Keep};
 use crate::yaml::{emit_node, to_json, Comments, Entry, Kind, Node};
 
 /// How to merge.
@@ -157,7 +158,7 @@ pub fn merge<'a, 'p: 'a>(
     match fate {
         Fate::Keep => {}
         Fate::Remove => *dest = Node::null(),
-        Fate::Set(n) => align::put(dest, n),
+        Fate::Set(n) => put(dest, n, Keep::QUOTING),
     }
     Ok(out)
 }
@@ -555,7 +556,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if !upstream_changed {
             *new.comments_mut() = d.comments().clone();
         }
-        align::put(d, new);
+        put(d, new, Keep::QUOTING);
         Ok(())
     }
 
@@ -704,7 +705,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Fate::Keep => true,
             Fate::Remove => false,
             Fate::Set(n) => {
-                align::put(&mut entry.value, n);
+                put(&mut entry.value, n, Keep::QUOTING);
                 true
             }
         })
@@ -762,7 +763,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 Ok(Fate::Keep) => kept.push(item),
                 Ok(Fate::Remove) => {}
                 Ok(Fate::Set(n)) => {
-                    align::put(&mut item, n);
+                    put(&mut item, n, Keep::QUOTING);
                     kept.push(item);
                 }
                 Err(e) => {
@@ -850,7 +851,7 @@ impl<'a> Merger<'_, '_, 'a> {
     ) -> Result<Option<Node<'a>>, MergeError> {
         let mut scratch = Vec::new();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
-        let mut n: Node<'a> = shell(un);
+        let mut n: Node<'a> = un.shell();
         match un.kind() {
             Kind::Map if !meta.replace && fits(Kind::Map) => {
                 self.map(&mut n, on, Some(un), at, &mut scratch)?;
@@ -890,7 +891,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let mut copy = target;
         copy.set_anchor(None);
         *copy.comments_mut() = d.comments().clone();
-        align::put(d, copy);
+        put(d, copy, Keep::QUOTING);
         Ok(())
     }
 }
@@ -946,17 +947,6 @@ fn set<'a, 'p: 'a>(d: &mut Node<'a>, orig: Option<&Node<'p>>, upd: Option<&Node<
             items.push(x.clone());
         }
     }
-}
-
-/// A node with `n`'s presentation and no children: the start of a node built from `n`.
-fn shell<'p>(n: &Node<'p>) -> Node<'p> {
-    let mut s = n.clone();
-    if let Some(es) = s.entries_mut() {
-        es.clear();
-    } else if let Some(is) = s.items_mut() {
-        is.clear();
-    }
-    s
 }
 
 /// An element built from a delta, given back its key fields (which did not change, so the delta

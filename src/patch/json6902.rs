@@ -41,6 +41,7 @@ use crate::hash::{HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
+use crate::yaml::place::{put, Keep};
 use crate::yaml::scalar::Resolved;
 use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node, ScalarStyle, MAX_DEPTH};
 
@@ -1145,7 +1146,7 @@ fn reach<'d, 'a>(
     let mut in_flow = false;
     for d in 0..=depth {
         if let Some((_, copy)) = route.expand.iter().find(|(at, _)| *at == d) {
-            put(cur, copy.clone());
+            put(cur, copy.clone(), Keep::COMMENTS);
         }
         if d == depth {
             break;
@@ -1248,7 +1249,7 @@ fn add<'a>(
                 .and_then(|es| es.get_mut(i))
                 .ok_or_else(lost)?;
             take_place_comments(&mut e.key, new.head, new.line);
-            put(&mut e.value, new.node);
+            put(&mut e.value, new.node, Keep::COMMENTS);
         }
         Slot::NewKey(key) => parent
             .entries_mut()
@@ -1316,7 +1317,7 @@ fn replace<'a>(
         }
         Ok(route) => {
             let (node, _) = reach(doc, &route, n).ok_or_else(lost)?;
-            put(node, value);
+            put(node, value, Keep::COMMENTS);
             Ok(())
         }
         Err(PatchErrorKind::NotFound { at: None }) if opts.replace_adds_missing => {
@@ -1325,31 +1326,6 @@ fn replace<'a>(
         }
         Err(e) => Err(e),
     }
-}
-
-/// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
-/// spacing before it, and the comments that `new` does not bring.
-fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    let old = dest.comments();
-    if !old.is_empty() {
-        let own = new.comments().clone();
-        let c = new.comments_mut();
-        if own.head.is_empty() {
-            c.head = old.head.clone();
-        }
-        if own.line.is_none() {
-            c.line = old.line.clone();
-        }
-        if own.foot.is_empty() {
-            c.foot = old.foot.clone();
-        }
-    }
-    new.set_blank_lines(dest.blank_lines());
-    if dest.is_scalar() && new.is_scalar() {
-        // The spacing after `key:` belongs to the place.
-        new.layout_mut().gap = dest.layout().gap;
-    }
-    *dest = new;
 }
 
 /// Levels of collections in a tree (0 for a scalar).
@@ -1370,7 +1346,7 @@ fn nesting(node: &Node<'_>) -> usize {
 /// way to the root's.
 fn put_root<'a>(doc: &mut Node<'a>, mut new: Node<'a>) {
     *new.layout_mut() = Layout::default();
-    put(doc, new);
+    put(doc, new, Keep::COMMENTS);
 }
 
 /// A key takes the comments of the entry that is put at its place, where that entry has them.

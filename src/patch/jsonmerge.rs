@@ -16,6 +16,7 @@
 //! What it must not do: consult a schema (RFC 7386 has none: lists are never merged), select
 //! resources, or parse or write text.
 
+use crate::yaml::place::{put, Keep};
 use crate::yaml::{AliasError, Entry, Kind, Node};
 
 /// The most nodes that expanding the patch's aliases may produce.
@@ -61,7 +62,7 @@ pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), Al
 
 fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(String, Node<'a>)]) {
     if !patch.is_map() {
-        put(dest, patch.clone());
+        put(dest, patch.clone(), Keep::COMMENTS);
         return;
     }
     if dest.kind() == Kind::Alias {
@@ -72,11 +73,12 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
         {
             let mut copy = target.clone();
             copy.set_anchor(None);
-            put(dest, copy);
+            put(dest, copy, Keep::COMMENTS);
         }
     }
     if !dest.is_map() {
-        put(dest, shell(patch));
+        // A mapping built from the patch: members are added by merging, which drops `null`s.
+        put(dest, patch.shell(), Keep::COMMENTS);
     } else {
         dest.take_comments_of(patch.comments());
     }
@@ -111,7 +113,7 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
             }
             None => {
                 let value = if pe.value.is_map() {
-                    let mut v = shell(&pe.value);
+                    let mut v = pe.value.shell();
                     merge_value(&mut v, &pe.value, anchors);
                     v
                 } else {
@@ -126,37 +128,6 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
             }
         }
     }
-}
-
-/// A node with the patch node's presentation and no children: the start of a mapping built from
-/// the patch (members are added by merging, which drops `null`s).
-fn shell<'p>(node: &Node<'p>) -> Node<'p> {
-    let mut n = node.clone();
-    if let Some(es) = n.entries_mut() {
-        es.clear();
-    }
-    n
-}
-
-/// Puts `new` in the place of `dest`, keeping the blank lines before it and the comments that
-/// `new` does not bring.
-fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    let old = dest.comments().clone();
-    if !old.is_empty() {
-        let own = new.comments().clone();
-        let c = new.comments_mut();
-        if own.head.is_empty() {
-            c.head = old.head;
-        }
-        if own.line.is_none() {
-            c.line = old.line;
-        }
-        if own.foot.is_empty() {
-            c.foot = old.foot;
-        }
-    }
-    new.set_blank_lines(dest.blank_lines());
-    *dest = new;
 }
 
 fn has_anchor(node: &Node<'_>) -> bool {
@@ -356,6 +327,16 @@ phoneNumber: +01-123-456-7890
         let before = node.clone();
         assert!(merge(&mut node, p[0].root.as_ref().unwrap()).is_err());
         assert!(node.same_data(&before));
+    }
+
+    /// A value put in an existing member's place keeps the spacing after `:` that the place
+    /// has, as in every walker.
+    #[test]
+    fn a_replaced_value_keeps_the_spacing_of_its_place() {
+        assert_eq!(
+            merged("a:   1 # one\nb: 2\n", "a: 3\n"),
+            "a:   3 # one\nb: 2\n"
+        );
     }
 
     #[test]

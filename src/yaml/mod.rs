@@ -59,6 +59,7 @@ mod emit;
 mod json;
 mod node;
 mod parse;
+pub mod place;
 pub mod scalar;
 
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, EmitOptions};

@@ -139,6 +139,35 @@ impl<'a> Node<'a> {
         })
     }
 
+    /// A copy of this node without its children: its style, tag, anchor, comments and layout,
+    /// and no entries or items. The start of a collection built from this one (a walker fills
+    /// it with what survives of the children); a scalar or an alias as it is.
+    pub fn shell(&self) -> Node<'a> {
+        // Built rather than cloned and cleared: a walker makes a shell at every level of what
+        // it builds, and copying each level's children only to drop them cost the size of the
+        // tree times its depth.
+        let repr = match &self.repr {
+            Repr::Seq { flow, lay, .. } => Repr::Seq {
+                items: Vec::new(),
+                flow: *flow,
+                lay: *lay,
+            },
+            Repr::Map { flow, lay, .. } => Repr::Map {
+                entries: Vec::new(),
+                flow: *flow,
+                lay: *lay,
+            },
+            Repr::Scalar { .. } | Repr::Alias { .. } => return self.clone(),
+        };
+        let mut n = Node {
+            repr,
+            ext: self.ext.clone(),
+        };
+        // Verbatim text of the collection would write the children it no longer has.
+        n.touch();
+        n
+    }
+
     // ----- reading ------------------------------------------------------------------------
 
     /// Which kind of node this is.

@@ -23,7 +23,7 @@
 //!
 //! Sets (lists of scalars merged as sets) merge as ours do, and stay with the parent module.
 
-use super::{shell, strategy_of, Fate, MergeError, MergeErrorKind, Merger, Strategy, PATCH};
+use super::{strategy_of, Fate, MergeError, MergeErrorKind, Merger, Strategy, PATCH};
 use crate::merge::align::{self, key_seg, ListKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
@@ -155,7 +155,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 align::block_if_empty(&mut n, patch);
                 n
             }
-            _ => shell(patch),
+            _ => patch.shell(),
         };
         if let Some(is) = out.items_mut() {
             *is = merged;
