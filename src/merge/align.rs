@@ -8,6 +8,7 @@
 
 use crate::hash::HashMap;
 
+use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::scalar::Resolved;
@@ -98,6 +99,30 @@ pub fn key_values(item: &Node<'_>, keys: &[MapKey]) -> Option<Vec<String>> {
             Some(v) if v.is_scalar() && !v.is_null() => v.as_str().map(str::to_owned),
             _ => k.default.clone(),
         })
+        .collect()
+}
+
+/// The key of a list element, as [`key_values`] gives it; when it has none, the error naming the
+/// key field it lacks (the first without a default that it does not have, or else the first).
+pub fn key_of(item: &Node<'_>, keys: &[MapKey]) -> Result<Vec<String>, MergeError> {
+    key_values(item, keys).ok_or_else(|| {
+        let missing = keys
+            .iter()
+            .find(|k| item.get(&k.name).is_none() && k.default.is_none())
+            .or(keys.first())
+            .map(|k| k.name.clone())
+            .unwrap_or_default();
+        MergeError::new(MergeErrorKind::MissingKey(missing))
+    })
+}
+
+/// The keys of a list's elements ([`key_of`]); an element without its key is an error at its
+/// index.
+pub fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, MergeError> {
+    list.items()
+        .iter()
+        .enumerate()
+        .map(|(i, item)| key_of(item, keys).map_err(|e| e.within(Seg::Index(i))))
         .collect()
 }
 

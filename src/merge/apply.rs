@@ -51,11 +51,12 @@ use std::hash::Hash;
 
 use serde_json::Value;
 
-use crate::merge::align::{self, key_values, FieldIndex, ListKind, ValueIds};
+use crate::merge::align::{self, keys_of, FieldIndex, ListKind, ValueIds};
+use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::place::{put, Keep};
-use crate::yaml::{from_json, to_json, AliasError, Entry, Kind, Node};
+use crate::yaml::{from_json, to_json, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -70,51 +71,6 @@ pub struct Options {
     /// Pair list elements by the associative-key heuristic when nothing else says how. kubectl
     /// never does; the default is off.
     pub infer_keys: bool,
-}
-
-/// A configuration that cannot be applied, and where.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {kind}")]
-pub struct ApplyError {
-    pub path: Path,
-    pub kind: ApplyErrorKind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ApplyErrorKind {
-    /// The last-applied annotation holds something that is not JSON.
-    #[error("the last applied configuration is not valid JSON: {message} at line {line}, column {column}")]
-    BadAnnotation {
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// The last-applied annotation is JSON, but not an object (or not a string at all).
-    #[error("the last applied configuration must be a JSON object, not {0}")]
-    AnnotationNotObject(&'static str),
-    #[error("list element has no merge key {0:?}")]
-    MissingKey(String),
-    #[error("alias *{0} refers to no anchor in this resource")]
-    UnknownAlias(String),
-    /// The local configuration has something JSON cannot hold (a non-scalar key, say).
-    #[error("the local configuration cannot be written as JSON: {0}")]
-    NotJson(String),
-    #[error("the local configuration: {0}")]
-    Alias(AliasError),
-}
-
-impl ApplyError {
-    fn new(kind: ApplyErrorKind) -> Self {
-        ApplyError {
-            path: Path::root(),
-            kind,
-        }
-    }
-
-    fn within(mut self, seg: Seg) -> Self {
-        self.path = self.path.within(seg);
-        self
-    }
 }
 
 /// The path of the annotation, for errors.
@@ -149,12 +105,12 @@ pub fn apply<'a, 'p: 'a>(
     root: Cursor,
     opts: &Options,
     anchors: &[(String, Node<'a>)],
-) -> Result<(), ApplyError> {
+) -> Result<(), MergeError> {
     let original = last_applied(live)?;
     let mut modified: Node<'p> = local.clone();
     modified
         .expand_aliases(ALIAS_BUDGET)
-        .map_err(|e| ApplyError::new(ApplyErrorKind::Alias(e)))?;
+        .map_err(|e| MergeError::new(MergeErrorKind::PatchAliases(e)))?;
     if modified.is_map() {
         let namespace = live
             .get_path(&["metadata", "namespace"])
@@ -195,18 +151,18 @@ pub fn apply<'a, 'p: 'a>(
 
 /// The last applied configuration, from `live`'s annotation; `None` without one (or with an
 /// empty one, which kubectl also reads as none).
-fn last_applied(live: &Node<'_>) -> Result<Option<Node<'static>>, ApplyError> {
+fn last_applied(live: &Node<'_>) -> Result<Option<Node<'static>>, MergeError> {
     let Some(value) = live.get_path(&["metadata", "annotations", LAST_APPLIED]) else {
         return Ok(None);
     };
     let bad = |kind| {
-        Err(ApplyError {
+        Err(MergeError {
             path: annotation_path(),
             kind,
         })
     };
     let Some(text) = value.as_str().filter(|_| value.is_scalar()) else {
-        return bad(ApplyErrorKind::AnnotationNotObject("a YAML collection"));
+        return bad(MergeErrorKind::AnnotationNotObject("a YAML collection"));
     };
     if value.is_null() || text.is_empty() {
         return Ok(None);
@@ -214,9 +170,9 @@ fn last_applied(live: &Node<'_>) -> Result<Option<Node<'static>>, ApplyError> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(o)) => Ok(Some(from_json(&Value::Object(o)))),
         Ok(Value::Null) => Ok(None),
-        Ok(Value::Array(_)) => bad(ApplyErrorKind::AnnotationNotObject("an array")),
-        Ok(_) => bad(ApplyErrorKind::AnnotationNotObject("a scalar")),
-        Err(e) => bad(ApplyErrorKind::BadAnnotation {
+        Ok(Value::Array(_)) => bad(MergeErrorKind::AnnotationNotObject("an array")),
+        Ok(_) => bad(MergeErrorKind::AnnotationNotObject("a scalar")),
+        Err(e) => bad(MergeErrorKind::BadAnnotation {
             line: e.line(),
             column: e.column(),
             message: json_message(&e),
@@ -234,8 +190,8 @@ fn json_message(e: &serde_json::Error) -> String {
 }
 
 /// `node` as Go's `json.NewEncoder(w).Encode` writes an unstructured object: see [`apply`].
-pub fn kubectl_json(node: &Node<'_>) -> Result<String, ApplyError> {
-    let v = to_json(node).map_err(|e| ApplyError::new(ApplyErrorKind::NotJson(e.to_string())))?;
+pub fn kubectl_json(node: &Node<'_>) -> Result<String, MergeError> {
+    let v = to_json(node).map_err(|e| MergeError::new(MergeErrorKind::NotJson(e.to_string())))?;
     let mut out = String::new();
     write_go_json(&v, &mut out);
     out.push('\n');
@@ -334,7 +290,7 @@ pub fn three_way<'a, 'p: 'a>(
     root: Cursor,
     opts: &Options,
     anchors: &[(String, Node<'a>)],
-) -> Result<(), ApplyError> {
+) -> Result<(), MergeError> {
     let w = Walker {
         schema,
         opts: *opts,
@@ -358,7 +314,7 @@ impl<'a> Walker<'_, '_, 'a> {
         mv: &Node<'p>,
         at: Cursor,
         meta: &FieldMeta,
-    ) -> Result<(), ApplyError> {
+    ) -> Result<(), MergeError> {
         if lv.same_data(mv) {
             // Nothing to add or change, and nothing the original has that live still has.
             return Ok(());
@@ -414,7 +370,7 @@ impl<'a> Walker<'_, '_, 'a> {
         mv: &Node<'p>,
         at: Cursor,
         retain_keys: bool,
-    ) -> Result<(), ApplyError> {
+    ) -> Result<(), MergeError> {
         let before = retain_keys.then(|| lv.clone());
         let Some(entries) = lv.entries_mut().map(std::mem::take) else {
             return Ok(());
@@ -511,7 +467,7 @@ impl<'a> Walker<'_, '_, 'a> {
         keys: &[MapKey],
         at: Cursor,
         elem: &FieldMeta,
-    ) -> Result<(), ApplyError> {
+    ) -> Result<(), MergeError> {
         let live_keys = keys_of(lv, keys)?;
         let local_keys = keys_of(mv, keys)?;
         let orig_keys = ov.map_or(Ok(Vec::new()), |o| keys_of(o, keys))?;
@@ -607,7 +563,7 @@ impl<'a> Walker<'_, '_, 'a> {
 
     /// Replaces an alias with a copy of the node its anchor names, so a change to it changes
     /// this place only.
-    fn materialize(&self, lv: &mut Node<'a>) -> Result<(), ApplyError> {
+    fn materialize(&self, lv: &mut Node<'a>) -> Result<(), MergeError> {
         let name = lv.alias_name().unwrap_or_default().to_owned();
         let target = self
             .anchors
@@ -615,32 +571,13 @@ impl<'a> Walker<'_, '_, 'a> {
             .rev()
             .find(|(n, _)| *n == name)
             .map(|(_, node)| node.clone())
-            .ok_or_else(|| ApplyError::new(ApplyErrorKind::UnknownAlias(name.clone())))?;
+            .ok_or_else(|| MergeError::new(MergeErrorKind::UnknownAlias(name.clone())))?;
         let mut copy = target;
         copy.set_anchor(None);
         *copy.comments_mut() = lv.comments().clone();
         put(lv, copy, Keep::QUOTING);
         Ok(())
     }
-}
-
-/// The keys of a list's elements; an element without its key is an error at its index.
-fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, ApplyError> {
-    list.items()
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            key_values(item, keys).ok_or_else(|| {
-                let missing = keys
-                    .iter()
-                    .find(|k| item.get(&k.name).is_none() && k.default.is_none())
-                    .or(keys.first())
-                    .map(|k| k.name.clone())
-                    .unwrap_or_default();
-                ApplyError::new(ApplyErrorKind::MissingKey(missing)).within(Seg::Index(i))
-            })
-        })
-        .collect()
 }
 
 /// apimachinery's order after a merge with `$setElementOrder`: the elements the local list names,
@@ -793,7 +730,7 @@ mod tests {
     }
 
     /// `apply` of `local` to `live`, written back.
-    fn run(live: &str, local: &str) -> Result<String, ApplyError> {
+    fn run(live: &str, local: &str) -> Result<String, MergeError> {
         let mut l = parse_stream(live).unwrap();
         let m = parse_stream(local).unwrap();
         let schema = Schema::builtin();
@@ -1068,7 +1005,7 @@ mod tests {
         );
         assert!(matches!(
             err.kind,
-            ApplyErrorKind::BadAnnotation {
+            MergeErrorKind::BadAnnotation {
                 line: 1,
                 column: 7,
                 ..
@@ -1076,7 +1013,7 @@ mod tests {
         ));
         let live = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    {LAST_APPLIED}: '[1]'\n");
         let err = run(&live, "apiVersion: v1\nkind: ConfigMap\n").unwrap_err();
-        assert_eq!(err.kind, ApplyErrorKind::AnnotationNotObject("an array"));
+        assert_eq!(err.kind, MergeErrorKind::AnnotationNotObject("an array"));
         // An empty annotation reads as none (as kubectl reads it).
         let live = format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    {LAST_APPLIED}: ''\n"

@@ -29,7 +29,8 @@
 //! nodes, the schema and the options.
 
 use crate::merge::align::{self, key_seg, key_values, ListKind};
-use crate::path::{Path, Seg};
+use crate::merge::{MergeError, MergeErrorKind};
+use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::place::{put, Keep};
 use crate::yaml::{AliasError, Entry, Kind, Node};
@@ -75,64 +76,6 @@ pub enum Outcome {
     Merged,
     /// The patch said `$patch: delete` at its top level.
     Deleted,
-}
-
-/// A patch that cannot be applied, and where.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {kind}")]
-pub struct MergeError {
-    pub path: Path,
-    pub kind: MergeErrorKind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MergeErrorKind {
-    #[error("unknown patch strategy {0:?} (expected delete, replace or merge)")]
-    UnknownStrategy(String),
-    #[error("unknown directive {0:?} (known: $patch, $retainKeys, $setElementOrder/<list>, $deleteFromPrimitiveList/<list>)")]
-    UnknownDirective(String),
-    #[error("{directive} must be {expected}")]
-    BadDirective {
-        directive: String,
-        expected: &'static str,
-    },
-    #[error("list element has no merge key {0:?}")]
-    MissingKey(String),
-    #[error("{0} do not match: every element of the list must be named, in the same order")]
-    OrderMismatch(String),
-    #[error("alias *{0} refers to no anchor in this resource")]
-    UnknownAlias(String),
-    /// With kustomize's options only: kyaml decides a value's kind from the resource and fails
-    /// on a patch of another kind.
-    #[error(
-        "the patch has a {patch} where the resource has a {resource}: with kustomize's options a \
-         strategic merge cannot change a value's kind (kustomize fails: wrong node kind)"
-    )]
-    KindChange {
-        resource: &'static str,
-        patch: &'static str,
-    },
-    /// With kustomize's options only: kyaml fails on an element that is not a map in a list it
-    /// merges by key.
-    #[error(
-        "a {0} among the elements of a list merged by key: with kustomize's options this is an \
-         error, as in kustomize (wrong node kind)"
-    )]
-    NotAMap(&'static str),
-}
-
-impl MergeError {
-    fn new(kind: MergeErrorKind) -> Self {
-        MergeError {
-            path: Path::root(),
-            kind,
-        }
-    }
-
-    fn within(mut self, seg: Seg) -> Self {
-        self.path = self.path.within(seg);
-        self
-    }
 }
 
 /// Merges `patch` into the resource `dest`, whose kind is at `root` in `schema`.
@@ -668,15 +611,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let mut added: Vec<Node<'a>> = Vec::new();
         let mut deleted: Vec<usize> = Vec::new();
         for (pi, p) in elements.iter().enumerate() {
-            let Some(pk) = key_values(p, keys) else {
-                let missing = keys
-                    .iter()
-                    .find(|k| p.get(&k.name).is_none() && k.default.is_none());
-                let name = missing.map_or_else(|| keys[0].name.clone(), |k| k.name.clone());
-                return Err(
-                    MergeError::new(MergeErrorKind::MissingKey(name)).within(Seg::Index(pi))
-                );
-            };
+            let pk = align::key_of(p, keys).map_err(|e| e.within(Seg::Index(pi)))?;
             let seg = key_seg(keys, &pk);
             let pos = dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk));
             let elem_strategy = match p.get(PATCH) {

@@ -48,8 +48,8 @@
 use crate::hash::{HashMap, HashSet};
 use std::fmt;
 
-use crate::merge::align::{self, key_seg, key_values, FieldIndex, ListKind, ValueIds};
-use crate::merge::merge2::{MergeError, MergeErrorKind};
+use crate::merge::align::{self, key_seg, FieldIndex, ListKind, ValueIds};
+use crate::merge::MergeError;
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::place::{put, Keep};
@@ -268,20 +268,6 @@ fn prefix(out: &mut [Conflict], mark: usize, seg: &Seg) {
     }
 }
 
-fn err(kind: MergeErrorKind) -> MergeError {
-    MergeError {
-        path: Path::root(),
-        kind,
-    }
-}
-
-fn err_within(e: MergeError, seg: Seg) -> MergeError {
-    MergeError {
-        path: e.path.within(seg),
-        kind: e.kind,
-    }
-}
-
 /// The first element of `list` with key `k`, by the list's [`align::positions`].
 fn first<'n, 'x>(
     positions: &HashMap<&[String], Vec<usize>>,
@@ -290,28 +276,6 @@ fn first<'n, 'x>(
 ) -> Option<&'n Node<'x>> {
     let i = *positions.get(k)?.first()?;
     list?.items().get(i)
-}
-
-/// The keys of a list's elements; an element without its key is an error at its index.
-fn keys_of(list: Option<&Node<'_>>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, MergeError> {
-    let Some(list) = list else {
-        return Ok(Vec::new());
-    };
-    list.items()
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            key_values(item, keys).ok_or_else(|| {
-                let missing = keys
-                    .iter()
-                    .find(|k| item.get(&k.name).is_none() && k.default.is_none())
-                    .or(keys.first())
-                    .map(|k| k.name.clone())
-                    .unwrap_or_default();
-                err_within(err(MergeErrorKind::MissingKey(missing)), Seg::Index(i))
-            })
-        })
-        .collect()
 }
 
 struct Merger<'s, 'x, 'a> {
@@ -662,7 +626,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 &meta,
                 out,
             )
-            .map_err(|e| err_within(e, Seg::field(name)))?;
+            .map_err(|e| e.within(Seg::field(name)))?;
         prefix(out, mark, &Seg::field(name));
         Ok(match fate {
             Fate::Set(value) => Some(Entry {
@@ -699,7 +663,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let mark = out.len();
         let fate = self
             .field(Some(&mut entry.value), ov, uv, child, &meta, out)
-            .map_err(|e| err_within(e, seg.clone()))?;
+            .map_err(|e| e.within(seg.clone()))?;
         prefix(out, mark, &seg);
         Ok(match fate {
             Fate::Keep => true,
@@ -722,9 +686,11 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         out: &mut Vec<Conflict>,
     ) -> Result<(), MergeError> {
-        let dk = keys_of(Some(&*d), keys)?;
-        let ok = keys_of(orig, keys)?;
-        let uk = keys_of(upd, keys)?;
+        let keys_of =
+            |list: Option<&Node<'_>>| list.map_or(Ok(Vec::new()), |l| align::keys_of(l, keys));
+        let dk = keys_of(Some(&*d))?;
+        let ok = keys_of(orig)?;
+        let uk = keys_of(upd)?;
         let (op, up) = (align::positions(&ok), align::positions(&uk));
         let elem = FieldMeta {
             replace: self.schema.is_replaced(at),
@@ -772,7 +738,7 @@ impl<'a> Merger<'_, '_, 'a> {
                     if let Some(is) = d.items_mut() {
                         *is = kept;
                     }
-                    return Err(err_within(e, seg));
+                    return Err(e.within(seg));
                 }
             }
             prefix(out, mark, &seg);
@@ -790,7 +756,7 @@ impl<'a> Merger<'_, '_, 'a> {
                     if let Some(is) = d.items_mut() {
                         *is = kept;
                     }
-                    return Err(err_within(e, seg));
+                    return Err(e.within(seg));
                 }
             };
             prefix(out, mark, &seg);
@@ -887,7 +853,9 @@ impl<'a> Merger<'_, '_, 'a> {
             .rev()
             .find(|(n, _)| *n == name)
             .map(|(_, node)| node.clone())
-            .ok_or_else(|| err(MergeErrorKind::UnknownAlias(name.clone())))?;
+            .ok_or_else(|| {
+                MergeError::new(crate::merge::MergeErrorKind::UnknownAlias(name.clone()))
+            })?;
         let mut copy = target;
         copy.set_anchor(None);
         *copy.comments_mut() = d.comments().clone();

@@ -23,8 +23,9 @@
 //!
 //! Sets (lists of scalars merged as sets) merge as ours do, and stay with the parent module.
 
-use super::{strategy_of, Fate, MergeError, MergeErrorKind, Merger, Strategy, PATCH};
+use super::{strategy_of, Fate, Merger, Strategy, PATCH};
 use crate::merge::align::{self, key_seg, ListKind};
+use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
 use crate::yaml::{Kind, Node};
