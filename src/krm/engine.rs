@@ -28,6 +28,7 @@ use crate::patch::jsonmerge;
 use crate::schema::{Cursor, Schema};
 use crate::select::resource::{self, Id, Meta, OwnedId};
 use crate::select::target::Target;
+use crate::yaml::anchors::{anchors_of, Anchors};
 use crate::yaml::{self, Node};
 
 /// The identity of the functionConfig, which kpt also passes among the items.
@@ -299,7 +300,7 @@ impl<'p> Engine<'p> {
         let annotated =
             step.options.kustomize_compatible() || resource::has_annotations(&item.node);
         let root = self.root(&item.node);
-        let anchors = match merge2::anchors_of(&item.node) {
+        let anchors = match anchors_of(&item.node) {
             Ok(a) => a,
             Err(e) => {
                 let msg = format!("{}: {e}", label(step));
@@ -364,7 +365,7 @@ impl<'p> Engine<'p> {
                 let before = OwnedId::of(&item.node);
                 let saved = resource::bookkeeping(&item.node);
                 let root = self.root(&item.node);
-                let anchors = match merge2::anchors_of(&item.node) {
+                let anchors = match anchors_of(&item.node) {
                     Ok(a) => a,
                     Err(e) => {
                         let msg = format!("{}: document {}: {e}", label(step), d + 1);
@@ -581,7 +582,7 @@ fn patch_node<'a>(
     docs: &[&Node<'static>],
     schema: &Schema,
     root: Cursor,
-    anchors: &[(String, Node<'a>)],
+    anchors: &Anchors<Node<'a>>,
     conflicts: &mut Vec<merge3::Conflict>,
     deleted: &mut bool,
 ) -> Result<(), ItemError> {

@@ -3,16 +3,18 @@
 //!
 //! It answers questions and never decides an outcome: what a list's kind is (keyed, set, atomic)
 //! from the schema, a kyaml schema comment or the associative-key heuristic; what key an element
-//! has; which field metadata applies at a key. Putting a node in another's place, once a walker
-//! has decided to, is the YAML tree's business ([`crate::yaml::place::put`]).
+//! has; which field metadata applies at a key. It also holds the steps every walker takes the same
+//! way once it has decided: an alias merged into becomes a copy first ([`materialize`]). Putting a
+//! node in another's place is the YAML tree's business ([`crate::yaml::place::put`]).
 
 use crate::hash::HashMap;
 
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
+use crate::yaml::anchors::Anchors;
 use crate::yaml::scalar::Resolved;
-use crate::yaml::{Entry, Node};
+use crate::yaml::{Entry, Kind, Node};
 
 /// How the elements of a list correspond.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,6 +136,25 @@ pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
             .map(|(k, v)| (k.name.clone(), v.clone()))
             .collect(),
     )
+}
+
+/// Before a collection merges into an alias of the resource, the alias becomes a copy of its
+/// anchored node ([`Anchors::materialize`]), so that the merge changes this place only and the
+/// anchor, with every other alias of it, keeps its value. A scalar simply takes the alias's
+/// place. An alias whose anchor the resource lacks is an error.
+pub fn materialize<'a>(
+    dest: &mut Node<'a>,
+    incoming: &Node<'_>,
+    anchors: &Anchors<Node<'a>>,
+) -> Result<(), MergeError> {
+    if dest.kind() != Kind::Alias || !matches!(incoming.kind(), Kind::Map | Kind::Seq) {
+        return Ok(());
+    }
+    if anchors.materialize(dest) {
+        return Ok(());
+    }
+    let name = dest.alias_name().unwrap_or_default().to_owned();
+    Err(MergeError::new(MergeErrorKind::UnknownAlias(name)))
 }
 
 /// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection

@@ -55,15 +55,12 @@ use crate::merge::align::{self, keys_of, FieldIndex, ListKind, ValueIds};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::anchors::{self, Anchors};
 use crate::yaml::place::{put, Keep};
 use crate::yaml::{from_json, to_json, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
-/// Most nodes that expanding the aliases of a local configuration may make (for the annotation,
-/// which is JSON and has no aliases).
-pub const ALIAS_BUDGET: usize = 200_000;
 
 /// How to apply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -98,18 +95,23 @@ fn annotation_path() -> Path {
 ///
 /// Scalars are read as YAML 1.2 (kubectl reads YAML 1.1, where `yes`/`on` are booleans and
 /// `0777` is octal; such plain scalars may appear differently in the annotation).
+///
+/// The annotation is JSON, which has no aliases: the copy of `local` made for it has its
+/// aliases expanded, within [`anchors::BUDGET`] (a `local` without aliases costs a scan; see
+/// "Patches and aliases" in [`crate::yaml::anchors`]). `anchors` are the anchored nodes of
+/// `live` ([`anchors::anchors_of`]).
 pub fn apply<'a, 'p: 'a>(
     live: &mut Node<'a>,
     local: &Node<'p>,
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
+    anchors: &Anchors<Node<'a>>,
 ) -> Result<(), MergeError> {
     let original = last_applied(live)?;
     let mut modified: Node<'p> = local.clone();
     modified
-        .expand_aliases(ALIAS_BUDGET)
+        .expand_aliases(anchors::BUDGET)
         .map_err(|e| MergeError::new(MergeErrorKind::PatchAliases(e)))?;
     if modified.is_map() {
         let namespace = live
@@ -289,7 +291,7 @@ pub fn three_way<'a, 'p: 'a>(
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
+    anchors: &Anchors<Node<'a>>,
 ) -> Result<(), MergeError> {
     let w = Walker {
         schema,
@@ -302,7 +304,7 @@ pub fn three_way<'a, 'p: 'a>(
 struct Walker<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
-    anchors: &'x [(String, Node<'a>)],
+    anchors: &'x Anchors<Node<'a>>,
 }
 
 impl<'a> Walker<'_, '_, 'a> {
@@ -319,9 +321,7 @@ impl<'a> Walker<'_, '_, 'a> {
             // Nothing to add or change, and nothing the original has that live still has.
             return Ok(());
         }
-        if lv.kind() == Kind::Alias && matches!(mv.kind(), Kind::Map | Kind::Seq) {
-            self.materialize(lv)?;
-        }
+        align::materialize(lv, mv, self.anchors)?;
         align::block_if_empty(lv, mv);
         match (lv.kind(), mv.kind()) {
             (Kind::Map, Kind::Map) if !meta.replace => {
@@ -560,24 +560,6 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         Ok(())
     }
-
-    /// Replaces an alias with a copy of the node its anchor names, so a change to it changes
-    /// this place only.
-    fn materialize(&self, lv: &mut Node<'a>) -> Result<(), MergeError> {
-        let name = lv.alias_name().unwrap_or_default().to_owned();
-        let target = self
-            .anchors
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, node)| node.clone())
-            .ok_or_else(|| MergeError::new(MergeErrorKind::UnknownAlias(name.clone())))?;
-        let mut copy = target;
-        copy.set_anchor(None);
-        *copy.comments_mut() = lv.comments().clone();
-        put(lv, copy, Keep::QUOTING);
-        Ok(())
-    }
 }
 
 /// apimachinery's order after a merge with `$setElementOrder`: the elements the local list names,
@@ -716,7 +698,7 @@ fn strip_nulls(n: &mut Node<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::merge2::anchors_of;
+    use crate::yaml::anchors::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     fn root_of(schema: &Schema, n: &Node<'_>) -> Cursor {
@@ -768,7 +750,7 @@ mod tests {
             &schema,
             root,
             &Options::default(),
-            &[],
+            &Anchors::default(),
         )
         .unwrap();
         let mut out = String::new();

@@ -32,8 +32,9 @@ use crate::merge::align::{self, key_seg, key_values, ListKind};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
+use crate::yaml::anchors::Anchors;
 use crate::yaml::place::{put, Keep};
-use crate::yaml::{AliasError, Entry, Kind, Node};
+use crate::yaml::{Entry, Kind, Node};
 
 mod kustomize;
 
@@ -80,15 +81,17 @@ pub enum Outcome {
 
 /// Merges `patch` into the resource `dest`, whose kind is at `root` in `schema`.
 ///
-/// `anchors` are the anchored nodes of `dest` (see [`anchors_of`]): merging into an alias
-/// replaces that alias with a copy of its anchored node, so the patch changes only this place.
+/// `anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
+/// into an alias replaces that alias with a copy of its anchored node, so the patch changes only
+/// this place. The patch is taken as it is (see "Patches and aliases" in
+/// [`crate::yaml::anchors`]).
 pub fn merge<'a, 'p: 'a>(
     dest: &mut Node<'a>,
     patch: &Node<'p>,
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
+    anchors: &Anchors<Node<'a>>,
 ) -> Result<Outcome, MergeError> {
     let m = Merger {
         schema,
@@ -99,44 +102,6 @@ pub fn merge<'a, 'p: 'a>(
         Fate::Keep => Ok(Outcome::Merged),
         Fate::Delete => Ok(Outcome::Deleted),
     }
-}
-
-/// Most nodes that the copies [`anchors_of`] makes may hold together. Each anchored node is
-/// copied, so anchors nested in anchors copy the inner nodes once per level: unbounded, a
-/// resource of a few hundred kilobytes could ask for gigabytes.
-pub const ANCHOR_BUDGET: usize = 1_000_000;
-
-/// The anchored nodes of a tree, in document order (the last of a name wins, as in YAML),
-/// which merging into an alias copies from. None when the tree has no alias. Fails when the
-/// copies would hold more than [`ANCHOR_BUDGET`] nodes.
-pub fn anchors_of<'a>(node: &Node<'a>) -> Result<Vec<(String, Node<'a>)>, AliasError> {
-    let mut out = Vec::new();
-    if node.has_alias() {
-        let mut left = ANCHOR_BUDGET;
-        collect_anchors(node, &mut out, &mut left)?;
-    }
-    Ok(out)
-}
-
-fn collect_anchors<'a>(
-    node: &Node<'a>,
-    out: &mut Vec<(String, Node<'a>)>,
-    left: &mut usize,
-) -> Result<(), AliasError> {
-    if let Some(a) = node.anchor() {
-        *left = left
-            .checked_sub(node.node_count())
-            .ok_or(AliasError::AnchorsTooLarge(ANCHOR_BUDGET))?;
-        out.push((a.to_owned(), node.clone()));
-    }
-    for e in node.entries() {
-        collect_anchors(&e.key, out, left)?;
-        collect_anchors(&e.value, out, left)?;
-    }
-    for i in node.items() {
-        collect_anchors(i, out, left)?;
-    }
-    Ok(())
 }
 
 enum Fate {
@@ -230,7 +195,7 @@ fn directives<'n, 'p>(patch: &'n Node<'p>) -> Result<Directives<'n, 'p>, MergeEr
 struct Merger<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
-    anchors: &'x [(String, Node<'a>)],
+    anchors: &'x Anchors<Node<'a>>,
 }
 
 /// The element `{$patch: X}` alone: a directive for the whole list.
@@ -251,9 +216,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if patch.is_null() {
             return Ok(Fate::Delete);
         }
-        if dest.kind() == Kind::Alias && matches!(patch.kind(), Kind::Map | Kind::Seq) {
-            self.materialize(dest)?;
-        }
+        align::materialize(dest, patch, self.anchors)?;
         if self.opts.kustomize {
             self.same_kind(dest, patch)?;
         }
@@ -265,23 +228,6 @@ impl<'a> Merger<'_, '_, 'a> {
                 Ok(Fate::Keep)
             }
         }
-    }
-
-    /// Replaces an alias with a copy of the node its anchor names, so a merge into it changes
-    /// this place only.
-    fn materialize(&self, dest: &mut Node<'a>) -> Result<(), MergeError> {
-        let name = dest.alias_name().unwrap_or_default().to_owned();
-        let target = self
-            .anchors
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, node)| node.clone())
-            .ok_or_else(|| MergeError::new(MergeErrorKind::UnknownAlias(name.clone())))?;
-        let mut copy = target;
-        copy.set_anchor(None);
-        put(dest, copy, Keep::COMMENTS);
-        Ok(())
     }
 
     /// A new node made from the patch (its directives applied to nothing); `None` when it
@@ -823,6 +769,7 @@ fn set_element_order(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::yaml::anchors::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     /// merge2 of `patch` into `dest` (a Deployment unless the documents say otherwise), written back.
@@ -987,7 +934,7 @@ mod tests {
             &Schema::builtin(),
             Cursor::default(),
             &Options::default(),
-            &[],
+            &Anchors::default(),
         )
         .unwrap_err();
         assert_eq!(
@@ -1014,6 +961,17 @@ mod tests {
                 }
             ),
             "kind: Foo\nspec:\n  items:\n  - name: b\n    v: 2\n  args: [z]\n"
+        );
+    }
+
+    /// The copy an alias becomes carries no anchor: one nested in it would capture the later
+    /// aliases of its name, which would then read the merged value.
+    #[test]
+    fn the_copy_an_alias_becomes_carries_no_anchor() {
+        let dest = "kind: Foo\na: &x\n  b: &y\n    c: 1\nd: *x\ne: *y\n";
+        assert_eq!(
+            run(dest, "d:\n  b:\n    c: 2\n", Options::default()),
+            "kind: Foo\na: &x\n  b: &y\n    c: 1\nd:\n  b:\n    c: 2\ne: *y\n"
         );
     }
 

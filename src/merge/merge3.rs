@@ -52,6 +52,7 @@ use crate::merge::align::{self, key_seg, FieldIndex, ListKind, ValueIds};
 use crate::merge::MergeError;
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::anchors::Anchors;
 use crate::yaml::place::{put, Keep};
 use crate::yaml::{emit_node, to_json, Comments, Entry, Kind, Node};
 
@@ -126,9 +127,10 @@ impl fmt::Display for Conflict {
 /// wins), or where one side deleted what the other changed. `dest`'s kind is at `root` in
 /// `schema`.
 ///
-/// `anchors` are the anchored nodes of `dest` ([`crate::merge::merge2::anchors_of`]): merging into an
-/// alias replaces it with a copy of its anchored node. `original` and `updated` are only read;
-/// aliases in them compare by name.
+/// `anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
+/// into an alias replaces it with a copy of its anchored node. `original` and `updated` are only
+/// read, and taken as they are (see "Patches and aliases" in [`crate::yaml::anchors`]): aliases
+/// in them compare by name.
 ///
 /// When `updated` as a whole is `null` (cleared upstream), `dest` becomes `null`: dropping the
 /// resource is the caller's decision.
@@ -139,7 +141,7 @@ pub fn merge<'a, 'p: 'a>(
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
+    anchors: &Anchors<Node<'a>>,
 ) -> Result<Vec<Conflict>, MergeError> {
     let m = Merger {
         schema,
@@ -281,7 +283,7 @@ fn first<'n, 'x>(
 struct Merger<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
-    anchors: &'x [(String, Node<'a>)],
+    anchors: &'x Anchors<Node<'a>>,
 }
 
 impl<'a> Merger<'_, '_, 'a> {
@@ -432,9 +434,7 @@ impl<'a> Merger<'_, '_, 'a> {
         meta: &FieldMeta,
         out: &mut Vec<Conflict>,
     ) -> Result<Fate<'a>, MergeError> {
-        if d.kind() == Kind::Alias && matches!(un.kind(), Kind::Map | Kind::Seq) {
-            self.materialize(d)?;
-        }
+        align::materialize(d, un, self.anchors)?;
         let on = o.value();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         if d.kind() == un.kind() {
@@ -842,26 +842,6 @@ impl<'a> Merger<'_, '_, 'a> {
         }
         Ok(Some(n))
     }
-
-    /// Replaces an alias with a copy of the node its anchor names, so a merge into it changes
-    /// this place only.
-    fn materialize(&self, d: &mut Node<'a>) -> Result<(), MergeError> {
-        let name = d.alias_name().unwrap_or_default().to_owned();
-        let target = self
-            .anchors
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, node)| node.clone())
-            .ok_or_else(|| {
-                MergeError::new(crate::merge::MergeErrorKind::UnknownAlias(name.clone()))
-            })?;
-        let mut copy = target;
-        copy.set_anchor(None);
-        *copy.comments_mut() = d.comments().clone();
-        put(d, copy, Keep::QUOTING);
-        Ok(())
-    }
 }
 
 /// Whether upstream left a key's comments alone.
@@ -947,7 +927,7 @@ fn with_keys<'a, 'p: 'a>(mut n: Node<'a>, ue: &Node<'p>, keys: &[MapKey]) -> Nod
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::merge2::anchors_of;
+    use crate::yaml::anchors::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     /// merge3 of `original` → `updated` into `dest` (schema from dest's apiVersion/kind): the
@@ -1254,7 +1234,7 @@ mod tests {
             &schema,
             root,
             &Options::default(),
-            &[],
+            &Anchors::default(),
         )
         .unwrap_err();
         assert_eq!(

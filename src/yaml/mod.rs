@@ -53,8 +53,10 @@
 //!
 //! Nesting is limited to [`MAX_DEPTH`] collections (the parser stops with a located error), so
 //! no recursive walk over a tree can overflow the stack. Aliases are kept as aliases; they are
-//! expanded only on request ([`Node::expand_aliases`]) and within a node budget.
+//! expanded only on request ([`Node::expand_aliases`]) and within a node budget; [`anchors`]
+//! holds all alias handling.
 
+pub mod anchors;
 mod emit;
 mod json;
 mod node;
@@ -62,9 +64,10 @@ mod parse;
 pub mod place;
 pub mod scalar;
 
+pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, EmitOptions};
 pub use json::{from_json, to_json, ToJsonError};
-pub use node::{AliasError, Entry, Kind};
+pub use node::{Entry, Kind};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
 
 use std::borrow::Cow;

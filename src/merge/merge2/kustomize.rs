@@ -90,7 +90,9 @@ impl<'a> Merger<'_, '_, 'a> {
     /// The resource decides the kind of a value; a patch value of another kind is an error
     /// (kyaml checks every value it walks against the first non-null one, the resource's first).
     pub(super) fn same_kind(&self, dest: &Node<'a>, patch: &Node<'_>) -> Result<(), MergeError> {
-        let dest = self.resolved(dest);
+        // An alias of the resource has its anchored node's kind: kustomize reads resources
+        // with their aliases expanded.
+        let dest = self.anchors.follow(dest);
         if dest.is_null() || patch.is_null() || patch.kind() == Kind::Alias {
             return Ok(());
         }
@@ -101,14 +103,6 @@ impl<'a> Merger<'_, '_, 'a> {
             resource: kind_name(dest),
             patch: kind_name(patch),
         }))
-    }
-
-    /// The node an alias of the resource stands for (kustomize reads resources with their
-    /// aliases expanded); any other node itself.
-    fn resolved<'n>(&'n self, node: &'n Node<'a>) -> &'n Node<'a> {
-        node.alias_name()
-            .and_then(|name| self.anchors.iter().rev().find(|(n, _)| n == name))
-            .map_or(node, |(_, target)| target)
     }
 
     /// A list field walked kyaml's way. `dest`: the resource's list, `None` when the resource
