@@ -893,15 +893,16 @@ mod tests {
         );
     }
 
-    const SEED_LOCAL: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\nspec:\n  selector:\n    matchLabels:\n      app: nginx\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.7.9\n";
+    /// A Deployment as `kubectl apply` examples write it, and the annotation kubectl writes for it.
+    const NGINX_LOCAL: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\nspec:\n  selector:\n    matchLabels:\n      app: nginx\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.7.9\n";
 
-    const SEED_ANNOTATION: &str = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"nginx-deployment","namespace":"default"},"spec":{"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"image":"nginx:1.7.9","name":"nginx"}]}}}}"#;
+    const NGINX_ANNOTATION: &str = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"nginx-deployment","namespace":"default"},"spec":{"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"image":"nginx:1.7.9","name":"nginx"}]}}}}"#;
 
     #[test]
     fn writes_the_annotation_as_kubectl_does() {
         // Live as the cluster has it: namespace filled in, a status, no annotation yet.
         let live = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\n  namespace: default\nspec:\n  replicas: 1\nstatus:\n  replicas: 1\n";
-        let out = run(live, SEED_LOCAL).unwrap();
+        let out = run(live, NGINX_LOCAL).unwrap();
         let docs = parse_stream(&out).unwrap();
         let root = docs[0].root.as_ref().unwrap();
         let ann = root
@@ -909,11 +910,11 @@ mod tests {
             .unwrap();
         assert_eq!(
             ann.as_string(),
-            Some(format!("{SEED_ANNOTATION}\n").as_str())
+            Some(format!("{NGINX_ANNOTATION}\n").as_str())
         );
         assert!(
             out.contains(&format!(
-                "  annotations:\n    {LAST_APPLIED}: |\n      {SEED_ANNOTATION}\n"
+                "  annotations:\n    {LAST_APPLIED}: |\n      {NGINX_ANNOTATION}\n"
             )),
             "{out}"
         );
@@ -923,15 +924,15 @@ mod tests {
         );
         assert!(out.ends_with("status:\n  replicas: 1\n"), "kept: {out}");
         // Applied again: nothing changes.
-        assert_eq!(run(&out, SEED_LOCAL).unwrap(), out);
+        assert_eq!(run(&out, NGINX_LOCAL).unwrap(), out);
         // The field removed from the config is deleted, because the annotation has it.
-        let local = SEED_LOCAL.replace(
+        let local = NGINX_LOCAL.replace(
             "spec:\n  selector",
             "spec:\n  minReadySeconds: 3\n  selector",
         );
         let out = run(&out, &local).unwrap();
         assert!(out.contains("minReadySeconds: 3"), "{out}");
-        let out = run(&out, SEED_LOCAL).unwrap();
+        let out = run(&out, NGINX_LOCAL).unwrap();
         assert!(!out.contains("minReadySeconds"), "{out}");
         assert!(
             out.contains("  replicas: 1\n"),
