@@ -19,10 +19,10 @@
 //! # Patches and aliases
 //!
 //! The contract between whoever reads patches and the walkers: **a patch reaches a walker with
-//! its aliases expanded.** The functionConfig reader (`config`) expands every patch document
-//! once, as it reads it, under one budget for the whole config; no walker expands a patch node
-//! by node, nor again for every resource it patches. A library caller whose patch may hold
-//! aliases expands it once, before patching any number of resources with it
+//! its aliases expanded.** The functionConfig reader ([`crate::config::plan`]) expands every
+//! patch document once, as it reads it, under one budget for the whole config; no walker
+//! expands a patch node by node, nor again for every resource it patches. A library caller whose
+//! patch may hold aliases expands it once, before patching any number of resources with it
 //! (`patch.expand_aliases(BUDGET)`, or [`detached`], which also drops its anchors), or hands it
 //! as it is to an entry point that copies its patch anyway: `jsonmerge::merge` and
 //! `json6902::parse_ops` (through [`detached`]) and `apply::apply` (which copies its local
@@ -54,7 +54,7 @@ use crate::hash::HashMap;
 /// that ask for billions of nodes, fails at once rather than after filling memory.
 pub const BUDGET: usize = 1_000_000;
 
-/// Aliases that cannot be expanded or materialised.
+/// Aliases that cannot be expanded, or anchored nodes too large to copy.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AliasError {
     #[error("alias *{0} refers to no anchor defined before it")]
