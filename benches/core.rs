@@ -94,7 +94,7 @@ fn walkers(c: &mut Criterion) {
                     &schema,
                     root,
                     &merge2::Options::default(),
-                    &[],
+                    &Default::default(),
                 )
                 .expect("merges")
             },
@@ -109,7 +109,7 @@ fn walkers(c: &mut Criterion) {
         &schema,
         root,
         &merge2::Options::default(),
-        &[],
+        &Default::default(),
     )
     .expect("merges");
     let local = doc(&gen::resource(0).replace("replicas: 1", "replicas: 7"));
@@ -124,7 +124,7 @@ fn walkers(c: &mut Criterion) {
                     &schema,
                     root,
                     &merge3::Options::default(),
-                    &[],
+                    &Default::default(),
                 )
                 .expect("merges")
             },

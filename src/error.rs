@@ -21,12 +21,12 @@ use std::fmt;
 
 use crate::config::PatchKind;
 use crate::krm::{FnResult, Severity};
-use crate::merge::apply::ApplyError;
-use crate::merge::merge2::MergeError;
+use crate::merge::MergeError;
 use crate::patch::json6902::PatchError;
+use crate::patch::jsonmerge::MergePatchError;
 use crate::path::Path;
 use crate::select::identity::{Id, PreviousIdsError};
-use crate::yaml::AliasError;
+use crate::yaml::anchors::AliasError;
 
 /// Input that is not UTF-8 text: what it was and where its first invalid byte is.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -83,14 +83,12 @@ pub struct PatchFailure {
 /// Why a patch failed on a resource: the walker's own typed error.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cause {
-    /// A strategic or 3-way merge (field path inside).
+    /// A strategic merge, a 3-way merge or `kubectl apply`'s merge (field path inside).
     Merge(MergeError),
-    /// `kubectl apply`'s merge (field path inside).
-    Apply(ApplyError),
     /// A JSON patch operation (operation index and pointer inside).
     Json6902(PatchError),
     /// A JSON merge patch.
-    JsonMerge(AliasError),
+    JsonMerge(MergePatchError),
     /// The resource's anchors cannot be copied where a merge into its aliases needs them.
     Anchors(AliasError),
     /// kustomize's build annotations on the resource disagree, so its original name is unknown.
@@ -102,7 +100,6 @@ impl Cause {
     pub fn field(&self) -> Option<&Path> {
         match self {
             Cause::Merge(e) => Some(&e.path),
-            Cause::Apply(e) => Some(&e.path),
             _ => None,
         }
     }
@@ -112,9 +109,9 @@ impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Cause::Merge(e) => e.kind.fmt(f),
-            Cause::Apply(e) => e.kind.fmt(f),
             Cause::Json6902(e) => e.fmt(f),
-            Cause::JsonMerge(e) | Cause::Anchors(e) => e.fmt(f),
+            Cause::JsonMerge(e) => e.fmt(f),
+            Cause::Anchors(e) => e.fmt(f),
             Cause::PreviousIds(e) => write!(f, "cannot tell the resource's original name: {e}"),
         }
     }

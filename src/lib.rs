@@ -78,7 +78,7 @@
 //!     .expect("a document");
 //! let schema = Schema::builtin();
 //! let root = schema.root("", "v1", "Pod");
-//! merge2::merge(&mut dest, &patch, &schema, root, &merge2::Options::default(), &[])?;
+//! merge2::merge(&mut dest, &patch, &schema, root, &merge2::Options::default(), &Default::default())?;
 //! let mut out = String::new();
 //! yaml::emit_document(&yaml::Document::new(dest), &mut out);
 //! assert_eq!(

@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
     let c = roots.next().unwrap_or_else(Node::map);
     let schema = Schema::builtin();
     let at = root(&schema, &a);
-    let Ok(anchors) = merge2::anchors_of(&a) else {
+    let Ok(anchors) = yaml::anchors::anchors_of(&a) else {
         return;
     };
     let infer_keys = flags & 1 != 0;

@@ -30,8 +30,9 @@
 //! A patch is inline (`patch:`, a string holding one or more YAML or JSON documents, or a YAML
 //! mapping or list written directly under the key, whose comments are kept) or in a file
 //! (`path:`). Exactly one of the two. Empty documents in a stream are skipped; a patch with no
-//! document at all is an error. Aliases are expanded: the whole functionConfig and every patch
-//! document may add at most [`ALIAS_BUDGET`] nodes between them.
+//! document at all is an error. Aliases are expanded and anchors dropped, once, here: the whole
+//! functionConfig and every patch document may add at most [`ALIAS_BUDGET`] nodes between them,
+//! and the walkers receive patches without aliases or anchors.
 //!
 //! Without `type`, the patch decides, as in kustomize: one document that is a list of mappings
 //! each holding `op` is `json6902` (so is an empty list: no operations); mappings are `merge2`;
@@ -97,7 +98,7 @@ pub const KIND: &str = "Merge";
 
 /// The nodes that expanding aliases may add, over the whole functionConfig and all its patch
 /// documents together. Past it the config is rejected as an alias bomb.
-pub const ALIAS_BUDGET: usize = 1_000_000;
+pub const ALIAS_BUDGET: usize = crate::yaml::anchors::BUDGET;
 
 /// The largest file `path`, `originalPath` or `spec.schema.openAPI.path` may name, in bytes.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;

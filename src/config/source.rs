@@ -61,6 +61,9 @@ impl<'d> Ctx<'d> {
         let before = node.node_count();
         match node.expand_aliases(before.saturating_add(self.budget)) {
             Ok(()) => {
+                // The patch's anchors have done their work: carried into a resource they could
+                // capture its aliases, and the walkers would copy the patch per item to drop them.
+                crate::yaml::anchors::strip_anchors(node);
                 let added = node.node_count().saturating_sub(before);
                 self.budget = self.budget.saturating_sub(added);
                 Ok(())

@@ -23,7 +23,7 @@
 //! the schema), is sent whole when its order changed. Nulls NEW holds in mappings are reported
 //! ([`WarningKind::NullNotKept`]), fields named `$...` are errors.
 //!
-//! [`Differ`] also makes the two halves of a three-way patch (`three_way.rs`): changes and
+//! `Differ` also makes the two halves of a three-way patch (`three_way.rs`): changes and
 //! additions only, or deletions only, as apimachinery's diff options do.
 //!
 //! What it must not do: apply the patch, or look at anything but the two nodes, the schema and
@@ -789,7 +789,7 @@ mod tests {
             &schema,
             root,
             &opts.merge2_options(),
-            &[],
+            &Default::default(),
         )
         .unwrap();
         if d.warnings.is_empty() {

@@ -31,6 +31,7 @@ use crate::schema::{Cursor, Schema};
 use crate::select::bookkeeping;
 use crate::select::identity::{Id, Meta};
 use crate::select::target::Target;
+use crate::yaml::anchors::{anchors_of, Anchors};
 use crate::yaml::{self, Node};
 
 /// What each step did, counted over all items.
@@ -117,7 +118,7 @@ struct Ctx<'s, 'a> {
     /// The schema's position of the resource's root.
     root: Cursor,
     /// The resource's anchored nodes, for merges into its aliases.
-    anchors: &'s [(String, Node<'a>)],
+    anchors: &'s Anchors<Node<'a>>,
 }
 
 impl<'p> Engine<'p> {
@@ -277,7 +278,7 @@ impl<'p> Engine<'p> {
                 self.guarded(step, item, None, |node, ctx| {
                     for p in &docs {
                         apply::apply(node, p, ctx.schema, ctx.root, &opts, ctx.anchors)
-                            .map_err(Cause::Apply)?;
+                            .map_err(Cause::Merge)?;
                     }
                     Ok(Applied::Merged(Vec::new()))
                 })
@@ -425,7 +426,7 @@ impl<'p> Engine<'p> {
         // empty map goes whoever emptied it; by default only one the patch emptied.
         let annotated =
             step.options.compat == Compat::Kustomize || bookkeeping::has_annotations(&item.node);
-        let anchors = match merge2::anchors_of(&item.node) {
+        let anchors = match anchors_of(&item.node) {
             Ok(a) => a,
             Err(e) => {
                 self.fail(failure(step, &item.node, document, Cause::Anchors(e)));

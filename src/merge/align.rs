@@ -3,16 +3,18 @@
 //!
 //! It answers questions and never decides an outcome: what a list's kind is (keyed, set, atomic)
 //! from the schema, a kyaml schema comment or the associative-key heuristic; what key an element
-//! has; which field metadata applies at a key. It also holds the one mechanical step every walker
-//! shares once it has decided: putting a node in another's place ([`put`]) without disturbing
-//! the layout around it.
+//! has; which field metadata applies at a key. It also holds the steps every walker takes the same
+//! way once it has decided: an alias merged into becomes a copy first ([`materialize`]). Putting a
+//! node in another's place is the YAML tree's business ([`crate::yaml::place::put`]).
 
 use crate::hash::HashMap;
 
+use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
-use crate::yaml::scalar::{self, Resolved};
-use crate::yaml::{Entry, Node, ScalarStyle};
+use crate::yaml::anchors::Anchors;
+use crate::yaml::scalar::Resolved;
+use crate::yaml::{Entry, Kind, Node};
 
 /// How the elements of a list correspond.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +104,30 @@ pub fn key_values(item: &Node<'_>, keys: &[MapKey]) -> Option<Vec<String>> {
         .collect()
 }
 
+/// The key of a list element, as [`key_values`] gives it; when it has none, the error naming the
+/// key field it lacks (the first without a default that it does not have, or else the first).
+pub fn key_of(item: &Node<'_>, keys: &[MapKey]) -> Result<Vec<String>, MergeError> {
+    key_values(item, keys).ok_or_else(|| {
+        let missing = keys
+            .iter()
+            .find(|k| item.get(&k.name).is_none() && k.default.is_none())
+            .or(keys.first())
+            .map(|k| k.name.clone())
+            .unwrap_or_default();
+        MergeError::new(MergeErrorKind::MissingKey(missing))
+    })
+}
+
+/// The keys of a list's elements ([`key_of`]); an element without its key is an error at its
+/// index.
+pub fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, MergeError> {
+    list.items()
+        .iter()
+        .enumerate()
+        .map(|(i, item)| key_of(item, keys).map_err(|e| e.within(Seg::Index(i))))
+        .collect()
+}
+
 /// The path step naming an element by its key: `[name=app]`.
 pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
     Seg::Key(
@@ -112,45 +138,23 @@ pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
     )
 }
 
-/// Puts `new` in the place of `old`, keeping what belongs to the place rather than to the value:
-/// the blank lines before it, the spacing after its indicator (scalar for scalar), and, when both
-/// are strings, the old quoting style if it can still write the new text (`"local"` replaced by
-/// `'update'` stays double-quoted; a plain string stays plain unless the new text needs quotes).
-/// Comments are left as `new` has them: each walker has its own rule for them.
-pub fn put<'a>(old: &mut Node<'a>, mut new: Node<'a>) {
-    new.set_blank_lines(old.blank_lines());
-    if old.is_scalar() && new.is_scalar() {
-        new.layout_mut().gap = old.layout().gap;
-        if let Some(style) = kept_style(old, &new) {
-            let text = new.as_str().unwrap_or_default().to_owned();
-            new.set_text(text, style);
-        }
+/// Before a collection merges into an alias of the resource, the alias becomes a copy of its
+/// anchored node ([`Anchors::materialize`]), so that the merge changes this place only and the
+/// anchor, with every other alias of it, keeps its value. A scalar simply takes the alias's
+/// place. An alias whose anchor the resource lacks is an error.
+pub fn materialize<'a>(
+    dest: &mut Node<'a>,
+    incoming: &Node<'_>,
+    anchors: &Anchors<Node<'a>>,
+) -> Result<(), MergeError> {
+    if dest.kind() != Kind::Alias || !matches!(incoming.kind(), Kind::Map | Kind::Seq) {
+        return Ok(());
     }
-    *old = new;
-}
-
-/// The style `new` should take from `old`, if any: only between untagged strings, so the
-/// value's type cannot change.
-fn kept_style(old: &Node<'_>, new: &Node<'_>) -> Option<ScalarStyle> {
-    if old.tag().is_some() || new.tag().is_some() {
-        return None;
+    if anchors.materialize(dest) {
+        return Ok(());
     }
-    let (Some(Resolved::Str(_)), Some(Resolved::Str(text))) = (old.resolved(), new.resolved())
-    else {
-        return None;
-    };
-    let (from, to) = (old.style()?, new.style()?);
-    if from == to {
-        return None;
-    }
-    match from {
-        ScalarStyle::DoubleQuoted => Some(from),
-        ScalarStyle::SingleQuoted => scalar::single_quoted(text).map(|_| from),
-        // `Any` writes plain where plain reads back as the same string, quoted otherwise.
-        ScalarStyle::Plain | ScalarStyle::Any => Some(ScalarStyle::Any),
-        ScalarStyle::Literal if text.contains('\n') && scalar::literal_ok(text) => Some(from),
-        ScalarStyle::Literal | ScalarStyle::Folded => None,
-    }
+    let name = dest.alias_name().unwrap_or_default().to_owned();
+    Err(MergeError::new(MergeErrorKind::UnknownAlias(name)))
 }
 
 /// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection

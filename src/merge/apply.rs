@@ -39,7 +39,7 @@
 //! kubectl writes there.
 //!
 //! Presentation: the live object keeps its key order, layout and comments; a value the local
-//! configuration sets keeps the live quoting where it can (`align::put`) and brings its comments
+//! configuration sets keeps the live quoting where it can ([`Keep::BOTH`]) and brings its comments
 //! where it has some; new fields and elements come from the local configuration as written.
 //!
 //! What it must not do: talk to a cluster, select resources, parse or write YAML text, or compare
@@ -51,17 +51,16 @@ use std::hash::Hash;
 
 use serde_json::Value;
 
-use crate::merge::align::{self, key_values, FieldIndex, ListKind, ValueIds};
+use crate::merge::align::{self, keys_of, FieldIndex, ListKind, ValueIds};
+use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
-use crate::yaml::{from_json, to_json, AliasError, Entry, Kind, Node};
+use crate::yaml::anchors::{self, Anchors};
+use crate::yaml::place::{put, Keep};
+use crate::yaml::{from_json, to_json, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-
-/// Most nodes that expanding the aliases of a local configuration may make (for the annotation,
-/// which is JSON and has no aliases).
-pub const ALIAS_BUDGET: usize = 200_000;
 
 /// How to apply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,51 +68,6 @@ pub struct Options {
     /// Pair list elements by the associative-key heuristic when nothing else says how. kubectl
     /// never does; the default is off.
     pub infer_keys: bool,
-}
-
-/// A configuration that cannot be applied, and where.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {kind}")]
-pub struct ApplyError {
-    pub path: Path,
-    pub kind: ApplyErrorKind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ApplyErrorKind {
-    /// The last-applied annotation holds something that is not JSON.
-    #[error("the last applied configuration is not valid JSON: {message} at line {line}, column {column}")]
-    BadAnnotation {
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// The last-applied annotation is JSON, but not an object (or not a string at all).
-    #[error("the last applied configuration must be a JSON object, not {0}")]
-    AnnotationNotObject(&'static str),
-    #[error("list element has no merge key {0:?}")]
-    MissingKey(String),
-    #[error("alias *{0} refers to no anchor in this resource")]
-    UnknownAlias(String),
-    /// The local configuration has something JSON cannot hold (a non-scalar key, say).
-    #[error("the local configuration cannot be written as JSON: {0}")]
-    NotJson(String),
-    #[error("the local configuration: {0}")]
-    Alias(AliasError),
-}
-
-impl ApplyError {
-    fn new(kind: ApplyErrorKind) -> Self {
-        ApplyError {
-            path: Path::root(),
-            kind,
-        }
-    }
-
-    fn within(mut self, seg: Seg) -> Self {
-        self.path = self.path.within(seg);
-        self
-    }
 }
 
 /// The path of the annotation, for errors.
@@ -141,19 +95,24 @@ fn annotation_path() -> Path {
 ///
 /// Scalars are read as YAML 1.2 (kubectl reads YAML 1.1, where `yes`/`on` are booleans and
 /// `0777` is octal; such plain scalars may appear differently in the annotation).
+///
+/// The annotation is JSON, which has no aliases: the copy of `local` made for it has its
+/// aliases expanded, within [`anchors::BUDGET`] (a `local` without aliases costs a scan; see
+/// "Patches and aliases" in [`crate::yaml::anchors`]). `anchors` are the anchored nodes of
+/// `live` ([`anchors::anchors_of`]).
 pub fn apply<'a, 'p: 'a>(
     live: &mut Node<'a>,
     local: &Node<'p>,
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
-) -> Result<(), ApplyError> {
+    anchors: &Anchors<Node<'a>>,
+) -> Result<(), MergeError> {
     let original = last_applied(live)?;
     let mut modified: Node<'p> = local.clone();
     modified
-        .expand_aliases(ALIAS_BUDGET)
-        .map_err(|e| ApplyError::new(ApplyErrorKind::Alias(e)))?;
+        .expand_aliases(anchors::BUDGET)
+        .map_err(|e| MergeError::new(MergeErrorKind::PatchAliases(e)))?;
     if modified.is_map() {
         let namespace = live
             .get_path(&["metadata", "namespace"])
@@ -194,18 +153,18 @@ pub fn apply<'a, 'p: 'a>(
 
 /// The last applied configuration, from `live`'s annotation; `None` without one (or with an
 /// empty one, which kubectl also reads as none).
-fn last_applied(live: &Node<'_>) -> Result<Option<Node<'static>>, ApplyError> {
+fn last_applied(live: &Node<'_>) -> Result<Option<Node<'static>>, MergeError> {
     let Some(value) = live.get_path(&["metadata", "annotations", LAST_APPLIED]) else {
         return Ok(None);
     };
     let bad = |kind| {
-        Err(ApplyError {
+        Err(MergeError {
             path: annotation_path(),
             kind,
         })
     };
     let Some(text) = value.as_str().filter(|_| value.is_scalar()) else {
-        return bad(ApplyErrorKind::AnnotationNotObject("a YAML collection"));
+        return bad(MergeErrorKind::AnnotationNotObject("a YAML collection"));
     };
     if value.is_null() || text.is_empty() {
         return Ok(None);
@@ -213,9 +172,9 @@ fn last_applied(live: &Node<'_>) -> Result<Option<Node<'static>>, ApplyError> {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(o)) => Ok(Some(from_json(&Value::Object(o)))),
         Ok(Value::Null) => Ok(None),
-        Ok(Value::Array(_)) => bad(ApplyErrorKind::AnnotationNotObject("an array")),
-        Ok(_) => bad(ApplyErrorKind::AnnotationNotObject("a scalar")),
-        Err(e) => bad(ApplyErrorKind::BadAnnotation {
+        Ok(Value::Array(_)) => bad(MergeErrorKind::AnnotationNotObject("an array")),
+        Ok(_) => bad(MergeErrorKind::AnnotationNotObject("a scalar")),
+        Err(e) => bad(MergeErrorKind::BadAnnotation {
             line: e.line(),
             column: e.column(),
             message: json_message(&e),
@@ -233,8 +192,8 @@ fn json_message(e: &serde_json::Error) -> String {
 }
 
 /// `node` as Go's `json.NewEncoder(w).Encode` writes an unstructured object: see [`apply`].
-pub fn kubectl_json(node: &Node<'_>) -> Result<String, ApplyError> {
-    let v = to_json(node).map_err(|e| ApplyError::new(ApplyErrorKind::NotJson(e.to_string())))?;
+pub fn kubectl_json(node: &Node<'_>) -> Result<String, MergeError> {
+    let v = to_json(node).map_err(|e| MergeError::new(MergeErrorKind::NotJson(e.to_string())))?;
     let mut out = String::new();
     write_go_json(&v, &mut out);
     out.push('\n');
@@ -332,8 +291,8 @@ pub fn three_way<'a, 'p: 'a>(
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
-) -> Result<(), ApplyError> {
+    anchors: &Anchors<Node<'a>>,
+) -> Result<(), MergeError> {
     let w = Walker {
         schema,
         opts: *opts,
@@ -345,7 +304,7 @@ pub fn three_way<'a, 'p: 'a>(
 struct Walker<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
-    anchors: &'x [(String, Node<'a>)],
+    anchors: &'x Anchors<Node<'a>>,
 }
 
 impl<'a> Walker<'_, '_, 'a> {
@@ -357,14 +316,12 @@ impl<'a> Walker<'_, '_, 'a> {
         mv: &Node<'p>,
         at: Cursor,
         meta: &FieldMeta,
-    ) -> Result<(), ApplyError> {
+    ) -> Result<(), MergeError> {
         if lv.same_data(mv) {
             // Nothing to add or change, and nothing the original has that live still has.
             return Ok(());
         }
-        if lv.kind() == Kind::Alias && matches!(mv.kind(), Kind::Map | Kind::Seq) {
-            self.materialize(lv)?;
-        }
+        align::materialize(lv, mv, self.anchors)?;
         align::block_if_empty(lv, mv);
         match (lv.kind(), mv.kind()) {
             (Kind::Map, Kind::Map) if !meta.replace => {
@@ -413,7 +370,7 @@ impl<'a> Walker<'_, '_, 'a> {
         mv: &Node<'p>,
         at: Cursor,
         retain_keys: bool,
-    ) -> Result<(), ApplyError> {
+    ) -> Result<(), MergeError> {
         let before = retain_keys.then(|| lv.clone());
         let Some(entries) = lv.entries_mut().map(std::mem::take) else {
             return Ok(());
@@ -510,7 +467,7 @@ impl<'a> Walker<'_, '_, 'a> {
         keys: &[MapKey],
         at: Cursor,
         elem: &FieldMeta,
-    ) -> Result<(), ApplyError> {
+    ) -> Result<(), MergeError> {
         let live_keys = keys_of(lv, keys)?;
         let local_keys = keys_of(mv, keys)?;
         let orig_keys = ov.map_or(Ok(Vec::new()), |o| keys_of(o, keys))?;
@@ -603,43 +560,6 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         Ok(())
     }
-
-    /// Replaces an alias with a copy of the node its anchor names, so a change to it changes
-    /// this place only.
-    fn materialize(&self, lv: &mut Node<'a>) -> Result<(), ApplyError> {
-        let name = lv.alias_name().unwrap_or_default().to_owned();
-        let target = self
-            .anchors
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, node)| node.clone())
-            .ok_or_else(|| ApplyError::new(ApplyErrorKind::UnknownAlias(name.clone())))?;
-        let mut copy = target;
-        copy.set_anchor(None);
-        *copy.comments_mut() = lv.comments().clone();
-        align::put(lv, copy);
-        Ok(())
-    }
-}
-
-/// The keys of a list's elements; an element without its key is an error at its index.
-fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, ApplyError> {
-    list.items()
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            key_values(item, keys).ok_or_else(|| {
-                let missing = keys
-                    .iter()
-                    .find(|k| item.get(&k.name).is_none() && k.default.is_none())
-                    .or(keys.first())
-                    .map(|k| k.name.clone())
-                    .unwrap_or_default();
-                ApplyError::new(ApplyErrorKind::MissingKey(missing)).within(Seg::Index(i))
-            })
-        })
-        .collect()
 }
 
 /// apimachinery's order after a merge with `$setElementOrder`: the elements the local list names,
@@ -739,10 +659,9 @@ fn is_delete_directive(n: &Node<'_>) -> bool {
 }
 
 /// Sets a value from the local configuration in the live one's place: live keeps its comments
-/// where the local value has none, its blank lines and its quoting (`align::put`).
-fn set_value<'a>(lv: &mut Node<'a>, mut new: Node<'a>) {
-    new.keep_comments_of(lv.comments());
-    align::put(lv, new);
+/// where the local value has none, its blank lines and its quoting.
+fn set_value<'a>(lv: &mut Node<'a>, new: Node<'a>) {
+    put(lv, new, Keep::BOTH);
 }
 
 /// A value as the server stores it when it is new: `null` fields of maps (at any depth, also in
@@ -779,7 +698,7 @@ fn strip_nulls(n: &mut Node<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::merge2::anchors_of;
+    use crate::yaml::anchors::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     fn root_of(schema: &Schema, n: &Node<'_>) -> Cursor {
@@ -793,7 +712,7 @@ mod tests {
     }
 
     /// `apply` of `local` to `live`, written back.
-    fn run(live: &str, local: &str) -> Result<String, ApplyError> {
+    fn run(live: &str, local: &str) -> Result<String, MergeError> {
         let mut l = parse_stream(live).unwrap();
         let m = parse_stream(local).unwrap();
         let schema = Schema::builtin();
@@ -831,7 +750,7 @@ mod tests {
             &schema,
             root,
             &Options::default(),
-            &[],
+            &Anchors::default(),
         )
         .unwrap();
         let mut out = String::new();
@@ -974,15 +893,16 @@ mod tests {
         );
     }
 
-    const SEED_LOCAL: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\nspec:\n  selector:\n    matchLabels:\n      app: nginx\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.7.9\n";
+    /// A Deployment as `kubectl apply` examples write it, and the annotation kubectl writes for it.
+    const NGINX_LOCAL: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\nspec:\n  selector:\n    matchLabels:\n      app: nginx\n  template:\n    metadata:\n      labels:\n        app: nginx\n    spec:\n      containers:\n      - name: nginx\n        image: nginx:1.7.9\n";
 
-    const SEED_ANNOTATION: &str = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"nginx-deployment","namespace":"default"},"spec":{"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"image":"nginx:1.7.9","name":"nginx"}]}}}}"#;
+    const NGINX_ANNOTATION: &str = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{},"name":"nginx-deployment","namespace":"default"},"spec":{"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":{"labels":{"app":"nginx"}},"spec":{"containers":[{"image":"nginx:1.7.9","name":"nginx"}]}}}}"#;
 
     #[test]
     fn writes_the_annotation_as_kubectl_does() {
         // Live as the cluster has it: namespace filled in, a status, no annotation yet.
         let live = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx-deployment\n  namespace: default\nspec:\n  replicas: 1\nstatus:\n  replicas: 1\n";
-        let out = run(live, SEED_LOCAL).unwrap();
+        let out = run(live, NGINX_LOCAL).unwrap();
         let docs = parse_stream(&out).unwrap();
         let root = docs[0].root.as_ref().unwrap();
         let ann = root
@@ -990,11 +910,11 @@ mod tests {
             .unwrap();
         assert_eq!(
             ann.as_string(),
-            Some(format!("{SEED_ANNOTATION}\n").as_str())
+            Some(format!("{NGINX_ANNOTATION}\n").as_str())
         );
         assert!(
             out.contains(&format!(
-                "  annotations:\n    {LAST_APPLIED}: |\n      {SEED_ANNOTATION}\n"
+                "  annotations:\n    {LAST_APPLIED}: |\n      {NGINX_ANNOTATION}\n"
             )),
             "{out}"
         );
@@ -1004,15 +924,15 @@ mod tests {
         );
         assert!(out.ends_with("status:\n  replicas: 1\n"), "kept: {out}");
         // Applied again: nothing changes.
-        assert_eq!(run(&out, SEED_LOCAL).unwrap(), out);
+        assert_eq!(run(&out, NGINX_LOCAL).unwrap(), out);
         // The field removed from the config is deleted, because the annotation has it.
-        let local = SEED_LOCAL.replace(
+        let local = NGINX_LOCAL.replace(
             "spec:\n  selector",
             "spec:\n  minReadySeconds: 3\n  selector",
         );
         let out = run(&out, &local).unwrap();
         assert!(out.contains("minReadySeconds: 3"), "{out}");
-        let out = run(&out, SEED_LOCAL).unwrap();
+        let out = run(&out, NGINX_LOCAL).unwrap();
         assert!(!out.contains("minReadySeconds"), "{out}");
         assert!(
             out.contains("  replicas: 1\n"),
@@ -1068,7 +988,7 @@ mod tests {
         );
         assert!(matches!(
             err.kind,
-            ApplyErrorKind::BadAnnotation {
+            MergeErrorKind::BadAnnotation {
                 line: 1,
                 column: 7,
                 ..
@@ -1076,7 +996,7 @@ mod tests {
         ));
         let live = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    {LAST_APPLIED}: '[1]'\n");
         let err = run(&live, "apiVersion: v1\nkind: ConfigMap\n").unwrap_err();
-        assert_eq!(err.kind, ApplyErrorKind::AnnotationNotObject("an array"));
+        assert_eq!(err.kind, MergeErrorKind::AnnotationNotObject("an array"));
         // An empty annotation reads as none (as kubectl reads it).
         let live = format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations:\n    {LAST_APPLIED}: ''\n"

@@ -29,9 +29,12 @@
 //! nodes, the schema and the options.
 
 use crate::merge::align::{self, key_seg, key_values, ListKind};
-use crate::path::{Path, Seg};
+use crate::merge::{MergeError, MergeErrorKind};
+use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
-use crate::yaml::{AliasError, Entry, Kind, Node};
+use crate::yaml::anchors::Anchors;
+use crate::yaml::place::{put, Keep};
+use crate::yaml::{Entry, Kind, Node};
 
 mod kustomize;
 
@@ -76,75 +79,19 @@ pub enum Outcome {
     Deleted,
 }
 
-/// A patch that cannot be applied, and where.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {kind}")]
-pub struct MergeError {
-    pub path: Path,
-    pub kind: MergeErrorKind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum MergeErrorKind {
-    #[error("unknown patch strategy {0:?} (expected delete, replace or merge)")]
-    UnknownStrategy(String),
-    #[error("unknown directive {0:?} (known: $patch, $retainKeys, $setElementOrder/<list>, $deleteFromPrimitiveList/<list>)")]
-    UnknownDirective(String),
-    #[error("{directive} must be {expected}")]
-    BadDirective {
-        directive: String,
-        expected: &'static str,
-    },
-    #[error("list element has no merge key {0:?}")]
-    MissingKey(String),
-    #[error("{0} do not match: every element of the list must be named, in the same order")]
-    OrderMismatch(String),
-    #[error("alias *{0} refers to no anchor in this resource")]
-    UnknownAlias(String),
-    /// With kustomize's options only: kyaml decides a value's kind from the resource and fails
-    /// on a patch of another kind.
-    #[error(
-        "the patch has a {patch} where the resource has a {resource}: with kustomize's options a \
-         strategic merge cannot change a value's kind (kustomize fails: wrong node kind)"
-    )]
-    KindChange {
-        resource: &'static str,
-        patch: &'static str,
-    },
-    /// With kustomize's options only: kyaml fails on an element that is not a map in a list it
-    /// merges by key.
-    #[error(
-        "a {0} among the elements of a list merged by key: with kustomize's options this is an \
-         error, as in kustomize (wrong node kind)"
-    )]
-    NotAMap(&'static str),
-}
-
-impl MergeError {
-    fn new(kind: MergeErrorKind) -> Self {
-        MergeError {
-            path: Path::root(),
-            kind,
-        }
-    }
-
-    fn within(mut self, seg: Seg) -> Self {
-        self.path = self.path.within(seg);
-        self
-    }
-}
-
 /// Merges `patch` into the resource `dest`, whose kind is at `root` in `schema`.
 ///
-/// `anchors` are the anchored nodes of `dest` (see [`anchors_of`]): merging into an alias
-/// replaces that alias with a copy of its anchored node, so the patch changes only this place.
+/// `anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
+/// into an alias replaces that alias with a copy of its anchored node, so the patch changes only
+/// this place. The patch is taken as it is (see "Patches and aliases" in
+/// [`crate::yaml::anchors`]).
 pub fn merge<'a, 'p: 'a>(
     dest: &mut Node<'a>,
     patch: &Node<'p>,
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
+    anchors: &Anchors<Node<'a>>,
 ) -> Result<Outcome, MergeError> {
     let m = Merger {
         schema,
@@ -155,44 +102,6 @@ pub fn merge<'a, 'p: 'a>(
         Fate::Keep => Ok(Outcome::Merged),
         Fate::Delete => Ok(Outcome::Deleted),
     }
-}
-
-/// Most nodes that the copies [`anchors_of`] makes may hold together. Each anchored node is
-/// copied, so anchors nested in anchors copy the inner nodes once per level: unbounded, a
-/// resource of a few hundred kilobytes could ask for gigabytes.
-pub const ANCHOR_BUDGET: usize = 1_000_000;
-
-/// The anchored nodes of a tree, in document order (the last of a name wins, as in YAML),
-/// which merging into an alias copies from. None when the tree has no alias. Fails when the
-/// copies would hold more than [`ANCHOR_BUDGET`] nodes.
-pub fn anchors_of<'a>(node: &Node<'a>) -> Result<Vec<(String, Node<'a>)>, AliasError> {
-    let mut out = Vec::new();
-    if node.has_alias() {
-        let mut left = ANCHOR_BUDGET;
-        collect_anchors(node, &mut out, &mut left)?;
-    }
-    Ok(out)
-}
-
-fn collect_anchors<'a>(
-    node: &Node<'a>,
-    out: &mut Vec<(String, Node<'a>)>,
-    left: &mut usize,
-) -> Result<(), AliasError> {
-    if let Some(a) = node.anchor() {
-        *left = left
-            .checked_sub(node.node_count())
-            .ok_or(AliasError::AnchorsTooLarge(ANCHOR_BUDGET))?;
-        out.push((a.to_owned(), node.clone()));
-    }
-    for e in node.entries() {
-        collect_anchors(&e.key, out, left)?;
-        collect_anchors(&e.value, out, left)?;
-    }
-    for i in node.items() {
-        collect_anchors(i, out, left)?;
-    }
-    Ok(())
 }
 
 enum Fate {
@@ -286,37 +195,13 @@ fn directives<'n, 'p>(patch: &'n Node<'p>) -> Result<Directives<'n, 'p>, MergeEr
 struct Merger<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
-    anchors: &'x [(String, Node<'a>)],
+    anchors: &'x Anchors<Node<'a>>,
 }
 
 /// The element `{$patch: X}` alone: a directive for the whole list.
 fn list_directive<'n>(item: &'n Node<'_>) -> Option<&'n Node<'n>> {
     let es = item.entries();
     (es.len() == 1 && es[0].key.as_str() == Some(PATCH)).then(|| &es[0].value)
-}
-
-/// A node with the patch node's presentation and no children: the start of a node built from
-/// the patch.
-fn shell<'p>(node: &Node<'p>) -> Node<'p> {
-    let mut n = node.clone();
-    if let Some(es) = n.entries_mut() {
-        es.clear();
-    } else if let Some(is) = n.items_mut() {
-        is.clear();
-    }
-    n
-}
-
-/// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
-/// spacing before it, and the comments the new node does not bring.
-fn replace<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    new.keep_comments_of(dest.comments());
-    let (blank, gap) = (dest.blank_lines(), dest.layout().gap);
-    new.set_blank_lines(blank);
-    if dest.is_scalar() && new.is_scalar() {
-        new.layout_mut().gap = gap;
-    }
-    *dest = new;
 }
 
 impl<'a> Merger<'_, '_, 'a> {
@@ -331,9 +216,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if patch.is_null() {
             return Ok(Fate::Delete);
         }
-        if dest.kind() == Kind::Alias && matches!(patch.kind(), Kind::Map | Kind::Seq) {
-            self.materialize(dest)?;
-        }
+        align::materialize(dest, patch, self.anchors)?;
         if self.opts.kustomize {
             self.same_kind(dest, patch)?;
         }
@@ -341,27 +224,10 @@ impl<'a> Merger<'_, '_, 'a> {
             Kind::Map => self.map(dest, patch, at, meta.replace),
             Kind::Seq => self.list(dest, patch, at, meta),
             Kind::Scalar | Kind::Alias => {
-                replace(dest, patch.clone());
+                put(dest, patch.clone(), Keep::COMMENTS);
                 Ok(Fate::Keep)
             }
         }
-    }
-
-    /// Replaces an alias with a copy of the node its anchor names, so a merge into it changes
-    /// this place only.
-    fn materialize(&self, dest: &mut Node<'a>) -> Result<(), MergeError> {
-        let name = dest.alias_name().unwrap_or_default().to_owned();
-        let target = self
-            .anchors
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, node)| node.clone())
-            .ok_or_else(|| MergeError::new(MergeErrorKind::UnknownAlias(name.clone())))?;
-        let mut copy = target;
-        copy.set_anchor(None);
-        replace(dest, copy);
-        Ok(())
     }
 
     /// A new node made from the patch (its directives applied to nothing); `None` when it
@@ -380,12 +246,12 @@ impl<'a> Merger<'_, '_, 'a> {
                 if d.strategy == Strategy::Delete {
                     return Ok(None);
                 }
-                let mut n: Node<'a> = shell(patch);
+                let mut n: Node<'a> = patch.shell();
                 self.fields(&mut n, patch, at, &d, true)?;
                 Ok(Some(n))
             }
             Kind::Seq => {
-                let mut n: Node<'a> = shell(patch);
+                let mut n: Node<'a> = patch.shell();
                 match self.value(&mut n, patch, at, meta)? {
                     Fate::Keep => Ok(Some(n)),
                     Fate::Delete => Ok(None),
@@ -413,17 +279,17 @@ impl<'a> Merger<'_, '_, 'a> {
         match strategy {
             Strategy::Delete => return Ok(Fate::Delete),
             Strategy::Replace => {
-                let mut fresh: Node<'a> = shell(patch);
+                let mut fresh: Node<'a> = patch.shell();
                 self.fields(&mut fresh, patch, at, &d, true)?;
-                replace(dest, fresh);
+                put(dest, fresh, Keep::COMMENTS);
                 return Ok(Fate::Keep);
             }
             Strategy::Merge => {}
         }
         if !dest.is_map() {
-            let mut fresh: Node<'a> = shell(patch);
+            let mut fresh: Node<'a> = patch.shell();
             self.fields(&mut fresh, patch, at, &d, true)?;
-            replace(dest, fresh);
+            put(dest, fresh, Keep::COMMENTS);
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
@@ -540,7 +406,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 let existing = (!dest.is_null()).then_some(&*dest);
                 return match self.kyaml_list(existing, patch, at, kind, false)? {
                     Some(list) => {
-                        replace(dest, list);
+                        put(dest, list, Keep::COMMENTS);
                         Ok(Fate::Keep)
                     }
                     None => Ok(Fate::Delete),
@@ -564,7 +430,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Strategy::Delete => return Ok(Fate::Delete),
             Strategy::Replace => {
                 let fresh = self.fresh_list(patch, &elements, at, &ListKind::Atomic)?;
-                replace(dest, fresh);
+                put(dest, fresh, Keep::COMMENTS);
                 return Ok(Fate::Keep);
             }
             Strategy::Merge => {}
@@ -587,7 +453,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 return Ok(Fate::Keep);
             }
             let fresh = self.fresh_list(patch, &elements, at, &kind)?;
-            replace(dest, fresh);
+            put(dest, fresh, Keep::COMMENTS);
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
@@ -607,7 +473,7 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         kind: &ListKind,
     ) -> Result<Node<'a>, MergeError> {
-        let mut fresh: Node<'a> = shell(patch);
+        let mut fresh: Node<'a> = patch.shell();
         let mut out = Vec::with_capacity(elements.len());
         for (i, e) in elements.iter().enumerate() {
             let seg = || match kind {
@@ -691,15 +557,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let mut added: Vec<Node<'a>> = Vec::new();
         let mut deleted: Vec<usize> = Vec::new();
         for (pi, p) in elements.iter().enumerate() {
-            let Some(pk) = key_values(p, keys) else {
-                let missing = keys
-                    .iter()
-                    .find(|k| p.get(&k.name).is_none() && k.default.is_none());
-                let name = missing.map_or_else(|| keys[0].name.clone(), |k| k.name.clone());
-                return Err(
-                    MergeError::new(MergeErrorKind::MissingKey(name)).within(Seg::Index(pi))
-                );
-            };
+            let pk = align::key_of(p, keys).map_err(|e| e.within(Seg::Index(pi)))?;
             let seg = key_seg(keys, &pk);
             let pos = dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk));
             let elem_strategy = match p.get(PATCH) {
@@ -725,7 +583,7 @@ impl<'a> Merger<'_, '_, 'a> {
                         .build(&without_patch_key(p), elem_at, &FieldMeta::default())
                         .map_err(|e| e.within(seg))?;
                     if let Some(n) = fresh {
-                        replace(&mut items[i], n);
+                        put(&mut items[i], n, Keep::COMMENTS);
                     }
                 }
                 (Some(i), Strategy::Merge) => {
@@ -911,6 +769,7 @@ fn set_element_order(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::yaml::anchors::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     /// merge2 of `patch` into `dest` (a Deployment unless the documents say otherwise), written back.
@@ -946,7 +805,7 @@ mod tests {
 
     const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: app\n        image: a:1\n        ports:\n        - containerPort: 80\n        - containerPort: 53\n          protocol: UDP\n      - name: sidecar\n        image: s:1\n";
 
-    /// Found by tests/properties.rs: a scalar with a line comment replaced by a list whose key
+    /// Found by tests/it/properties.rs: a scalar with a line comment replaced by a list whose key
     /// has a comment in the patch kept the resource's comment, and a second run then took the
     /// patch's: the merge was not idempotent.
     #[test]
@@ -1075,7 +934,7 @@ mod tests {
             &Schema::builtin(),
             Cursor::default(),
             &Options::default(),
-            &[],
+            &Anchors::default(),
         )
         .unwrap_err();
         assert_eq!(
@@ -1102,6 +961,17 @@ mod tests {
                 }
             ),
             "kind: Foo\nspec:\n  items:\n  - name: b\n    v: 2\n  args: [z]\n"
+        );
+    }
+
+    /// The copy an alias becomes carries no anchor: one nested in it would capture the later
+    /// aliases of its name, which would then read the merged value.
+    #[test]
+    fn the_copy_an_alias_becomes_carries_no_anchor() {
+        let dest = "kind: Foo\na: &x\n  b: &y\n    c: 1\nd: *x\ne: *y\n";
+        assert_eq!(
+            run(dest, "d:\n  b:\n    c: 2\n", Options::default()),
+            "kind: Foo\na: &x\n  b: &y\n    c: 1\nd:\n  b:\n    c: 2\ne: *y\n"
         );
     }
 

@@ -38,7 +38,7 @@
 //! comment" / "Don't update local modified comment").
 //!
 //! Presentation: `dest` keeps its key order, layout, comments and quoting (a replaced string keeps
-//! its quotes where it can: `align::put`); nodes taken from `updated` keep `updated`'s. Unlike
+//! its quotes where it can: [`Keep::QUOTING`]); nodes taken from `updated` keep `updated`'s. Unlike
 //! kyaml, new keys follow `updated`'s order rather than lexicographic order.
 //!
 //! What it must not do: pair resources (deleting and adding whole resources is the caller's job),
@@ -48,10 +48,12 @@
 use crate::hash::{HashMap, HashSet};
 use std::fmt;
 
-use crate::merge::align::{self, key_seg, key_values, FieldIndex, ListKind, ValueIds};
-use crate::merge::merge2::{MergeError, MergeErrorKind};
+use crate::merge::align::{self, key_seg, FieldIndex, ListKind, ValueIds};
+use crate::merge::MergeError;
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
+use crate::yaml::anchors::Anchors;
+use crate::yaml::place::{put, Keep};
 use crate::yaml::{emit_node, to_json, Comments, Entry, Kind, Node};
 
 /// How to merge.
@@ -125,9 +127,10 @@ impl fmt::Display for Conflict {
 /// wins), or where one side deleted what the other changed. `dest`'s kind is at `root` in
 /// `schema`.
 ///
-/// `anchors` are the anchored nodes of `dest` ([`crate::merge::merge2::anchors_of`]): merging into an
-/// alias replaces it with a copy of its anchored node. `original` and `updated` are only read;
-/// aliases in them compare by name.
+/// `anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
+/// into an alias replaces it with a copy of its anchored node. `original` and `updated` are only
+/// read, and taken as they are (see "Patches and aliases" in [`crate::yaml::anchors`]): aliases
+/// in them compare by name.
 ///
 /// When `updated` as a whole is `null` (cleared upstream), `dest` becomes `null`: dropping the
 /// resource is the caller's decision.
@@ -138,7 +141,7 @@ pub fn merge<'a, 'p: 'a>(
     schema: &Schema,
     root: Cursor,
     opts: &Options,
-    anchors: &[(String, Node<'a>)],
+    anchors: &Anchors<Node<'a>>,
 ) -> Result<Vec<Conflict>, MergeError> {
     let m = Merger {
         schema,
@@ -157,7 +160,7 @@ pub fn merge<'a, 'p: 'a>(
     match fate {
         Fate::Keep => {}
         Fate::Remove => *dest = Node::null(),
-        Fate::Set(n) => align::put(dest, n),
+        Fate::Set(n) => put(dest, n, Keep::QUOTING),
     }
     Ok(out)
 }
@@ -267,20 +270,6 @@ fn prefix(out: &mut [Conflict], mark: usize, seg: &Seg) {
     }
 }
 
-fn err(kind: MergeErrorKind) -> MergeError {
-    MergeError {
-        path: Path::root(),
-        kind,
-    }
-}
-
-fn err_within(e: MergeError, seg: Seg) -> MergeError {
-    MergeError {
-        path: e.path.within(seg),
-        kind: e.kind,
-    }
-}
-
 /// The first element of `list` with key `k`, by the list's [`align::positions`].
 fn first<'n, 'x>(
     positions: &HashMap<&[String], Vec<usize>>,
@@ -291,32 +280,10 @@ fn first<'n, 'x>(
     list?.items().get(i)
 }
 
-/// The keys of a list's elements; an element without its key is an error at its index.
-fn keys_of(list: Option<&Node<'_>>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, MergeError> {
-    let Some(list) = list else {
-        return Ok(Vec::new());
-    };
-    list.items()
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            key_values(item, keys).ok_or_else(|| {
-                let missing = keys
-                    .iter()
-                    .find(|k| item.get(&k.name).is_none() && k.default.is_none())
-                    .or(keys.first())
-                    .map(|k| k.name.clone())
-                    .unwrap_or_default();
-                err_within(err(MergeErrorKind::MissingKey(missing)), Seg::Index(i))
-            })
-        })
-        .collect()
-}
-
 struct Merger<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
-    anchors: &'x [(String, Node<'a>)],
+    anchors: &'x Anchors<Node<'a>>,
 }
 
 impl<'a> Merger<'_, '_, 'a> {
@@ -467,9 +434,7 @@ impl<'a> Merger<'_, '_, 'a> {
         meta: &FieldMeta,
         out: &mut Vec<Conflict>,
     ) -> Result<Fate<'a>, MergeError> {
-        if d.kind() == Kind::Alias && matches!(un.kind(), Kind::Map | Kind::Seq) {
-            self.materialize(d)?;
-        }
+        align::materialize(d, un, self.anchors)?;
         let on = o.value();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         if d.kind() == un.kind() {
@@ -555,7 +520,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if !upstream_changed {
             *new.comments_mut() = d.comments().clone();
         }
-        align::put(d, new);
+        put(d, new, Keep::QUOTING);
         Ok(())
     }
 
@@ -661,7 +626,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 &meta,
                 out,
             )
-            .map_err(|e| err_within(e, Seg::field(name)))?;
+            .map_err(|e| e.within(Seg::field(name)))?;
         prefix(out, mark, &Seg::field(name));
         Ok(match fate {
             Fate::Set(value) => Some(Entry {
@@ -698,13 +663,13 @@ impl<'a> Merger<'_, '_, 'a> {
         let mark = out.len();
         let fate = self
             .field(Some(&mut entry.value), ov, uv, child, &meta, out)
-            .map_err(|e| err_within(e, seg.clone()))?;
+            .map_err(|e| e.within(seg.clone()))?;
         prefix(out, mark, &seg);
         Ok(match fate {
             Fate::Keep => true,
             Fate::Remove => false,
             Fate::Set(n) => {
-                align::put(&mut entry.value, n);
+                put(&mut entry.value, n, Keep::QUOTING);
                 true
             }
         })
@@ -721,9 +686,11 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         out: &mut Vec<Conflict>,
     ) -> Result<(), MergeError> {
-        let dk = keys_of(Some(&*d), keys)?;
-        let ok = keys_of(orig, keys)?;
-        let uk = keys_of(upd, keys)?;
+        let keys_of =
+            |list: Option<&Node<'_>>| list.map_or(Ok(Vec::new()), |l| align::keys_of(l, keys));
+        let dk = keys_of(Some(&*d))?;
+        let ok = keys_of(orig)?;
+        let uk = keys_of(upd)?;
         let (op, up) = (align::positions(&ok), align::positions(&uk));
         let elem = FieldMeta {
             replace: self.schema.is_replaced(at),
@@ -762,7 +729,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 Ok(Fate::Keep) => kept.push(item),
                 Ok(Fate::Remove) => {}
                 Ok(Fate::Set(n)) => {
-                    align::put(&mut item, n);
+                    put(&mut item, n, Keep::QUOTING);
                     kept.push(item);
                 }
                 Err(e) => {
@@ -771,7 +738,7 @@ impl<'a> Merger<'_, '_, 'a> {
                     if let Some(is) = d.items_mut() {
                         *is = kept;
                     }
-                    return Err(err_within(e, seg));
+                    return Err(e.within(seg));
                 }
             }
             prefix(out, mark, &seg);
@@ -789,7 +756,7 @@ impl<'a> Merger<'_, '_, 'a> {
                     if let Some(is) = d.items_mut() {
                         *is = kept;
                     }
-                    return Err(err_within(e, seg));
+                    return Err(e.within(seg));
                 }
             };
             prefix(out, mark, &seg);
@@ -850,7 +817,7 @@ impl<'a> Merger<'_, '_, 'a> {
     ) -> Result<Option<Node<'a>>, MergeError> {
         let mut scratch = Vec::new();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
-        let mut n: Node<'a> = shell(un);
+        let mut n: Node<'a> = un.shell();
         match un.kind() {
             Kind::Map if !meta.replace && fits(Kind::Map) => {
                 self.map(&mut n, on, Some(un), at, &mut scratch)?;
@@ -874,24 +841,6 @@ impl<'a> Merger<'_, '_, 'a> {
             _ => return Ok(Some(un.clone())),
         }
         Ok(Some(n))
-    }
-
-    /// Replaces an alias with a copy of the node its anchor names, so a merge into it changes
-    /// this place only.
-    fn materialize(&self, d: &mut Node<'a>) -> Result<(), MergeError> {
-        let name = d.alias_name().unwrap_or_default().to_owned();
-        let target = self
-            .anchors
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, node)| node.clone())
-            .ok_or_else(|| err(MergeErrorKind::UnknownAlias(name.clone())))?;
-        let mut copy = target;
-        copy.set_anchor(None);
-        *copy.comments_mut() = d.comments().clone();
-        align::put(d, copy);
-        Ok(())
     }
 }
 
@@ -948,17 +897,6 @@ fn set<'a, 'p: 'a>(d: &mut Node<'a>, orig: Option<&Node<'p>>, upd: Option<&Node<
     }
 }
 
-/// A node with `n`'s presentation and no children: the start of a node built from `n`.
-fn shell<'p>(n: &Node<'p>) -> Node<'p> {
-    let mut s = n.clone();
-    if let Some(es) = s.entries_mut() {
-        es.clear();
-    } else if let Some(is) = s.items_mut() {
-        is.clear();
-    }
-    s
-}
-
 /// An element built from a delta, given back its key fields (which did not change, so the delta
 /// lacks them), all fields in the upstream element's order.
 fn with_keys<'a, 'p: 'a>(mut n: Node<'a>, ue: &Node<'p>, keys: &[MapKey]) -> Node<'a> {
@@ -989,7 +927,7 @@ fn with_keys<'a, 'p: 'a>(mut n: Node<'a>, ue: &Node<'p>, keys: &[MapKey]) -> Nod
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::merge2::anchors_of;
+    use crate::yaml::anchors::anchors_of;
     use crate::yaml::{emit_document, parse_stream};
 
     /// merge3 of `original` → `updated` into `dest` (schema from dest's apiVersion/kind): the
@@ -1296,7 +1234,7 @@ mod tests {
             &schema,
             root,
             &Options::default(),
-            &[],
+            &Anchors::default(),
         )
         .unwrap_err();
         assert_eq!(

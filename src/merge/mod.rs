@@ -4,12 +4,16 @@
 //!   strategic-merge directives), with kyaml's own walk as an option;
 //! * [`merge3`] — the three-way merge (kyaml's merge3 rules) with conflicts reported;
 //! * [`apply`] — `kubectl apply`'s client-side merge, driven by the last-applied annotation;
-//! * `align` — how two lists or maps correspond (list kinds, element keys), shared by all three.
+//! * `align` — how two lists or maps correspond (list kinds, element keys), shared by all three;
+//! * [`MergeError`] — the one error type of all three, with the path where the merge failed.
 //!
 //! What it must not do: select resources, read or write text, or know the wire format. Every
 //! walker takes the nodes, the schema and its options, and nothing else.
 
 pub(crate) mod align;
 pub mod apply;
+mod error;
 pub mod merge2;
 pub mod merge3;
+
+pub use error::{MergeError, MergeErrorKind};

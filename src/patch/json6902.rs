@@ -31,22 +31,21 @@
 //! **Aliases**: an operation that changes something below an alias first replaces that alias
 //! with a copy of its anchored node (without anchors), so the change stays at this place; reading
 //! (`test`, `copy`'s `from`, selectors) looks through aliases. A result that would use an alias
-//! before its anchor (`move`/`copy` can do that) is an error. Aliases inside a patch are expanded
-//! when it is parsed, within a node budget.
+//! before its anchor (`move`/`copy` can do that) is an error. A patch's aliases are expanded, and
+//! its anchors dropped, once, when [`parse_ops`] reads it (see "Patches and aliases" in
+//! [`crate::yaml::anchors`]); applying the operations to any number of documents expands nothing.
 //!
 //! What it must not do: consult a schema (RFC 6902 is schema-free), select resources, or parse
 //! or write text.
 
-use crate::hash::{HashMap, HashSet};
+use crate::hash::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::yaml::anchors::{self, detached, first_dangling, put_copy, strip_anchors, Anchors};
+use crate::yaml::place::{put, Keep};
 use crate::yaml::scalar::Resolved;
 use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node, ScalarStyle, MAX_DEPTH};
-
-/// The most nodes that expanding a patch's aliases, or comparing values through aliases, may
-/// visit (a guard against alias bombs).
-const ALIAS_BUDGET: usize = 1_000_000;
 
 // ----- pointers ----------------------------------------------------------------------------
 
@@ -252,7 +251,7 @@ impl Selector {
 
     /// True when `item` (with aliases followed through `anchors`) is a mapping whose fields have
     /// these values.
-    fn matches(&self, item: &Node<'_>, anchors: &Anchors<'_, '_>) -> bool {
+    fn matches(&self, item: &Node<'_>, anchors: &View<'_, '_>) -> bool {
         let item = anchors.follow(item);
         item.is_map()
             && self.fields.iter().all(|(k, v)| {
@@ -566,7 +565,8 @@ impl std::error::Error for PatchError {}
 /// Errors name the operation: a missing or repeated member, a member that is not a string, an
 /// unknown `op`, an invalid pointer. Members an operation does not define are ignored (RFC 6902
 /// §4). Values of operations written in flow style are made block style (see the module doc).
-/// Aliases in the patch are expanded (within a budget).
+/// Aliases in the patch are expanded and its anchors dropped ([`detached`], within the one
+/// budget), in the one copy of the patch this makes when it has any.
 pub fn parse_ops<'p>(ops: &Node<'p>) -> Result<Vec<Op<'p>>, PatchError> {
     let whole = |kind| PatchError {
         op: 0,
@@ -575,17 +575,9 @@ pub fn parse_ops<'p>(ops: &Node<'p>) -> Result<Vec<Op<'p>>, PatchError> {
         from: false,
         kind,
     };
-    let mut expanded = None;
-    if has_alias(ops) || subtree_has_anchor(ops) {
-        // The patch's anchors stay in the patch: carried into a document they could capture
-        // its later aliases.
-        let mut copy = ops.clone();
-        copy.expand_aliases(ALIAS_BUDGET)
-            .map_err(|e| whole(PatchErrorKind::Alias(e)))?;
-        strip_anchors(&mut copy);
-        expanded = Some(copy);
-    }
-    let ops = expanded.as_ref().unwrap_or(ops);
+    // The patch's anchors stay in the patch: carried into a document they could capture its
+    // later aliases.
+    let ops = detached(ops).map_err(|e| whole(PatchErrorKind::Alias(e)))?;
     if !ops.is_seq() {
         return Err(whole(PatchErrorKind::NotAList));
     }
@@ -752,10 +744,10 @@ pub fn apply_with<'a, 'p: 'a>(
         }
         return Ok(());
     }
-    let aliased = has_alias(doc)
+    let aliased = doc.has_alias()
         || ops.iter().any(|op| match op {
             Op::Add { value, .. } | Op::Replace { value, .. } | Op::Test { value, .. } => {
-                has_alias(value)
+                value.has_alias()
             }
             _ => false,
         });
@@ -847,7 +839,7 @@ fn run<'a, 'p: 'a>(
             replace(doc, path, value.clone(), opts, aliased).map_err(at_path)
         }
         Op::Test { path, value } => {
-            let anchors = Anchors::of(doc, aliased);
+            let anchors = view(doc, aliased);
             let found = match walk(doc, &anchors, path, path.tokens().len()) {
                 Ok((_, found)) => found,
                 Err(PatchErrorKind::NotFound { at: None })
@@ -857,8 +849,8 @@ fn run<'a, 'p: 'a>(
                 }
                 Err(e) => return Err(at_path(e)),
             };
-            let value_anchors = Anchors::of(value, aliased);
-            let mut budget = ALIAS_BUDGET;
+            let value_anchors = view(value, aliased);
+            let mut budget = anchors::BUDGET;
             if json_equal(found, &anchors, value, &value_anchors, &mut budget).map_err(at_path)? {
                 Ok(())
             } else {
@@ -866,7 +858,7 @@ fn run<'a, 'p: 'a>(
             }
         }
         Op::Copy { from, path } => {
-            let anchors = Anchors::of(doc, aliased);
+            let anchors = view(doc, aliased);
             let n = from.tokens().len();
             let (route, found) = match walk(doc, &anchors, from, n) {
                 Ok(found) => found,
@@ -900,7 +892,7 @@ fn run<'a, 'p: 'a>(
                 return Err(at_path(PatchErrorKind::MoveIntoChild));
             }
             {
-                let anchors = Anchors::of(doc, aliased);
+                let anchors = view(doc, aliased);
                 let (src, _) = walk(doc, &anchors, from, from.tokens().len()).map_err(at_from)?;
                 if let Some(n) = path.tokens().len().checked_sub(1) {
                     if let Ok((dst, parent)) = walk(doc, &anchors, path, n) {
@@ -1020,14 +1012,14 @@ struct Route<'a> {
 /// Follows the first `upto` tokens of `ptr` from `root`; every one must name an existing child.
 fn walk<'n, 'a>(
     root: &'n Node<'a>,
-    anchors: &Anchors<'n, 'a>,
+    anchors: &'n View<'n, 'a>,
     ptr: &Pointer,
     upto: usize,
 ) -> Result<(Route<'a>, &'n Node<'a>), PatchErrorKind> {
     let mut route = Route::default();
     let mut cur = root;
     for (depth, tok) in ptr.tokens().iter().take(upto).enumerate() {
-        cur = anchors.follow_for_change(cur, depth, &mut route.expand);
+        cur = follow_for_change(anchors, cur, depth, &mut route.expand);
         let i = child(cur, tok, ptr, depth, anchors)?;
         route.steps.push(i);
         cur = match cur.kind() {
@@ -1046,7 +1038,7 @@ fn child(
     tok: &Token,
     ptr: &Pointer,
     depth: usize,
-    anchors: &Anchors<'_, '_>,
+    anchors: &View<'_, '_>,
 ) -> Result<usize, PatchErrorKind> {
     let missing = || PatchErrorKind::NotFound {
         at: (depth + 1 < ptr.tokens().len()).then(|| ptr.prefix(depth + 1)),
@@ -1076,7 +1068,7 @@ fn seq_position(
     tok: &Token,
     ptr: &Pointer,
     depth: usize,
-    anchors: &Anchors<'_, '_>,
+    anchors: &View<'_, '_>,
 ) -> Result<Option<usize>, PatchErrorKind> {
     let list = || ptr.prefix(depth);
     match tok {
@@ -1145,7 +1137,7 @@ fn reach<'d, 'a>(
     let mut in_flow = false;
     for d in 0..=depth {
         if let Some((_, copy)) = route.expand.iter().find(|(at, _)| *at == d) {
-            put(cur, copy.clone());
+            put_copy(cur, copy.clone());
         }
         if d == depth {
             break;
@@ -1177,7 +1169,7 @@ fn add_slot(
     tok: &Token,
     ptr: &Pointer,
     depth: usize,
-    anchors: &Anchors<'_, '_>,
+    anchors: &View<'_, '_>,
 ) -> Result<Slot, PatchErrorKind> {
     match parent.kind() {
         Kind::Map => {
@@ -1225,9 +1217,9 @@ fn add<'a>(
         return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
     }
     let (route, slot) = {
-        let anchors = Anchors::of(doc, aliased);
+        let anchors = view(doc, aliased);
         let (mut route, parent) = walk(doc, &anchors, ptr, depth)?;
-        let parent = anchors.follow_for_change(parent, depth, &mut route.expand);
+        let parent = follow_for_change(&anchors, parent, depth, &mut route.expand);
         let slot = add_slot(parent, tok, ptr, depth, &anchors)?;
         (route, slot)
     };
@@ -1248,7 +1240,7 @@ fn add<'a>(
                 .and_then(|es| es.get_mut(i))
                 .ok_or_else(lost)?;
             take_place_comments(&mut e.key, new.head, new.line);
-            put(&mut e.value, new.node);
+            put(&mut e.value, new.node, Keep::COMMENTS);
         }
         Slot::NewKey(key) => parent
             .entries_mut()
@@ -1274,9 +1266,9 @@ fn remove<'a>(
         return Err(PatchErrorKind::RemoveRoot);
     };
     let (route, i) = {
-        let anchors = Anchors::of(doc, aliased);
+        let anchors = view(doc, aliased);
         let (mut route, parent) = walk(doc, &anchors, ptr, depth)?;
-        let parent = anchors.follow_for_change(parent, depth, &mut route.expand);
+        let parent = follow_for_change(&anchors, parent, depth, &mut route.expand);
         let i = child(parent, tok, ptr, depth, &anchors)?;
         (route, i)
     };
@@ -1305,7 +1297,7 @@ fn replace<'a>(
 ) -> Result<(), PatchErrorKind> {
     let n = ptr.tokens().len();
     let found = {
-        let anchors = Anchors::of(doc, aliased);
+        let anchors = view(doc, aliased);
         walk(doc, &anchors, ptr, n).map(|(route, _)| route)
     };
     match found {
@@ -1316,7 +1308,7 @@ fn replace<'a>(
         }
         Ok(route) => {
             let (node, _) = reach(doc, &route, n).ok_or_else(lost)?;
-            put(node, value);
+            put(node, value, Keep::COMMENTS);
             Ok(())
         }
         Err(PatchErrorKind::NotFound { at: None }) if opts.replace_adds_missing => {
@@ -1325,31 +1317,6 @@ fn replace<'a>(
         }
         Err(e) => Err(e),
     }
-}
-
-/// Puts `new` in the place of `dest`, keeping what belongs to the place: the blank lines and
-/// spacing before it, and the comments that `new` does not bring.
-fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    let old = dest.comments();
-    if !old.is_empty() {
-        let own = new.comments().clone();
-        let c = new.comments_mut();
-        if own.head.is_empty() {
-            c.head = old.head.clone();
-        }
-        if own.line.is_none() {
-            c.line = old.line.clone();
-        }
-        if own.foot.is_empty() {
-            c.foot = old.foot.clone();
-        }
-    }
-    new.set_blank_lines(dest.blank_lines());
-    if dest.is_scalar() && new.is_scalar() {
-        // The spacing after `key:` belongs to the place.
-        new.layout_mut().gap = dest.layout().gap;
-    }
-    *dest = new;
 }
 
 /// Levels of collections in a tree (0 for a scalar).
@@ -1370,7 +1337,7 @@ fn nesting(node: &Node<'_>) -> usize {
 /// way to the root's.
 fn put_root<'a>(doc: &mut Node<'a>, mut new: Node<'a>) {
     *new.layout_mut() = Layout::default();
-    put(doc, new);
+    put(doc, new, Keep::COMMENTS);
 }
 
 /// A key takes the comments of the entry that is put at its place, where that entry has them.
@@ -1385,127 +1352,42 @@ fn take_place_comments<'a>(key: &mut Node<'a>, head: Vec<Comment<'a>>, line: Opt
 
 // ----- aliases -------------------------------------------------------------------------------
 
-/// The anchored nodes of a tree, for following aliases. Empty when the tree needs none.
-struct Anchors<'n, 'a> {
-    list: Vec<(&'n str, &'n Node<'a>)>,
+/// The anchored nodes of a document, borrowed: json6902 finds its way through the document
+/// before it changes anything, so it needs no copies.
+type View<'n, 'a> = Anchors<&'n Node<'a>>;
+
+/// The anchored nodes of `root` when aliases are in play (`aliased`), none otherwise.
+fn view<'n, 'a>(root: &'n Node<'a>, aliased: bool) -> View<'n, 'a> {
+    if aliased {
+        Anchors::view(root)
+    } else {
+        Anchors::default()
+    }
 }
 
-impl<'n, 'a> Anchors<'n, 'a> {
-    fn of(root: &'n Node<'a>, enabled: bool) -> Self {
-        let mut list = Vec::new();
-        if enabled {
-            collect_anchors(root, &mut list);
-        }
-        Anchors { list }
-    }
-
-    /// The node an alias stands for (the last anchor of its name, as in merge2); other nodes
-    /// as they are.
-    fn follow(&self, node: &'n Node<'a>) -> &'n Node<'a> {
-        match node.alias_name() {
-            Some(name) => self
-                .list
-                .iter()
-                .rev()
-                .find(|(n, _)| *n == name)
-                .map_or(node, |(_, target)| target),
-            None => node,
-        }
-    }
-
-    /// [`follow`](Self::follow), noting in `expand` that the alias (reached after `depth`
-    /// steps) must become a copy of its anchored node before anything below it changes.
-    fn follow_for_change(
-        &self,
-        node: &'n Node<'a>,
-        depth: usize,
-        expand: &mut Vec<(usize, Node<'a>)>,
-    ) -> &'n Node<'a> {
-        let target = self.follow(node);
-        if !std::ptr::eq(target, node) {
-            let mut copy = target.clone();
-            strip_anchors(&mut copy);
+/// [`Anchors::follow`], noting in `expand` that the alias (reached after `depth` steps) must
+/// become a copy of its anchored node before anything below it changes.
+fn follow_for_change<'n, 'a>(
+    anchors: &'n View<'n, 'a>,
+    node: &'n Node<'a>,
+    depth: usize,
+    expand: &mut Vec<(usize, Node<'a>)>,
+) -> &'n Node<'a> {
+    match anchors.copy_for(node) {
+        Some(copy) => {
             expand.push((depth, copy));
+            anchors.follow(node)
         }
-        target
+        None => node,
     }
-}
-
-fn collect_anchors<'n, 'a>(node: &'n Node<'a>, out: &mut Vec<(&'n str, &'n Node<'a>)>) {
-    if let Some(a) = node.anchor() {
-        out.push((a, node));
-    }
-    for e in node.entries() {
-        collect_anchors(&e.key, out);
-        collect_anchors(&e.value, out);
-    }
-    for i in node.items() {
-        collect_anchors(i, out);
-    }
-}
-
-fn has_alias(node: &Node<'_>) -> bool {
-    node.kind() == Kind::Alias
-        || node
-            .entries()
-            .iter()
-            .any(|e| has_alias(&e.key) || has_alias(&e.value))
-        || node.items().iter().any(has_alias)
-}
-
-/// Removes every anchor in a copy, so that later aliases keep naming the original.
-fn strip_anchors(node: &mut Node<'_>) {
-    if node.anchor().is_some() {
-        node.set_anchor(None);
-    }
-    if !node
-        .entries()
-        .iter()
-        .any(|e| subtree_has_anchor(&e.value) || subtree_has_anchor(&e.key))
-        && !node.items().iter().any(subtree_has_anchor)
-    {
-        return;
-    }
-    if let Some(es) = node.entries_mut() {
-        for e in es {
-            strip_anchors(&mut e.key);
-            strip_anchors(&mut e.value);
-        }
-    } else if let Some(items) = node.items_mut() {
-        items.iter_mut().for_each(strip_anchors);
-    }
-}
-
-fn subtree_has_anchor(node: &Node<'_>) -> bool {
-    node.anchor().is_some()
-        || node
-            .entries()
-            .iter()
-            .any(|e| subtree_has_anchor(&e.key) || subtree_has_anchor(&e.value))
-        || node.items().iter().any(subtree_has_anchor)
 }
 
 /// Every alias must name an anchor that comes before it in document order.
 fn check_aliases(root: &Node<'_>) -> Result<(), PatchErrorKind> {
-    fn visit<'n>(n: &'n Node<'_>, seen: &mut HashSet<&'n str>) -> Result<(), PatchErrorKind> {
-        if let Some(name) = n.alias_name() {
-            if !seen.contains(name) {
-                return Err(PatchErrorKind::DanglingAlias(name.to_owned()));
-            }
-        }
-        if let Some(a) = n.anchor() {
-            seen.insert(a);
-        }
-        for e in n.entries() {
-            visit(&e.key, seen)?;
-            visit(&e.value, seen)?;
-        }
-        for i in n.items() {
-            visit(i, seen)?;
-        }
-        Ok(())
+    match first_dangling(root) {
+        Some(name) => Err(PatchErrorKind::DanglingAlias(name.to_owned())),
+        None => Ok(()),
     }
-    visit(root, &mut HashSet::default())
 }
 
 // ----- equality ------------------------------------------------------------------------------
@@ -1515,14 +1397,14 @@ fn check_aliases(root: &Node<'_>) -> Result<(), PatchErrorKind> {
 /// Comments and styles do not count. Aliases are followed, within `budget` node visits.
 fn json_equal(
     a: &Node<'_>,
-    aa: &Anchors<'_, '_>,
+    aa: &View<'_, '_>,
     b: &Node<'_>,
-    ba: &Anchors<'_, '_>,
+    ba: &View<'_, '_>,
     budget: &mut usize,
 ) -> Result<bool, PatchErrorKind> {
     *budget = budget
         .checked_sub(1)
-        .ok_or(PatchErrorKind::TooLarge(ALIAS_BUDGET))?;
+        .ok_or(PatchErrorKind::TooLarge(anchors::BUDGET))?;
     let (a, b) = (aa.follow(a), ba.follow(b));
     Ok(match (a.kind(), b.kind()) {
         (Kind::Scalar, Kind::Scalar) => match (a.resolved(), b.resolved()) {

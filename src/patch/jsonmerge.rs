@@ -16,17 +16,31 @@
 //! What it must not do: consult a schema (RFC 7386 has none: lists are never merged), select
 //! resources, or parse or write text.
 
-use crate::yaml::{AliasError, Entry, Kind, Node};
+use crate::yaml::anchors::{anchors_of, detached, Anchors};
+use crate::yaml::place::{put, Keep};
+use crate::yaml::{AliasError, Entry, Node};
 
-/// The most nodes that expanding the patch's aliases may produce.
-const ALIAS_BUDGET: usize = 1_000_000;
+/// A merge patch that cannot be applied; the target is then unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MergePatchError {
+    /// The patch's aliases cannot be expanded: one names no anchor before it, or their copies
+    /// would exceed the budget ([`crate::yaml::anchors::BUDGET`]).
+    #[error("the patch: {0}")]
+    PatchAliases(AliasError),
+    /// The target's anchored nodes are too large to copy for merging into its aliases
+    /// ([`anchors_of`]).
+    #[error("the target: {0}")]
+    TargetAnchors(AliasError),
+}
 
 /// Merges `patch` into `dest` as RFC 7386 says (see the module doc).
 ///
-/// Aliases in the patch are expanded first (and its anchors dropped); the only failure is an alias that names no anchor
-/// or whose expansion exceeds the node budget, and then `dest` is unchanged. An alias in `dest`
-/// that a patch mapping merges into becomes a copy of its anchored node, so the change stays at
-/// that place.
+/// What the merge takes from the patch is its one copy, made once ([`detached`]): aliases
+/// expanded, anchors dropped (in the target they could capture its later aliases), and block
+/// style when the patch is flow (JSON). A patch with no alias, anchor or flow style is not
+/// copied at all (see "Patches and aliases" in [`crate::yaml::anchors`]). An alias in
+/// `dest` that a patch mapping merges into becomes a copy of its anchored node, so the change
+/// stays at that place.
 ///
 /// ```
 /// use krm_merge::{patch::jsonmerge, yaml};
@@ -39,44 +53,27 @@ const ALIAS_BUDGET: usize = 1_000_000;
 /// yaml::emit_document(&yaml::Document::new(dest), &mut out);
 /// assert_eq!(out, "b: {c: 2}\nd:\n- 1\n- null\n");
 /// ```
-pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), AliasError> {
-    let mut owned = None;
-    let anchored = has_anchor(patch);
-    if patch.is_flow() || anchored || patch.has_alias() {
-        let mut p = patch.clone();
-        p.expand_aliases(ALIAS_BUDGET)?;
-        if anchored {
-            strip_anchors(&mut p);
-        }
-        if p.is_flow() {
-            p.make_block();
-        }
-        owned = Some(p);
+pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), MergePatchError> {
+    let mut patch = detached(patch).map_err(MergePatchError::PatchAliases)?;
+    if patch.is_flow() {
+        patch.to_mut().make_block();
     }
-    let patch = owned.as_ref().unwrap_or(patch);
-    let anchors = crate::merge::merge2::anchors_of(dest)?;
-    merge_value(dest, patch, &anchors);
+    let anchors = anchors_of(dest).map_err(MergePatchError::TargetAnchors)?;
+    merge_value(dest, &patch, &anchors);
     Ok(())
 }
 
-fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(String, Node<'a>)]) {
+fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &Anchors<Node<'a>>) {
     if !patch.is_map() {
-        put(dest, patch.clone());
+        put(dest, patch.clone(), Keep::COMMENTS);
         return;
     }
-    if dest.kind() == Kind::Alias {
-        if let Some(target) = dest
-            .alias_name()
-            .and_then(|n| anchors.iter().rev().find(|(a, _)| a == n))
-            .map(|(_, t)| t)
-        {
-            let mut copy = target.clone();
-            copy.set_anchor(None);
-            put(dest, copy);
-        }
-    }
+    // An alias whose anchor is unknown stays an alias, and is replaced below like any value
+    // that is not a mapping.
+    anchors.materialize(dest);
     if !dest.is_map() {
-        put(dest, shell(patch));
+        // A mapping built from the patch: members are added by merging, which drops `null`s.
+        put(dest, patch.shell(), Keep::COMMENTS);
     } else {
         dest.take_comments_of(patch.comments());
     }
@@ -111,7 +108,7 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
             }
             None => {
                 let value = if pe.value.is_map() {
-                    let mut v = shell(&pe.value);
+                    let mut v = pe.value.shell();
                     merge_value(&mut v, &pe.value, anchors);
                     v
                 } else {
@@ -125,60 +122,6 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &[(St
                 }
             }
         }
-    }
-}
-
-/// A node with the patch node's presentation and no children: the start of a mapping built from
-/// the patch (members are added by merging, which drops `null`s).
-fn shell<'p>(node: &Node<'p>) -> Node<'p> {
-    let mut n = node.clone();
-    if let Some(es) = n.entries_mut() {
-        es.clear();
-    }
-    n
-}
-
-/// Puts `new` in the place of `dest`, keeping the blank lines before it and the comments that
-/// `new` does not bring.
-fn put<'a>(dest: &mut Node<'a>, mut new: Node<'a>) {
-    let old = dest.comments().clone();
-    if !old.is_empty() {
-        let own = new.comments().clone();
-        let c = new.comments_mut();
-        if own.head.is_empty() {
-            c.head = old.head;
-        }
-        if own.line.is_none() {
-            c.line = old.line;
-        }
-        if own.foot.is_empty() {
-            c.foot = old.foot;
-        }
-    }
-    new.set_blank_lines(dest.blank_lines());
-    *dest = new;
-}
-
-fn has_anchor(node: &Node<'_>) -> bool {
-    node.anchor().is_some()
-        || node
-            .entries()
-            .iter()
-            .any(|e| has_anchor(&e.key) || has_anchor(&e.value))
-        || node.items().iter().any(has_anchor)
-}
-
-/// The patch's anchors stay in the patch: carried into the target they could capture its
-/// later aliases.
-fn strip_anchors(node: &mut Node<'_>) {
-    node.set_anchor(None);
-    if let Some(es) = node.entries_mut() {
-        for e in es {
-            strip_anchors(&mut e.key);
-            strip_anchors(&mut e.value);
-        }
-    } else if let Some(items) = node.items_mut() {
-        items.iter_mut().for_each(strip_anchors);
     }
 }
 
@@ -356,6 +299,16 @@ phoneNumber: +01-123-456-7890
         let before = node.clone();
         assert!(merge(&mut node, p[0].root.as_ref().unwrap()).is_err());
         assert!(node.same_data(&before));
+    }
+
+    /// A value put in an existing member's place keeps the spacing after `:` that the place
+    /// has, as in every walker.
+    #[test]
+    fn a_replaced_value_keeps_the_spacing_of_its_place() {
+        assert_eq!(
+            merged("a:   1 # one\nb: 2\n", "a: 3\n"),
+            "a:   3 # one\nb: 2\n"
+        );
     }
 
     #[test]

@@ -1065,7 +1065,7 @@ mod tests {
         }
     }
 
-    /// Found by tests/properties.rs (a merge2 patch run twice doubled a comment): a comment
+    /// Found by tests/it/properties.rs (a merge2 patch run twice doubled a comment): a comment
     /// at the dash column after a compact sequence was that sequence's foot, so a head comment
     /// written there for the next key read back as the sequence's, and the next merge added
     /// the key's comment again.

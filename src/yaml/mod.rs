@@ -35,7 +35,7 @@
 //!   - a tag whose handle a `%TAG` directive declares (`!e!foo`) is written in verbatim form
 //!     (`!<tag:example.com,2000:foo>`), so that it means the same wherever the node moves.
 //!
-//!   `tests/yaml_roundtrip.rs` checks the guarantee on the yaml-test-suite, lists the cases that
+//!   `tests/it/yaml_roundtrip.rs` checks the guarantee on the yaml-test-suite, lists the cases that
 //!   hit these limits, and checks that those still read back as the same data.
 //! * Nodes that are changed or created are written canonically: two spaces of indentation, the
 //!   document's own sequence-indent style (compact `- ` under the key, or indented), plain
@@ -46,24 +46,28 @@
 //!   to another place or another document. Source text kept verbatim (multi-line scalars, block
 //!   scalars, flow collections) moves with it: its continuation lines keep their place relative
 //!   to the enclosing key or dash, and text that stood at a root's left edge moves right of the
-//!   key that now holds it. `tests/yaml_roundtrip.rs` moves every node of the yaml-test-suite
+//!   key that now holds it. `tests/it/yaml_roundtrip.rs` moves every node of the yaml-test-suite
 //!   into a root, under keys and into lists, and reads the results back.
 //!
 //! # Bounds
 //!
 //! Nesting is limited to [`MAX_DEPTH`] collections (the parser stops with a located error), so
 //! no recursive walk over a tree can overflow the stack. Aliases are kept as aliases; they are
-//! expanded only on request ([`Node::expand_aliases`]) and within a node budget.
+//! expanded only on request ([`Node::expand_aliases`]) and within a node budget; [`anchors`]
+//! holds all alias handling.
 
+pub mod anchors;
 mod emit;
 mod json;
 mod node;
 mod parse;
+pub mod place;
 pub mod scalar;
 
+pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, EmitOptions};
 pub use json::{from_json, to_json, ToJsonError};
-pub use node::{AliasError, Entry, Kind};
+pub use node::{Entry, Kind};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
 
 use std::borrow::Cow;

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use super::scalar::{self, Resolved};
-use super::{flags, Comment, Comments, Ext, Layout, Node, Repr, ScalarStyle};
+use super::{Comment, Comments, Ext, Layout, Node, Repr, ScalarStyle};
 
 /// A key and its value in a mapping.
 #[derive(Clone, Debug)]
@@ -47,21 +47,6 @@ pub enum Kind {
     Seq,
     Map,
     Alias,
-}
-
-/// Expanding aliases would exceed the node budget, or an alias names no anchor before it.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum AliasError {
-    #[error("alias *{0} refers to no anchor defined before it")]
-    Unknown(String),
-    #[error("expanding aliases would make more than {0} nodes (an alias bomb?)")]
-    TooLarge(usize),
-    /// The copies of a resource's anchored nodes that merging into its aliases needs would
-    /// hold too many nodes (anchors nested in anchors).
-    #[error(
-        "its anchored nodes, nested in one another, hold more than {0} nodes (an alias bomb?)"
-    )]
-    AnchorsTooLarge(usize),
 }
 
 impl<'a> Node<'a> {
@@ -137,6 +122,35 @@ impl<'a> Node<'a> {
             name: name.into(),
             lay: Layout::default(),
         })
+    }
+
+    /// A copy of this node without its children: its style, tag, anchor, comments and layout,
+    /// and no entries or items. The start of a collection built from this one (a walker fills
+    /// it with what survives of the children); a scalar or an alias as it is.
+    pub fn shell(&self) -> Node<'a> {
+        // Built rather than cloned and cleared: a walker makes a shell at every level of what
+        // it builds, and copying each level's children only to drop them cost the size of the
+        // tree times its depth.
+        let repr = match &self.repr {
+            Repr::Seq { flow, lay, .. } => Repr::Seq {
+                items: Vec::new(),
+                flow: *flow,
+                lay: *lay,
+            },
+            Repr::Map { flow, lay, .. } => Repr::Map {
+                entries: Vec::new(),
+                flow: *flow,
+                lay: *lay,
+            },
+            Repr::Scalar { .. } | Repr::Alias { .. } => return self.clone(),
+        };
+        let mut n = Node {
+            repr,
+            ext: self.ext.clone(),
+        };
+        // Verbatim text of the collection would write the children it no longer has.
+        n.touch();
+        n
     }
 
     // ----- reading ------------------------------------------------------------------------
@@ -288,7 +302,7 @@ impl<'a> Node<'a> {
     }
 
     /// Forget verbatim source text: the node's content is about to change.
-    fn touch(&mut self) {
+    pub(super) fn touch(&mut self) {
         if let Some(e) = &mut self.ext {
             e.raw = None;
         }
@@ -580,94 +594,6 @@ impl<'a> Node<'a> {
             _ => 0,
         }
     }
-
-    /// Replaces every alias with a copy of the node its anchor names (the closest anchor of that
-    /// name before it, in document order). Fails, changing nothing, when an alias names no
-    /// anchor or when the result would exceed `budget` nodes.
-    pub fn expand_aliases(&mut self, budget: usize) -> Result<(), AliasError> {
-        if !self.has_alias() {
-            return Ok(());
-        }
-        let mut copy = self.clone();
-        let mut anchors: Vec<(String, Node<'a>)> = Vec::new();
-        let mut count = 0usize;
-        copy.expand_in(&mut anchors, &mut count, budget)?;
-        *self = copy;
-        Ok(())
-    }
-
-    /// Whether an alias is anywhere in this tree.
-    pub fn has_alias(&self) -> bool {
-        match &self.repr {
-            Repr::Alias { .. } => true,
-            Repr::Seq { items, .. } => items.iter().any(Node::has_alias),
-            Repr::Map { entries, .. } => entries
-                .iter()
-                .any(|e| e.key.has_alias() || e.value.has_alias()),
-            Repr::Scalar { .. } => false,
-        }
-    }
-
-    fn expand_in(
-        &mut self,
-        anchors: &mut Vec<(String, Node<'a>)>,
-        count: &mut usize,
-        budget: usize,
-    ) -> Result<(), AliasError> {
-        if let Repr::Alias { name, .. } = &self.repr {
-            let target = anchors
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name.as_ref())
-                .map(|(_, node)| node.clone())
-                .ok_or_else(|| AliasError::Unknown(name.to_string()))?;
-            *count += target.node_count();
-            if *count > budget {
-                return Err(AliasError::TooLarge(budget));
-            }
-            let lay = self.layout();
-            let comments = self.ext.take().map(|e| e.comments);
-            *self = target;
-            self.set_anchor(None);
-            *self.layout_mut() = Layout {
-                flags: lay.flags & !flags::SOURCE,
-                ..lay
-            };
-            if let Some(c) = comments {
-                *self.comments_mut() = c;
-            }
-            return Ok(());
-        }
-        *count += 1;
-        if *count > budget {
-            return Err(AliasError::TooLarge(budget));
-        }
-        self.touch();
-        match &mut self.repr {
-            Repr::Seq { items, .. } => {
-                for i in items {
-                    i.expand_in(anchors, count, budget)?;
-                }
-            }
-            Repr::Map { entries, .. } => {
-                for e in entries {
-                    e.key.expand_in(anchors, count, budget)?;
-                    e.value.expand_in(anchors, count, budget)?;
-                }
-            }
-            Repr::Scalar { .. } | Repr::Alias { .. } => {}
-        }
-        if let Some(a) = self.anchor() {
-            // The copy kept for later aliases counts too: anchors nested in anchors copy the
-            // inner nodes once per level, which a small input can make quadratic.
-            *count = count.saturating_add(self.node_count());
-            if *count > budget {
-                return Err(AliasError::TooLarge(budget));
-            }
-            anchors.push((a.to_owned(), self.clone()));
-        }
-        Ok(())
-    }
 }
 
 fn own(c: Cow<'_, str>) -> Cow<'static, str> {
@@ -705,29 +631,5 @@ mod tests {
         let keys: Vec<_> = m.entries().iter().filter_map(Entry::key_str).collect();
         assert_eq!(keys, ["a", "b"]);
         assert_eq!(m.str_at(&["a"]), Some("3"));
-    }
-
-    #[test]
-    fn expand_aliases_has_a_budget() {
-        let mut m = Node::map();
-        let mut v = Node::seq_of(vec![Node::plain("x"); 10]);
-        v.set_anchor(Some("a".into()));
-        m.set("a", v);
-        for i in 0..5 {
-            m.set(&format!("b{i}"), Node::alias("a"));
-        }
-        let mut small = m.clone();
-        assert_eq!(small.expand_aliases(20), Err(AliasError::TooLarge(20)));
-        assert!(
-            small.get("b0").is_some_and(|n| n.kind() == Kind::Alias),
-            "unchanged on error"
-        );
-        m.expand_aliases(1000).unwrap();
-        assert_eq!(m.get("b4").map(|n| n.items().len()), Some(10));
-        let mut bad = Node::seq_of(vec![Node::alias("nope")]);
-        assert_eq!(
-            bad.expand_aliases(10),
-            Err(AliasError::Unknown("nope".into()))
-        );
     }
 }

@@ -355,8 +355,15 @@ fn applied(
 ) -> Result<Value, String> {
     let mut d = dest.clone();
     let patch = patch.clone().into_owned();
-    merge2::merge(&mut d, &patch, schema, root, &opts().merge2_options(), &[])
-        .map_err(|e| format!("merge2 fails on the created patch: {e}"))?;
+    merge2::merge(
+        &mut d,
+        &patch,
+        schema,
+        root,
+        &opts().merge2_options(),
+        &Default::default(),
+    )
+    .map_err(|e| format!("merge2 fails on the created patch: {e}"))?;
     yaml::to_json(&d).map(strip).map_err(|e| e.to_string())
 }
 

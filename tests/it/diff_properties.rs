@@ -448,7 +448,7 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                         &schema,
                         root(&schema),
                         &opts.merge2_options(),
-                        &[],
+                        &Default::default(),
                     )
                     .map_err(|e| {
                         TestCaseError::fail(format!(
@@ -487,7 +487,7 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                         &schema,
                         root(&schema),
                         &opts.merge2_options(),
-                        &[],
+                        &Default::default(),
                     )
                     .map_err(|e| {
                         TestCaseError::fail(format!(

@@ -3,10 +3,10 @@
 
 mod catalog;
 mod cli;
-mod diff_conformance;
-mod diff_properties;
 mod conformance;
 mod container;
+mod diff_conformance;
+mod diff_properties;
 mod fixtures;
 mod hostile;
 mod hosts;

@@ -309,7 +309,7 @@ fn root(schema: &Schema, node: &Node<'_>) -> Cursor {
 fn do_merge2(dest: &Node<'static>, patch: &Node<'static>) -> Option<Node<'static>> {
     let schema = Schema::builtin();
     let mut d = dest.clone();
-    let anchors = merge2::anchors_of(&d).ok()?;
+    let anchors = krm_merge::yaml::anchors::anchors_of(&d).ok()?;
     let opts = merge2::Options::default();
     merge2::merge(&mut d, patch, &schema, root(&schema, dest), &opts, &anchors).ok()?;
     Some(d)
@@ -324,7 +324,7 @@ fn do_jsonmerge(dest: &Node<'static>, patch: &Node<'static>) -> Option<Node<'sta
 fn do_apply(dest: &Node<'static>, patch: &Node<'static>) -> Option<Node<'static>> {
     let schema = Schema::builtin();
     let mut d = dest.clone();
-    let anchors = merge2::anchors_of(&d).ok()?;
+    let anchors = krm_merge::yaml::anchors::anchors_of(&d).ok()?;
     let opts = apply::Options { infer_keys: true };
     apply::apply(&mut d, patch, &schema, root(&schema, dest), &opts, &anchors).ok()?;
     Some(d)
@@ -337,7 +337,7 @@ fn do_merge3(
 ) -> Option<Node<'static>> {
     let schema = Schema::builtin();
     let mut d = dest.clone();
-    let anchors = merge2::anchors_of(&d).ok()?;
+    let anchors = krm_merge::yaml::anchors::anchors_of(&d).ok()?;
     let opts = merge3::Options::default();
     merge3::merge(
         &mut d,

@@ -172,7 +172,7 @@ fn merge3_texts(
     let doc = dest.first_mut().ok_or("no dest document")?;
     let d = doc.root.get_or_insert_with(Node::map);
     let root = root_of(schema, &[&*d, o, u]);
-    let anchors = krm_merge::merge::merge2::anchors_of(d).expect("anchors within budget");
+    let anchors = krm_merge::yaml::anchors::anchors_of(d).expect("anchors within budget");
     merge3::merge(
         d,
         o,
@@ -421,7 +421,7 @@ fn run_three_way(case: &Node<'_>, schema: &Schema, root: Cursor) -> Result<Value
         schema,
         root,
         &opts,
-        &[],
+        &Default::default(),
     )
     .map_err(|e| e.to_string())?;
     // Idempotent: applied again, with what was just applied as the last applied configuration.
@@ -433,7 +433,7 @@ fn run_three_way(case: &Node<'_>, schema: &Schema, root: Cursor) -> Result<Value
         schema,
         root,
         &opts,
-        &[],
+        &Default::default(),
     )
     .map_err(|e| e.to_string())?;
     if json_of(&again) != json_of(&live) {
@@ -595,7 +595,7 @@ fn large_maps_and_lists_stay_fast() {
         &schema,
         root,
         &merge3::Options::default(),
-        &[],
+        &Default::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let both_changed =
@@ -613,7 +613,7 @@ fn large_maps_and_lists_stay_fast() {
         &schema,
         root,
         &apply::Options { infer_keys: true },
-        &[],
+        &Default::default(),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(json_of(&live), json_of(&u));
@@ -643,8 +643,16 @@ fn deep_nesting() {
         let schema = Schema::builtin();
         let mut dest = parse_one(&doc("3"));
         let opts = merge3::Options::default();
-        let conflicts = merge3::merge(&mut dest, &o, &u, &schema, Cursor::default(), &opts, &[])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let conflicts = merge3::merge(
+            &mut dest,
+            &o,
+            &u,
+            &schema,
+            Cursor::default(),
+            &opts,
+            &Default::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(conflicts.len(), 1);
         assert_eq!(json_of(&dest), json_of(&u));
         let mut live = parse_one(&doc("3"));
@@ -656,7 +664,7 @@ fn deep_nesting() {
             &schema,
             Cursor::default(),
             &opts,
-            &[],
+            &Default::default(),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(json_of(&live), json_of(&u));

@@ -23,8 +23,9 @@
 //!
 //! Sets (lists of scalars merged as sets) merge as ours do, and stay with the parent module.
 
-use super::{shell, strategy_of, Fate, MergeError, MergeErrorKind, Merger, Strategy, PATCH};
+use super::{strategy_of, Fate, Merger, Strategy, PATCH};
 use crate::merge::align::{self, key_seg, ListKind};
+use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
 use crate::yaml::{Kind, Node};
@@ -89,7 +90,9 @@ impl<'a> Merger<'_, '_, 'a> {
     /// The resource decides the kind of a value; a patch value of another kind is an error
     /// (kyaml checks every value it walks against the first non-null one, the resource's first).
     pub(super) fn same_kind(&self, dest: &Node<'a>, patch: &Node<'_>) -> Result<(), MergeError> {
-        let dest = self.resolved(dest);
+        // An alias of the resource has its anchored node's kind: kustomize reads resources
+        // with their aliases expanded.
+        let dest = self.anchors.follow(dest);
         if dest.is_null() || patch.is_null() || patch.kind() == Kind::Alias {
             return Ok(());
         }
@@ -100,14 +103,6 @@ impl<'a> Merger<'_, '_, 'a> {
             resource: kind_name(dest),
             patch: kind_name(patch),
         }))
-    }
-
-    /// The node an alias of the resource stands for (kustomize reads resources with their
-    /// aliases expanded); any other node itself.
-    fn resolved<'n>(&'n self, node: &'n Node<'a>) -> &'n Node<'a> {
-        node.alias_name()
-            .and_then(|name| self.anchors.iter().rev().find(|(n, _)| n == name))
-            .map_or(node, |(_, target)| target)
     }
 
     /// A list field walked kyaml's way. `dest`: the resource's list, `None` when the resource
@@ -155,7 +150,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 align::block_if_empty(&mut n, patch);
                 n
             }
-            _ => shell(patch),
+            _ => patch.shell(),
         };
         if let Some(is) = out.items_mut() {
             *is = merged;
