@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Generate src/schema/builtin_data.rs: the merge metadata of the built-in Kubernetes kinds.
+"""Generate src/schema/builtin_data.rs and src/schema/shape_data.rs: the merge metadata, and the
+fields and value types, of the built-in Kubernetes kinds.
 
 Usage:
-    python3 tools/gen_builtin_schema.py            # downloads the wheel with pip, writes the file
+    python3 tools/gen_builtin_schema.py            # downloads the wheel with pip, writes the files
     python3 tools/gen_builtin_schema.py --wheel W  # use an already downloaded wheel (offline)
-    python3 tools/gen_builtin_schema.py --check    # exit 1 if the committed file is not what we'd write
+    python3 tools/gen_builtin_schema.py --check    # exit 1 if a committed file is not what we'd write
 
 Source
 ------
@@ -69,12 +70,35 @@ file's header. For v1.37.0:
       list-type on a non-list 1 (APIServiceSpec.caBundle, a string: ignored)
     about 70 KB of Rust
 
+Shapes (shape_data.rs)
+----------------------
+For checking patches (src/schema/check.rs), every field of every type reachable from every GVK root,
+unpruned: its name, its value type, whether it is a list of that type, and whether its object lists
+it as `required`. Value types are objects (a definition with properties, or a map: a schema with
+only `additionalProperties`, one entry per distinct value type) and primitives: any (`{}`), a free
+object (`type: object` without properties: RawExtension, FieldsV1), string, integer, number,
+boolean, int-or-string (`oneOf` string/integer), quantity (`oneOf` string/number). See `shape_of`;
+src/schema/openapi.rs `Builder::shape` applies the same rules at run time.
+
+Required fields are the definitions' own `required` lists, at every level, as data: the
+kubernetes-validate definitions require `spec` of Deployment, DaemonSet, StatefulSet, ReplicaSet,
+CronJob, HorizontalPodAutoscaler and others (not of Pod, Job or Service), `selector` and `template`
+of a DeploymentSpec, `containers` of a PodSpec, `name` of a Container.
+
+Compact: every name (groups, versions, kinds, fields) is stored once in one string; fields are
+(name index, type code, flags) triples of integers; objects are ranges of fields. No pointers,
+so nothing to relocate at load time. For v1.37.0:
+
+    kinds 325; object types 850 (833 definitions + 17 maps), fields 3411 (lists 550, required 757);
+    names 1165 distinct, 14857 bytes; about 46 KB in the binary
+
 Checking the tables against the run-time loader
 -----------------------------------------------
 src/schema/tests.rs `builtin_tables_match_the_runtime_loader` (ignored by default) loads the same
 _definitions.json through the Rust OpenAPI loader and checks that every field reachable from every
 kind gets the same metadata as from these tables, so the two implementations of the rule and the
-pruning cannot drift apart unnoticed.
+pruning cannot drift apart unnoticed. It also checks every field's shape and `required` in
+shape_data.rs against the loader's (`Builder::shape`).
 """
 
 import argparse
@@ -92,7 +116,9 @@ VERSION = "1.37.0"
 K8S_VERSION = "v1.37.0"
 MEMBER = f"kubernetes_validate/kubernetes-json-schema/{K8S_VERSION}-local/_definitions.json"
 REF_PREFIX = "#/$defs/"
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "schema", "builtin_data.rs")
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "schema")
+OUT = os.path.join(SCHEMA_DIR, "builtin_data.rs")
+SHAPE_OUT = os.path.join(SCHEMA_DIR, "shape_data.rs")
 
 # (definition, property) -> default value of a list-map key the API server fills in but the
 # definitions do not state. See the module docstring.
@@ -521,27 +547,263 @@ def emit(defs, digest, stats_lines):
     return text.replace("NO_PREFIX", "u8::MAX")
 
 
+
+# ---------------------------------------------------------------------------------------------
+# Shapes: the field names and value types of every type, for checking patches (shape_data.rs)
+
+# Primitive value types; type codes below PRIMS name these, codes from PRIMS on are objects.
+# The order is the Rust `Prim` enum's in src/schema/shape.rs.
+PRIMS = ["ANY", "FREE", "STRING", "INTEGER", "NUMBER", "BOOLEAN", "INT_OR_STRING", "QUANTITY"]
+PRIM = {p: i for i, p in enumerate(PRIMS)}
+SCALARS = {"string": "STRING", "integer": "INTEGER", "number": "NUMBER", "boolean": "BOOLEAN"}
+FLAG_LIST = 1
+FLAG_REQUIRED = 2
+
+
+def prim(name):
+    return ("prim", name)
+
+
+def scalar_of(ts):
+    """The primitive for a set of (non-null) JSON types; the same rule as openapi.rs `Types::scalar`."""
+    if ts == {"string", "integer"}:
+        return "INT_OR_STRING"
+    if "string" in ts and "number" in ts and ts <= {"string", "integer", "number"}:
+        return "QUANTITY"
+    if ts == {"integer", "number"}:
+        return "NUMBER"
+    if len(ts) == 1:
+        return SCALARS.get(next(iter(ts)), "ANY")
+    return "ANY"
+
+
+def alt_types(schema):
+    out = set()
+    for key in ("oneOf", "anyOf"):
+        for alt in schema.get(key, []):
+            out |= types_of(alt) - {"null"}
+    return out
+
+
+def shape_of(schema, defs, where):
+    """(lists, ref) for a property, items or map value schema: `lists` is 1 for a list (of ref),
+    ref is ("prim", NAME), ("def", definition) or ("map", shape of the values).
+
+    The same rules as the Rust loader (src/schema/openapi.rs `Builder::shape`); the ignored test
+    `builtin_tables_match_the_runtime_loader` checks that the two agree on every field.
+    """
+    name = ref_name(schema, where)
+    if name is not None:
+        body = defs[name]
+        if body.get("properties"):
+            return (0, ("def", name))
+        if "$ref" in body:
+            fail(f"{where}: {name} is only a reference")
+        # A definition without fields is what its type says (Time: a string, RawExtension: any
+        # object, IntOrString: oneOf string or integer).
+        return shape_of(body, defs, where)
+    ts = types_of(schema) - {"null"}
+    if "array" in ts or (not ts and "items" in schema):
+        items = schema.get("items")
+        if not isinstance(items, dict):
+            return (1, prim("ANY"))
+        lists, ref = shape_of(items, defs, where + ".items")
+        if lists:
+            fail(f"{where}: a list of lists")
+        return (1, ref)
+    if schema.get("x-kubernetes-preserve-unknown-fields") is True:
+        fail(f"{where}: x-kubernetes-preserve-unknown-fields in a built-in definition")
+    if schema.get("x-kubernetes-int-or-string") is True or schema.get("format") == "int-or-string":
+        return (0, prim("INT_OR_STRING"))
+    add = schema.get("additionalProperties")
+    if "object" in ts or "properties" in schema or isinstance(add, dict):
+        if schema.get("properties"):
+            fail(f"{where}: an inline object with properties")
+        if isinstance(add, dict):
+            return (0, ("map", shape_of(add, defs, where + ".*")))
+        return (0, prim("FREE"))
+    if not ts:
+        ts = alt_types(schema)
+    if not ts:
+        return (0, prim("ANY"))
+    return (0, prim(scalar_of(ts)))
+
+
+def shape_objects(defs, roots):
+    """The object types reachable from the roots: key -> (fields, map value); fields are
+    (name, shape, required) sorted by name. Keys are ("def", name) or ("map", shape)."""
+    objects = {}
+    stack = [("def", r[3]) for r in roots]
+    while stack:
+        key = stack.pop()
+        if key in objects:
+            continue
+        if key[0] == "def":
+            body = defs[key[1]]
+            if not body.get("properties"):
+                fail(f"root {key[1]} has no properties")
+            required = body.get("required", [])
+            if not isinstance(required, list):
+                fail(f"{key[1]}: required is not a list")
+            fields = []
+            for field, prop in sorted(body["properties"].items(), key=lambda kv: kv[0].encode()):
+                fields.append((field, shape_of(prop, defs, f"{key[1]}.{field}"), field in required))
+            for r in required:
+                if r not in body["properties"]:
+                    fail(f"{key[1]}: required field {r} is not a property")
+            objects[key] = (fields, None)
+            refs = [f[1][1] for f in fields]
+        else:
+            objects[key] = ([], key[1])
+            refs = [key[1][1]]
+        stack.extend(r for r in refs if r[0] != "prim")
+    return objects
+
+
+def shape_label(shape):
+    lists, ref = shape
+    inner = ref[1].lower() if ref[0] == "prim" else ref[1] if ref[0] == "def" else "map of " + shape_label(ref[1])
+    return "list of " + inner if lists else inner
+
+
+def emit_shapes(defs, digest, stats_lines):
+    roots = roots_of(defs)
+    objects = shape_objects(defs, roots)
+    named = sorted((k for k in objects if k[0] == "def"), key=lambda k: k[1].encode())
+    maps = sorted((k for k in objects if k[0] == "map"), key=lambda k: json.dumps(k[1]))
+    order = named + maps
+    code = {k: len(PRIMS) + i for i, k in enumerate(order)}
+    if len(PRIMS) + len(order) >= 0xFFFF:
+        fail("too many object types for u16 codes")
+
+    def type_code(ref):
+        return PRIM[ref[1]] if ref[0] == "prim" else code[ref]
+
+    strings = set()
+    for g, v, k, _ in roots:
+        strings.update((g, v, k))
+    for k in order:
+        strings.update(f[0] for f in objects[k][0])
+    for s in strings:
+        if not s.isascii():
+            fail(f"non-ASCII name {s!r}")
+    strings = sorted(strings, key=str.encode)
+    sid = {s: i for i, s in enumerate(strings)}
+    ends, offset = [], 0
+    for s in strings:
+        offset += len(s)
+        ends.append(offset)
+    if offset > 0xFFFF or len(strings) > 0xFFFF:
+        fail("names do not fit u16 offsets")
+
+    fields_out, objects_out = [], []
+    for k in order:
+        fields, value = objects[k]
+        if len(fields) > 0xFF:
+            fail(f"{k}: more than 255 fields")
+        first = len(fields_out)
+        for name, (lists, ref), required in fields:
+            flags = (FLAG_LIST if lists else 0) | (FLAG_REQUIRED if required else 0)
+            fields_out.append((sid[name], type_code(ref), flags))
+        if value is None:
+            val = ("NONE", 0)
+        else:
+            val = (type_code(value[1]), FLAG_LIST if value[0] else 0)
+        objects_out.append((first, len(fields), val, k))
+    if len(fields_out) > 0xFFFF:
+        fail("too many fields for u16 indexes")
+
+    required = sum(1 for f in fields_out if f[2] & FLAG_REQUIRED)
+    lists = sum(1 for f in fields_out if f[2] & FLAG_LIST)
+    prim_use = Counter(PRIMS[f[1]] for f in fields_out if f[1] < len(PRIMS))
+    top_required = sorted({f for g, v, kind, name in roots for f in defs[name].get("required", [])})
+    summary = [
+        f"kinds {len(roots)}; object types {len(order)} ({len(named)} definitions + {len(maps)} maps), "
+        f"fields {len(fields_out)} (lists {lists}, required {required}); "
+        f"names {len(strings)} distinct, {offset} bytes",
+        "fields of primitive type: " + ", ".join(f"{p} {prim_use[p]}" for p in PRIMS if prim_use[p]),
+        "required at the top level of some kind: " + ", ".join(top_required),
+    ]
+    stats_lines.extend(summary)
+
+    out = []
+    w = out.append
+    w("// @generated by tools/gen_builtin_schema.py: do not edit, re-run the script.\n")
+    w(f"// Source: PyPI {PACKAGE}=={VERSION}, {MEMBER}\n")
+    w(f"// (Kubernetes {K8S_VERSION}), sha256 {digest}.\n")
+    w("// Reproducible: running the script again gives these exact bytes.\n")
+    w("//\n")
+    for line in summary:
+        w(f"// {line}\n")
+    w("\n")
+    w("use super::shape::{Field as F, Kind as K, Object as O};\n\n")
+    w(f"/// Type codes below this are primitives (`shape::Prim`), from it on `OBJECTS[code - PRIMS]`.\n")
+    w(f"pub(super) const PRIMS: u16 = {len(PRIMS)};\n\n")
+    w(f"/// The type code of `io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`.\n")
+    w(f"pub(super) const OBJECT_META: u16 = {code[('def', 'io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta')]};\n\n")
+    w("/// Every name (groups, versions, kinds, fields), distinct, sorted, concatenated.\n")
+    w("pub(super) static NAMES: &str = concat!(\n")
+    line = ""
+    for s in strings:
+        if len(line) + len(s) > 90:
+            w(f"    {rust_str(line)},\n")
+            line = ""
+        line += s
+    w(f"    {rust_str(line)},\n")
+    w(");\n\n")
+    w(f"/// Where each name ends in `NAMES` (it starts where the one before ends).\n")
+    w(f"pub(super) static NAME_ENDS: [u16; {len(ends)}] = [\n")
+    for i in range(0, len(ends), 16):
+        w("    " + ",".join(str(e) for e in ends[i:i + 16]) + ",\n")
+    w("];\n\n")
+    w(f"/// Kinds: (group, version, kind) as name indexes, type code; sorted by group, version, kind.\n")
+    w(f"pub(super) static KINDS: [K; {len(roots)}] = [\n")
+    for g, v, k, name in roots:
+        w(f"    K({sid[g]},{sid[v]},{sid[k]},{code[('def', name)]}),\n")
+    w("];\n\n")
+    w(f"/// Object types: (first field, number of fields, map value type code or u16::MAX, its flags).\n")
+    w(f"pub(super) static OBJECTS: [O; {len(objects_out)}] = [\n")
+    for i, (first, n, (vt, vf), k) in enumerate(objects_out):
+        label = k[1] if k[0] == "def" else "map of " + shape_label(k[1])
+        vt = "u16::MAX" if vt == "NONE" else str(vt)
+        w(f"    O({first},{n},{vt},{vf}), // {len(PRIMS) + i}: {label}\n")
+    w("];\n\n")
+    w(f"/// Fields, each object's sorted by name: (name, type code, flags: 1 list of, 2 required).\n")
+    w(f"pub(super) static FIELDS: [F; {len(fields_out)}] = [\n")
+    for first, n, _, _ in objects_out:
+        if n:
+            w("    " + ",".join(f"F({a},{b},{c})" for a, b, c in fields_out[first:first + n]) + ",\n")
+    w("];\n")
+    return "".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--wheel", help="use this wheel instead of downloading it")
-    ap.add_argument("--out", default=OUT)
-    ap.add_argument("--check", action="store_true", help="compare with --out instead of writing it")
+    ap.add_argument("--out", default=OUT, help="the merge tables (builtin_data.rs)")
+    ap.add_argument("--shape-out", default=SHAPE_OUT, help="the shape tables (shape_data.rs)")
+    ap.add_argument("--check", action="store_true", help="compare with the outputs instead of writing them")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         wheel = args.wheel or download_wheel(tmp)
         defs, digest = load_definitions(wheel)
-    stats = []
-    text = emit(defs, digest, stats)
-    for line in stats:
-        print(line)
-    print(f"{len(text.encode())} bytes")
-    if args.check:
-        with open(args.out, encoding="utf-8") as f:
-            if f.read() != text:
-                fail(f"{args.out} is out of date")
-        return
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
+    stale = []
+    for path, make in ((args.out, emit), (args.shape_out, emit_shapes)):
+        stats = []
+        text = make(defs, digest, stats)
+        print(os.path.basename(path))
+        for line in stats:
+            print(f"  {line}")
+        print(f"  {len(text.encode())} bytes")
+        if args.check:
+            with open(path, encoding="utf-8") as f:
+                if f.read() != text:
+                    stale.append(path)
+            continue
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    if stale:
+        fail(f"out of date: {', '.join(stale)}")
 
 
 if __name__ == "__main__":

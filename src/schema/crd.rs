@@ -9,6 +9,10 @@
 //! Structural schemas have no `$ref`; one is an error. A version without a schema, or whose
 //! schema declares no fields, binds nothing. A kind already bound by an earlier CRD keeps its
 //! first schema.
+//!
+//! For checking patches, a version's root is a whole object (`apiVersion`, `kind` and an
+//! ObjectMeta `metadata` are implied), and a CRD that preserves unknown fields
+//! (`spec.preserveUnknownFields`, by default in v1beta1) makes every object of its schemas open.
 
 use serde_json::Value;
 
@@ -52,6 +56,15 @@ fn load_located(graph: &mut Graph, crd: &Value) -> Result<(), Located> {
     let kind = string(names, "kind", "spec.names")?;
 
     let mut builder = Builder::new(graph, None);
+    // v1beta1 CRDs keep unknown fields unless they say otherwise; v1 ones prune them (v1 allows
+    // only `false` here, but a `true` left from a conversion still means it).
+    let preserve = match spec.get("preserveUnknownFields") {
+        Some(Value::Bool(b)) => *b,
+        _ => v1beta1,
+    };
+    if preserve {
+        builder = builder.preserving_unknown_fields();
+    }
     let common = match spec.pointer("/validation/openAPIV3Schema") {
         Some(schema) if v1beta1 => builder.root(schema, "spec.validation.openAPIV3Schema")?,
         _ => None,

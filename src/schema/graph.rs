@@ -1,12 +1,14 @@
 //! An owned type graph: the shape of the layers loaded at run time (CRDs, OpenAPI documents,
 //! `mergeKeys`). The built-in layer has the same shape in static tables (`builtin.rs`).
 //!
-//! Nodes are types; a node's fields are slots holding the field's metadata and the node of its
-//! value (for a list: of its elements). Types referenced from several places, or from themselves,
-//! are one node, so recursion costs nothing.
+//! Nodes are types; a node's fields are slots holding the field's metadata, its [`Shape`] and the
+//! node of its value (for a list: of its elements). Types referenced from several places, or
+//! from themselves, are one node, so recursion costs nothing. Merging reads the metadata and
+//! the nodes; checking patches reads the shapes, `required` and the nodes' `open`/`resource`.
 
 use std::collections::BTreeMap;
 
+use super::shape::Shape;
 use super::FieldMeta;
 
 #[derive(Clone, Debug, Default)]
@@ -25,12 +27,23 @@ pub(super) struct Node {
     pub additional: Option<Slot>,
     /// The type is `x-kubernetes-map-type: atomic`: as a list element it is replaced whole.
     pub atomic: bool,
+    /// Keys not in `fields` are kept, not pruned (`x-kubernetes-preserve-unknown-fields`, or a
+    /// v1beta1 CRD that preserves unknown fields): a patch may add any.
+    pub open: bool,
+    /// The type is a whole Kubernetes object (a CRD version's root,
+    /// `x-kubernetes-embedded-resource`): `apiVersion`, `kind` and `metadata` (an ObjectMeta)
+    /// are implied.
+    pub resource: bool,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Slot {
     pub meta: FieldMeta,
     pub target: Option<u32>,
+    /// What the values must be. The default, any value, is what a `mergeKeys` slot says.
+    pub shape: Shape,
+    /// The field is listed in its object's `required`.
+    pub required: bool,
 }
 
 impl Graph {

@@ -57,10 +57,23 @@
 //!   definitions do not state.
 //!
 //! Metadata that does not fit the kind of value (a list type on a string) is dropped.
+//!
+//! # Checking patches
+//!
+//! The same layers also know the fields of a kind and the types of their values (`shape.rs`):
+//! the built-in layer from a second generated table (`shape_data.rs`, every field of every
+//! kind), the CRD and OpenAPI layers from the schemas they load. [`check_patch`] and
+//! [`check_json6902`] walk a patch against them and report unknown fields (with the closest
+//! known one), values of the wrong type, and required fields a patch removes, as typed
+//! [`Finding`]s; what to make of them is the caller's business. `mergeKeys` declarations name
+//! single fields and say nothing about the others, so they take no part.
 
 mod builtin;
 #[rustfmt::skip]
 mod builtin_data;
+mod check;
+#[cfg(test)]
+mod check_tests;
 mod comment;
 mod crd;
 mod error;
@@ -68,11 +81,18 @@ mod ext;
 mod graph;
 mod merge_keys;
 mod openapi;
+mod shape;
+#[rustfmt::skip]
+mod shape_data;
+mod suggest;
 #[cfg(test)]
 mod tests;
 
 use serde_json::Value;
 
+pub use check::{
+    check_json6902, check_patch, Finding, FindingKind, Gvk, OpFinding, Suggestion, ValueType,
+};
 pub use comment::field_meta_from_comment;
 pub use error::{SchemaError, SchemaErrorKind};
 

@@ -1,10 +1,14 @@
 //! Reading JSON schemas into a [`Graph`]: the `openAPIV3Schema` of a CRD version and the
 //! `definitions` of an OpenAPI v2 document (the format kustomize's `openapi:` field takes).
 //!
-//! Only what merging needs is read: `properties`, `items`, `additionalProperties`, `$ref`
-//! (`#/definitions/NAME`, and a lone `allOf: [{$ref}]`), the merge extensions, the
-//! `default` of list-map key fields, and `x-kubernetes-group-version-kind` on definitions.
-//! Everything else (validation keywords, descriptions) is ignored.
+//! Only what merging and checking patches need is read: `properties`, `items`,
+//! `additionalProperties`, `$ref` (`#/definitions/NAME`, and a lone `allOf: [{$ref}]`), the merge
+//! extensions, the `default` of list-map key fields, `x-kubernetes-group-version-kind` on
+//! definitions, and for the shapes of values (`shape.rs`) `type`, `format: int-or-string`, the
+//! types of `oneOf`/`anyOf` alternatives, `required`, `x-kubernetes-int-or-string`,
+//! `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-embedded-resource`. Everything else
+//! (validation keywords, descriptions) is ignored. The shape keywords never cause errors: one
+//! that is malformed says nothing (any value).
 //!
 //! Definitions are built from a work list, not by recursion, so a type that refers to itself (or
 //! a long chain of types) neither loops nor grows the stack; inline nesting is bounded by
@@ -17,6 +21,7 @@ use serde_json::{Map, Value};
 use super::error::{Located, SchemaErrorKind};
 use super::ext::{self, derive, Ext, Shape, ValueKind};
 use super::graph::{Graph, Node, Slot};
+use super::shape::{self, Val};
 
 /// How deeply inline schemas may nest (each `properties`/`items`/`additionalProperties` step
 /// counts one). Real CRDs stay far below; hostile input gets an error instead of a stack overflow.
@@ -27,6 +32,13 @@ const MAX_ALIASES: usize = 64;
 
 const GVK: &str = "x-kubernetes-group-version-kind";
 const REF_PREFIX: &str = "#/definitions/";
+const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
+const EMBEDDED: &str = "x-kubernetes-embedded-resource";
+const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
+/// Kubernetes' OpenAPI v2 documents declare Quantity `type: string`, yet the API takes numbers
+/// there too (`cpu: 1`); its v3 definitions say `oneOf` string or number. The definition is
+/// read as the v3 one says, wherever a document names it.
+const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 
 type Obj = Map<String, Value>;
 
@@ -37,6 +49,8 @@ pub(super) struct Builder<'d, 'g> {
     def_nodes: HashMap<&'d str, u32>,
     /// Definitions whose node exists but is not filled in yet.
     pending: Vec<(&'d str, u32)>,
+    /// Every object keeps unknown fields (a v1beta1 CRD with `spec.preserveUnknownFields`).
+    open: bool,
 }
 
 impl<'d, 'g> Builder<'d, 'g> {
@@ -46,7 +60,14 @@ impl<'d, 'g> Builder<'d, 'g> {
             defs,
             def_nodes: HashMap::default(),
             pending: Vec::new(),
+            open: false,
         }
+    }
+
+    /// Every object built from now on keeps unknown fields (is `open`).
+    pub(super) fn preserving_unknown_fields(mut self) -> Self {
+        self.open = true;
+        self
     }
 
     /// Builds every definition, names it in the graph, and binds the definitions carrying
@@ -76,7 +97,11 @@ impl<'d, 'g> Builder<'d, 'g> {
             self.graph.name(name, id);
         }
         for (group, version, kind, id) in roots {
-            self.graph.bind_root(group, version, kind, id);
+            if self.graph.bind_root(group, version, kind, id) {
+                if let Some(node) = self.graph.node_mut(id) {
+                    node.resource = true;
+                }
+            }
         }
         Ok(())
     }
@@ -89,6 +114,9 @@ impl<'d, 'g> Builder<'d, 'g> {
             .ok_or_else(|| wrong(path, "a schema object"))?;
         let id = self.object_node(obj, path, 0, false)?;
         self.finish()?;
+        if let Some(node) = id.and_then(|id| self.graph.node_mut(id)) {
+            node.resource = true;
+        }
         Ok(id)
     }
 
@@ -152,6 +180,8 @@ impl<'d, 'g> Builder<'d, 'g> {
             Ext::read(obj).map_err(|(key, kind)| Located::new(&format!("{path}.{key}"), kind))?;
         let mut node = Node {
             atomic: type_level && ext.map_type == Some(ext::MapType::Atomic),
+            open: self.open || flag(obj, PRESERVE),
+            resource: flag(obj, EMBEDDED),
             ..Node::default()
         };
         match obj.get("properties") {
@@ -163,6 +193,13 @@ impl<'d, 'g> Builder<'d, 'g> {
                 }
             }
             Some(_) => return Err(wrong(&format!("{path}.properties"), "an object")),
+        }
+        if let Some(Value::Array(required)) = obj.get("required") {
+            for name in required.iter().filter_map(Value::as_str) {
+                if let Some(slot) = node.fields.get_mut(name) {
+                    slot.required = true;
+                }
+            }
         }
         match obj.get("additionalProperties") {
             None | Some(Value::Bool(_)) => {}
@@ -242,7 +279,74 @@ impl<'d, 'g> Builder<'d, 'g> {
             key_default: &key_default,
         };
         let meta = derive(&ext, &shape).map_err(|k| Located::new(path, k))?;
-        Ok(Slot { meta, target })
+        Ok(Slot {
+            meta,
+            target,
+            shape: self.shape(obj, depth),
+            required: false,
+        })
+    }
+
+    /// What the values of a property (or items, or map value) schema must be. The same rules as
+    /// `shape_of` in `tools/gen_builtin_schema.py`, which writes the built-in layer's shapes:
+    ///
+    /// * a `$ref` to a definition with `properties` is an object of that type; to one without,
+    ///   what the definition's own schema says (Time: a string);
+    /// * `type: array` (or `items` without a type): a list of what `items` says (anything
+    ///   without `items`);
+    /// * `x-kubernetes-preserve-unknown-fields`: an object when it has `type: object` or
+    ///   properties, else anything;
+    /// * `x-kubernetes-int-or-string` or `format: int-or-string`: an integer or a string;
+    /// * `type: object`, `properties` or a map value schema: an object;
+    /// * a scalar `type`, or without one the types of the `oneOf`/`anyOf` alternatives:
+    ///   string, integer, number, boolean; string and integer together are IntOrString, string
+    ///   and number (Quantity) a string or a number; other mixtures anything;
+    /// * nothing of these: anything.
+    fn shape(&self, obj: &'d Obj, depth: usize) -> shape::Shape {
+        let Ok((body, def)) = self.resolve(obj, "") else {
+            return shape::Shape::ANY;
+        };
+        if def == Some(QUANTITY) {
+            return shape::Shape::of(Val::Quantity);
+        }
+        if def.is_some() && body.get("properties").is_some_and(|p| !is_empty_object(p)) {
+            return shape::Shape::of(Val::Object);
+        }
+        let types = types_of(body);
+        if types.array || (types.none() && body.contains_key("items")) {
+            return match body.get("items") {
+                Some(Value::Object(items)) if depth < MAX_DEPTH => {
+                    self.shape(items, depth + 1).listed()
+                }
+                _ => shape::Shape::ANY.listed(),
+            };
+        }
+        let props = body.contains_key("properties");
+        let map = body
+            .get("additionalProperties")
+            .is_some_and(Value::is_object);
+        if flag(body, PRESERVE) {
+            let val = if types.object || props || map {
+                Val::Object
+            } else {
+                Val::Any
+            };
+            return shape::Shape::of(val);
+        }
+        if flag(body, INT_OR_STRING)
+            || body.get("format").and_then(Value::as_str) == Some("int-or-string")
+        {
+            return shape::Shape::of(Val::IntOrString);
+        }
+        if types.object || props || map {
+            return shape::Shape::of(Val::Object);
+        }
+        let types = if types.none() {
+            alternative_types(body)
+        } else {
+            types
+        };
+        shape::Shape::of(types.scalar())
     }
 
     /// What `obj` stands for: follows `$ref` (and a lone `allOf: [{$ref}]`) through definitions
@@ -275,6 +379,102 @@ impl<'d, 'g> Builder<'d, 'g> {
             SchemaErrorKind::RefLoop(first.to_string(), MAX_ALIASES),
         ))
     }
+}
+
+/// A boolean extension that is `true`.
+fn flag(obj: &Obj, key: &str) -> bool {
+    obj.get(key) == Some(&Value::Bool(true))
+}
+
+fn is_empty_object(v: &Value) -> bool {
+    v.as_object().is_some_and(Map::is_empty)
+}
+
+/// The JSON types a schema's `type` names (a string or a list), `null` aside.
+#[derive(Clone, Copy, Debug, Default)]
+struct Types {
+    array: bool,
+    object: bool,
+    string: bool,
+    integer: bool,
+    number: bool,
+    boolean: bool,
+}
+
+impl Types {
+    fn none(self) -> bool {
+        !(self.array || self.object || self.string || self.integer || self.number || self.boolean)
+    }
+
+    fn add(&mut self, t: &str) {
+        match t {
+            "array" => self.array = true,
+            "object" => self.object = true,
+            "string" => self.string = true,
+            "integer" => self.integer = true,
+            "number" => self.number = true,
+            "boolean" => self.boolean = true,
+            _ => {}
+        }
+    }
+
+    /// The scalar these types allow together (see [`Builder::shape`]).
+    fn scalar(self) -> Val {
+        let Types {
+            array,
+            object,
+            string,
+            integer,
+            number,
+            boolean,
+        } = self;
+        if array || object || boolean && (string || integer || number) {
+            return Val::Any;
+        }
+        match (string, integer, number, boolean) {
+            (true, true, false, _) => Val::IntOrString,
+            (true, _, true, _) => Val::Quantity,
+            (true, false, false, _) => Val::String,
+            (false, true, false, _) => Val::Integer,
+            (false, _, true, _) => Val::Number,
+            (false, false, false, true) => Val::Boolean,
+            (false, false, false, false) => Val::Any,
+        }
+    }
+}
+
+fn types_of(obj: &Obj) -> Types {
+    let mut types = Types::default();
+    match obj.get("type") {
+        Some(Value::String(t)) => types.add(t),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .for_each(|t| types.add(t)),
+        _ => {}
+    }
+    types
+}
+
+/// The types of the `oneOf` and `anyOf` alternatives together.
+fn alternative_types(obj: &Obj) -> Types {
+    let mut types = Types::default();
+    for key in ["oneOf", "anyOf"] {
+        let alternatives = obj
+            .get(key)
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        for alt in alternatives.iter().filter_map(Value::as_object) {
+            let t = types_of(alt);
+            types.array |= t.array;
+            types.object |= t.object;
+            types.string |= t.string;
+            types.integer |= t.integer;
+            types.number |= t.number;
+            types.boolean |= t.boolean;
+        }
+    }
+    types
 }
 
 /// The reference of a schema: `$ref`, or the `$ref` of a one-element `allOf` (how OpenAPI

@@ -849,7 +849,10 @@ fn builtin_version_is_recorded() {
 /// `tools/gen_builtin_schema.py` and the OpenAPI loader derive metadata by the same rule (the
 /// generator's `derive_meta`, `ext::derive`): loading the generator's source as an OpenAPI
 /// document must answer every field exactly as the built-in tables do, and the tables must have
-/// pruned nothing that says something. Needs the source file, so it is ignored by default:
+/// pruned nothing that says something. Likewise for the shapes (the generator's `shape_of`,
+/// `Builder::shape`): every field of every kind has the same name, value type and `required` in
+/// `shape_data.rs` as from the loader, and no field is missing on either side. Needs the source
+/// file, so it is ignored by default:
 ///
 /// ```text
 /// unzip -p kubernetes_validate-1.37.0-py3-none-any.whl \
@@ -886,6 +889,69 @@ fn builtin_tables_match_the_runtime_loader() {
         fields += compare(&s, root.builtin, root.openapi, &mut seen, &path);
     }
     assert!(fields > 1000, "{fields}");
+
+    // The shapes (shape_data.rs): the same field names, value types and `required` for every
+    // field of every kind, maps and lists included.
+    let mut seen = std::collections::HashSet::new();
+    let mut fields = 0;
+    for shape::Kind(g, v, k, _) in &shape_data::KINDS {
+        let (g, v, k) = (shape::name(*g), shape::name(*v), shape::name(*k));
+        let b = shape::root(g, v, k).unwrap();
+        let o = s
+            .openapi
+            .root(g, v, k)
+            .unwrap_or_else(|| panic!("{g}/{v}/{k}"));
+        assert!(s.openapi.node(o).unwrap().resource, "{g}/{v}/{k}");
+        fields += compare_shapes(&s, Some(b), Some(o), &mut seen, &format!("{g}/{v}/{k}"));
+    }
+    assert!(fields > 3000, "{fields}");
+}
+
+/// Compares the built-in object type `b` with the loader's node `o`; both `None`, or a node
+/// without fields or map value, is an object with any fields.
+fn compare_shapes(
+    s: &Schema,
+    b: Option<u32>,
+    o: Option<u32>,
+    seen: &mut std::collections::HashSet<(Option<u32>, Option<u32>)>,
+    path: &str,
+) -> usize {
+    let node = o.and_then(|o| s.openapi.node(o));
+    let free = node.is_none_or(|n| n.fields.is_empty() && n.additional.is_none());
+    assert_eq!(b.is_none_or(|b| !shape::is_closed(b)), free, "{path}");
+    let (Some(b), Some(node)) = (b, node) else {
+        return 0;
+    };
+    if !seen.insert((Some(b), o)) {
+        return 0;
+    }
+    assert!(!node.open, "{path}");
+    assert_eq!(shape::fields(b).count(), node.fields.len(), "{path}");
+    let mut n = 0;
+    let slots = node.fields.iter().map(|(k, v)| (k.as_str(), v));
+    for (name, slot) in slots.chain(node.additional.iter().map(|a| ("*", a))) {
+        let path = format!("{path}.{name}");
+        let found = if name == "*" {
+            shape::value(b)
+        } else {
+            shape::field(b, name)
+        };
+        let found = found.unwrap_or_else(|| panic!("{path}: not in the tables"));
+        assert_eq!(found.shape, slot.shape, "{path}");
+        assert_eq!(found.required, slot.required, "{path}");
+        n += 1;
+        if slot.shape.val == shape::Val::Object {
+            n += compare_shapes(s, found.node, slot.target, seen, &path);
+        } else {
+            assert_eq!(found.node, None, "{path}");
+        }
+    }
+    assert_eq!(
+        shape::value(b).is_some(),
+        node.additional.is_some(),
+        "{path}"
+    );
+    n
 }
 
 fn compare(
@@ -910,7 +976,12 @@ fn compare(
             .and_then(|f| f.meta.clone())
             .unwrap_or_default();
         let path = format!("{path}.{name}");
-        assert_eq!(meta, slot.meta, "{path}");
+        // `replace` comes from map-types only outside the built-in layer (FieldMeta::replace).
+        let expected = FieldMeta {
+            replace: false,
+            ..slot.meta.clone()
+        };
+        assert_eq!(meta, expected, "{path}");
         n += 1 + compare(s, found.and_then(|f| f.target), slot.target, seen, &path);
     }
     n
