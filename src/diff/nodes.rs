@@ -7,8 +7,9 @@
 use std::borrow::Cow;
 
 use crate::merge::align::{FieldIndex, ScalarKey};
+use crate::yaml::one_line;
 use crate::yaml::scalar::Resolved;
-use crate::yaml::{emit_node, to_json, Comments, Kind, Node};
+use crate::yaml::{Kind, Node};
 
 use super::{DiffError, DiffErrorKind};
 
@@ -129,28 +130,6 @@ fn go_float(f: f64) -> String {
     }
     let sign = if exp < 0 { '-' } else { '+' };
     format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
-}
-
-/// A node's value on one line, for messages: plain YAML for scalars, JSON (which is YAML) for
-/// collections.
-pub(super) fn one_line(n: &Node<'_>) -> String {
-    if matches!(n.kind(), Kind::Scalar | Kind::Alias) {
-        let mut bare = n.clone();
-        *bare.comments_mut() = Comments::default();
-        let s = emit_node(&bare, Default::default());
-        let s = s.trim_end();
-        if !s.contains('\n') {
-            return s.to_owned();
-        }
-    }
-    match to_json(n) {
-        Ok(v) => v.to_string(),
-        Err(_) => emit_node(n, Default::default())
-            .lines()
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
 }
 
 /// Whether a list holds two equal values (scalars by value, collections by data).

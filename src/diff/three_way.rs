@@ -25,9 +25,10 @@ use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Entry, Kind, Node};
 
 use super::identity::with_identity;
-use super::nodes::{expanded, go_text, one_line, same};
+use super::nodes::{expanded, go_text, same};
 use super::two_way::{Differ, Mode, PATCH, RETAIN_KEYS, SET_ORDER};
 use super::{DiffError, DiffErrorKind, Options, Warning};
+use crate::yaml::one_line;
 
 /// A three-way patch and what it overwrites.
 #[derive(Clone, Debug)]

@@ -53,8 +53,9 @@ use crate::merge::MergeError;
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
+use crate::yaml::one_line;
 use crate::yaml::place::{put, Keep};
-use crate::yaml::{emit_node, to_json, Comments, Entry, Kind, Node};
+use crate::yaml::{Comments, Entry, Kind, Node};
 
 /// How to merge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,28 +226,6 @@ fn same_comments_deep(a: &Node<'_>, b: &Node<'_>) -> bool {
             .iter()
             .zip(b.items())
             .all(|(x, y)| same_comments_deep(x, y))
-}
-
-/// A node's value on one line, for conflict reports: plain YAML for scalars, JSON (which is
-/// YAML) for collections.
-fn one_line(n: &Node<'_>) -> String {
-    if matches!(n.kind(), Kind::Scalar | Kind::Alias) {
-        let mut bare = n.clone();
-        *bare.comments_mut() = Comments::default();
-        let s = emit_node(&bare, Default::default());
-        let s = s.trim_end();
-        if !s.contains('\n') {
-            return s.to_owned();
-        }
-    }
-    match to_json(n) {
-        Ok(v) => v.to_string(),
-        Err(_) => emit_node(n, Default::default())
-            .lines()
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
 }
 
 fn conflict(

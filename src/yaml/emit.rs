@@ -855,6 +855,28 @@ impl Emitter<'_> {
     }
 }
 
+/// A node's value on one line, for messages and results: plain YAML for scalars, JSON (which
+/// is YAML) for collections.
+pub fn one_line(n: &Node<'_>) -> String {
+    if matches!(n.kind(), super::Kind::Scalar | super::Kind::Alias) {
+        let mut bare = n.clone();
+        *bare.comments_mut() = super::Comments::default();
+        let s = emit_node(&bare, Default::default());
+        let s = s.trim_end();
+        if !s.contains('\n') {
+            return s.to_owned();
+        }
+    }
+    match super::to_json(n) {
+        Ok(v) => v.to_string(),
+        Err(_) => emit_node(n, Default::default())
+            .lines()
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,7 +65,7 @@ pub mod place;
 pub mod scalar;
 
 pub use anchors::AliasError;
-pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, EmitOptions};
+pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
 pub use json::{from_json, to_json, ToJsonError};
 pub use node::{Entry, Kind};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
