@@ -30,8 +30,9 @@
 //! aliases costs them a scan and no copy. merge2 and merge3 take a patch as it is: an alias in
 //! it goes into the resource as written, with its anchor when that comes along too.
 //!
-//! A patch's anchors are not part of the contract: `config` leaves them, jsonmerge and json6902
-//! drop them from what they carry into a resource, and merge2, merge3 and apply carry them.
+//! A patch's anchors: `config` drops them once it has expanded the aliases, so a planned patch
+//! carries none; for a library caller's patch, jsonmerge and json6902 drop them from what they
+//! carry into a resource, and merge2, merge3 and apply carry them.
 //!
 //! What it must not do: decide when a walker reads through an alias or changes one (the walkers
 //! do), expand a resource's aliases (resources keep their aliases; only the place a patch
