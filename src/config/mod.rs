@@ -120,6 +120,9 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "newListItems",
     "inferMergeKeys",
     "conflicts",
+    "compatibility",
+    "crdMergeKeys",
+    "strict",
 ];
 
 /// What one patch operation does (the README's table of patch types).
@@ -234,9 +237,14 @@ pub struct PatchOptions {
     pub infer_merge_keys: bool,
     /// How `merge3` conflicts are reported.
     pub conflicts: Conflicts,
-    /// Whose behaviour the step reproduces. Not written by the user: `newListItems: prepend`
-    /// with `inferMergeKeys: false` (the PatchTransformer form's defaults) asks for kustomize's.
+    /// Whose behaviour the step reproduces: `compatibility`, or else kustomize's when the user
+    /// wrote `newListItems: prepend` with `inferMergeKeys: false` (the PatchTransformer form's
+    /// defaults).
     pub compat: Compat,
+    /// Merge keys declared by CRDs in the input are used (kustomize reads none).
+    pub crd_merge_keys: bool,
+    /// Schema findings in the patch (unknown fields, wrong types) are errors, not warnings.
+    pub strict: bool,
 }
 
 impl Default for PatchOptions {
@@ -249,6 +257,8 @@ impl Default for PatchOptions {
             infer_merge_keys: true,
             conflicts: Conflicts::Warn,
             compat: Compat::Native,
+            crd_merge_keys: true,
+            strict: false,
         }
     }
 }
@@ -261,6 +271,7 @@ impl PatchOptions {
             new_list_items: NewItems::Prepend,
             infer_merge_keys: false,
             compat: Compat::Kustomize,
+            crd_merge_keys: false,
             ..PatchOptions::default()
         }
     }
@@ -273,6 +284,7 @@ impl PatchOptions {
         } else {
             Compat::Native
         };
+        self.crd_merge_keys = self.compat == Compat::Native;
         self
     }
 
@@ -650,10 +662,10 @@ fn merge_step(
         ("original", node),
         ("originalPath", entry.original_path),
     )?;
-    let options = entry
-        .options
-        .map(wire::Options::into_options)
-        .unwrap_or_default();
+    let options = match entry.options {
+        Some(o) => o.into_options(&at.field("options"))?,
+        None => PatchOptions::default(),
+    };
     let draft = Draft {
         index,
         target_field: at.field("target"),
@@ -798,28 +810,25 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
             label_selector: text("labelSelector").map(str::to_owned),
             annotation_selector: text("annotationSelector").map(str::to_owned),
         });
-    let mut options = PatchOptions::default();
-    let flag = |key: &str| {
-        text(key)
-            .map(|v| parse_bool(data_field(key), v))
-            .transpose()
+    let flag = |key: &str| text(key).map(|v| parse_bool(data_field(key), v)).transpose();
+    let written = wire::Options {
+        allow_name_change: flag("allowNameChange")?.unwrap_or(false),
+        allow_kind_change: flag("allowKindChange")?.unwrap_or(false),
+        new_list_items: text("newListItems")
+            .map(|v| wire::from_string(data_field("newListItems"), v))
+            .transpose()?,
+        infer_merge_keys: flag("inferMergeKeys")?,
+        conflicts: text("conflicts")
+            .map(|v| wire::from_string(data_field("conflicts"), v))
+            .transpose()?
+            .unwrap_or_default(),
+        compatibility: text("compatibility")
+            .map(|v| wire::from_string(data_field("compatibility"), v))
+            .transpose()?,
+        crd_merge_keys: flag("crdMergeKeys")?,
+        strict: flag("strict")?.unwrap_or(false),
     };
-    if let Some(v) = flag("allowNameChange")? {
-        options.allow_name_change = v;
-    }
-    if let Some(v) = flag("allowKindChange")? {
-        options.allow_kind_change = v;
-    }
-    if let Some(v) = flag("inferMergeKeys")? {
-        options.infer_merge_keys = v;
-    }
-    if let Some(v) = text("newListItems") {
-        let written: wire::NewListItems = wire::from_string(data_field("newListItems"), v)?;
-        options.new_list_items = written.into();
-    }
-    if let Some(v) = text("conflicts") {
-        options.conflicts = wire::from_string(data_field("conflicts"), v)?;
-    }
+    let options = written.into_options(&Path::fields(&["data"]))?;
     let draft = Draft {
         index: 0,
         at: Path::fields(&["data"]),
@@ -829,7 +838,7 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
         target,
         target_field: Path::fields(&["data"]),
         target_prefix: Path::fields(&["data"]),
-        options: options.decided(),
+        options,
         form: ConfigForm::ConfigMap,
     };
     Ok(Plan {

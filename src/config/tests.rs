@@ -138,6 +138,8 @@ fn merge_form_reads_every_field() {
             infer_merge_keys: false,
             conflicts: Conflicts::Warn,
             compat: Compat::Kustomize,
+            crd_merge_keys: false,
+            strict: false,
         }
     );
     let s = &p.steps[1];
@@ -382,7 +384,7 @@ const MERGE_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "  patches:\n  - patch: {kind: A, metadata: {name: a}}\n    options: {allowNameChanges: true}\n",
-        "spec.patches[0].options.allowNameChanges: unknown field `allowNameChanges`, expected one of `allowNameChange`, `allowKindChange`, `newListItems`, `inferMergeKeys`, `conflicts`",
+        "spec.patches[0].options.allowNameChanges: unknown field `allowNameChanges`, expected one of `allowNameChange`, `allowKindChange`, `newListItems`, `inferMergeKeys`, `conflicts`, `compatibility`, `crdMergeKeys`, `strict`",
     ),
     (
         "  schema: {openapi: {}}\n",
@@ -512,7 +514,7 @@ fn top_level_errors() {
         ),
         (
             "apiVersion: apps/v1\nkind: Deployment\n",
-            "kind: apiVersion \"apps/v1\", kind \"Deployment\" is not a functionConfig krm-merge reads; use kind Merge (apiVersion fn.krm-merge.dev/v1alpha1), kustomize's PatchTransformer, or a v1 ConfigMap with data keys type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts",
+            "kind: apiVersion \"apps/v1\", kind \"Deployment\" is not a functionConfig krm-merge reads; use kind Merge (apiVersion fn.krm-merge.dev/v1alpha1), kustomize's PatchTransformer, or a v1 ConfigMap with data keys type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
         ),
         (
             "- a\n",
@@ -942,6 +944,8 @@ data:
             infer_merge_keys: false,
             conflicts: Conflicts::Error,
             compat: Compat::Kustomize,
+            crd_merge_keys: false,
+            strict: false,
         }
     );
 
@@ -954,7 +958,7 @@ data:
     let table = [
         (
             cm("  patch: '{kind: A}'\n  foo: bar\n"),
-            "data.foo: unknown key; known keys are type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts",
+            "data.foo: unknown key; known keys are type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
         ),
         (
             cm("  kind: Deployment\n"),

@@ -16,7 +16,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Seq
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{ConfigError, Conflicts, PatchKind, PatchOptions};
+use super::{Compat, ConfigError, Conflicts, PatchKind, PatchOptions};
 use crate::merge::merge2::NewItems;
 use crate::path::{Path, Seg};
 use crate::select::target::TargetSpec;
@@ -368,36 +368,92 @@ pub(super) struct Options {
     #[serde(default)]
     pub allow_kind_change: bool,
     /// Where merged lists put the elements only the patch has: `append` (after the item's
-    /// elements, whose order is kept) or `prepend` (before them, kustomize's order).
-    #[serde(default)]
-    pub new_list_items: NewListItems,
+    /// elements, whose order is kept; the default) or `prepend` (before them, kustomize's
+    /// order).
+    #[schemars(extend("default" = "append"))]
+    pub new_list_items: Option<NewListItems>,
     /// Pair the elements of lists no schema describes by well-known key fields (name,
-    /// mountPath, containerPort, ...) when every element has the key; `false` replaces such
-    /// lists whole, as kustomize does.
-    #[serde(default = "yes")]
-    pub infer_merge_keys: bool,
+    /// mountPath, containerPort, ...) when every element has the key (the default); `false`
+    /// replaces such lists whole, as kustomize does.
+    #[schemars(extend("default" = true))]
+    pub infer_merge_keys: Option<bool>,
     /// merge3 only: report conflicts (a field changed differently upstream and in the item) as
     /// warnings (`warn`: upstream's value is taken, as the 3-way rules say) or as errors
     /// (`error`: the run fails and changes nothing).
     #[serde(default)]
     pub conflicts: Conflicts,
+    /// Whose behaviour merge2 and json6902 patches reproduce where tools differ: `native`
+    /// (krm-merge's rules) or `kustomize` (kustomize v5's `patches:`, quirks included: list
+    /// order `prepend`, no inferred merge keys, no merge keys from CRDs in the input, and its
+    /// readings of patch text). `newListItems: prepend` with `inferMergeKeys: false` also asks
+    /// for kustomize's behaviour.
+    pub compatibility: Option<Compatibility>,
+    /// Pair the list elements of custom resources by the keys their CustomResourceDefinition in
+    /// the input declares. Default `true`; `false` with kustomize compatibility, as kustomize
+    /// reads no CRDs for merge keys.
+    pub crd_merge_keys: Option<bool>,
+    /// Check the patch against the schema of each kind it is applied to: an unknown field or a
+    /// value of the wrong type is a warning, or with `strict: true` an error.
+    #[serde(default)]
+    pub strict: bool,
 }
 
-fn yes() -> bool {
-    true
+/// `compatibility`, as the config writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum Compatibility {
+    /// krm-merge's own rules.
+    Native,
+    /// kustomize v5's `patches:`.
+    Kustomize,
 }
 
 impl Options {
-    pub(super) fn into_options(self) -> PatchOptions {
-        PatchOptions {
+    /// The options with defaults filled in; `at` is where they were written, for errors.
+    pub(super) fn into_options(self, at: &Path) -> Result<PatchOptions, ConfigError> {
+        let mut o = PatchOptions {
             allow_name_change: self.allow_name_change,
             allow_kind_change: self.allow_kind_change,
-            new_list_items: self.new_list_items.into(),
-            infer_merge_keys: self.infer_merge_keys,
             conflicts: self.conflicts,
+            strict: self.strict,
             ..PatchOptions::default()
+        };
+        match self.compatibility {
+            Some(Compatibility::Kustomize) => {
+                let contradicts = |field: &str, written: String| {
+                    ConfigError::new(
+                        at.field(field),
+                        format!(
+                            "{written} contradicts compatibility: kustomize (which means \
+                             newListItems: prepend and inferMergeKeys: false)"
+                        ),
+                    )
+                };
+                if self.new_list_items == Some(NewListItems::Append) {
+                    return Err(contradicts("newListItems", "append".into()));
+                }
+                if self.infer_merge_keys == Some(true) {
+                    return Err(contradicts("inferMergeKeys", "true".into()));
+                }
+                o.new_list_items = NewItems::Prepend;
+                o.infer_merge_keys = false;
+                o.compat = Compat::Kustomize;
+            }
+            Some(Compatibility::Native) => {
+                o.new_list_items = self.new_list_items.unwrap_or_default().into();
+                o.infer_merge_keys = self.infer_merge_keys.unwrap_or(true);
+                o.compat = Compat::Native;
+            }
+            None => {
+                o.new_list_items = self.new_list_items.unwrap_or_default().into();
+                o.infer_merge_keys = self.infer_merge_keys.unwrap_or(true);
+                o = o.decided();
+            }
         }
-        .decided()
+        o.crd_merge_keys = self
+            .crd_merge_keys
+            .unwrap_or(o.compat == Compat::Native);
+        Ok(o)
     }
 }
 

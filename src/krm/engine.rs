@@ -27,7 +27,7 @@ use crate::krm::{FnResult, Item, Origin, Severity};
 use crate::merge::merge2::Outcome;
 use crate::merge::{apply, merge2, merge3};
 use crate::patch::{json6902, jsonmerge};
-use crate::schema::{Cursor, Schema};
+use crate::schema::{check_json6902, check_patch, Cursor, Finding, Gvk, Schema};
 use crate::select::bookkeeping;
 use crate::select::identity::{Id, Meta};
 use crate::select::target::Target;
@@ -56,6 +56,8 @@ pub struct Engine<'p> {
     failed: bool,
     /// The files of the items seen (kpt's path annotations), to give new items files of their own.
     files: HashSet<String>,
+    /// The patches already checked against a kind's schema: (step, document, apiVersion, kind).
+    checked: HashSet<(usize, usize, String, String)>,
 }
 
 /// What is left when every item has been processed.
@@ -112,6 +114,15 @@ enum Applied {
     Deleted,
 }
 
+/// A patch to check against a kind's schema.
+#[derive(Clone, Copy)]
+enum Checked<'d> {
+    /// The document (its index in the patch) of a merge, merge3 update or apply patch.
+    Document(usize, &'d Node<'static>),
+    /// A JSON patch's operations.
+    Operations(&'d [json6902::Op<'static>]),
+}
+
 /// What a walker needs besides the resource and the patch.
 struct Ctx<'s, 'a> {
     schema: &'s Schema,
@@ -139,6 +150,7 @@ impl<'p> Engine<'p> {
             results: Vec::new(),
             failed: false,
             files: HashSet::default(),
+            checked: HashSet::default(),
         }
     }
 
@@ -160,6 +172,7 @@ impl<'p> Engine<'p> {
             results: Vec::new(),
             failed: false,
             files: HashSet::default(),
+            checked: HashSet::default(),
         }
     }
 
@@ -176,6 +189,14 @@ impl<'p> Engine<'p> {
         self.results.extend(other.results);
         self.failed |= other.failed;
         self.files.extend(other.files);
+        // A finding both halves made is reported twice: keep the first.
+        for key in other.checked {
+            self.checked.insert(key);
+        }
+        let mut seen = HashSet::default();
+        self.results.retain(|r| {
+            r.tags.iter().all(|(k, _)| k != "check") || seen.insert(r.to_string())
+        });
     }
 
     /// Learns the merge keys of a CustomResourceDefinition among the items. Call it for every
@@ -287,6 +308,7 @@ impl<'p> Engine<'p> {
                 if !self.targets(k, step, target, item) {
                     return Done::Untouched;
                 }
+                self.check(step, item, Checked::Operations(ops));
                 let opts = options.json6902();
                 self.guarded(step, item, None, |node, _| {
                     json6902::apply_with(node, ops, &opts).map_err(Cause::Json6902)?;
@@ -301,6 +323,7 @@ impl<'p> Engine<'p> {
                 if !self.targets(k, step, target, item) {
                     return Done::Untouched;
                 }
+                self.check(step, item, Checked::Document(0, updated));
                 self.merge3(step, item, original, updated, None)
             }
             Action::Update { original, updated } => self.update(k, step, original, updated, item),
@@ -318,21 +341,31 @@ impl<'p> Engine<'p> {
         docs: &'d [Node<'static>],
         item: &Item<'_>,
     ) -> Option<Vec<&'d Node<'static>>> {
-        match select {
-            Select::Target(target) => self
-                .targets(k, step, target, item)
-                .then(|| docs.iter().collect()),
+        let chosen: Vec<(usize, &'d Node<'static>)> = match select {
+            Select::Target(target) => {
+                if !self.targets(k, step, target, item) {
+                    return None;
+                }
+                docs.iter().enumerate().collect()
+            }
             Select::OwnIdentity => {
                 let mut chosen = Vec::new();
                 for (d, doc) in docs.iter().enumerate() {
                     if is_for(item, &Id::of(doc)) {
                         self.tallies[k].found[d] = true;
-                        chosen.push(doc);
+                        chosen.push((d, doc));
                     }
                 }
-                (!chosen.is_empty()).then_some(chosen)
+                if chosen.is_empty() {
+                    return None;
+                }
+                chosen
             }
+        };
+        for &(d, doc) in &chosen {
+            self.check(step, item, Checked::Document(d, doc));
         }
+        Some(chosen.into_iter().map(|(_, doc)| doc).collect())
     }
 
     /// Whether `target` selects the item, now or by the name it had when an earlier step
@@ -399,6 +432,7 @@ impl<'p> Engine<'p> {
         };
         self.tallies[k].found[d] = true;
         let u = &updated[d];
+        self.check(step, item, Checked::Document(d, u));
         let empty = Node::map();
         let o = original
             .iter()
@@ -433,12 +467,13 @@ impl<'p> Engine<'p> {
                 return Done::Untouched;
             }
         };
+        let schema = self.schema_for(step);
         let root = {
             let (g, v) = before.group_version();
-            self.schema.root(g, v, &before.kind)
+            schema.root(g, v, &before.kind)
         };
         let ctx = Ctx {
-            schema: &self.schema,
+            schema,
             root,
             anchors: &anchors,
         };
@@ -470,6 +505,78 @@ impl<'p> Engine<'p> {
             item.first_id = Some(before);
         }
         Done::Changed
+    }
+
+    /// The schema a step merges with: with the CRDs of the input, unless the step asks for
+    /// kustomize's behaviour, which reads none.
+    fn schema_for(&self, step: &Step) -> &Schema {
+        if step.options.crd_merge_keys {
+            &self.schema
+        } else {
+            &self.plan.schema
+        }
+    }
+
+    /// Checks a step's patch against the schema of the item's kind, once per step, document and
+    /// kind: unknown fields, values of the wrong type, required fields removed. Findings are
+    /// warnings, or errors under `options.strict`.
+    fn check(&mut self, step: &Step, item: &Item<'_>, patch: Checked<'_>) {
+        let id = Id::of(&item.node);
+        let document = match patch {
+            Checked::Document(d, _) => d,
+            Checked::Operations(_) => 0,
+        };
+        let key = (
+            step.index,
+            document,
+            id.api_version.to_string(),
+            id.kind.to_string(),
+        );
+        if self.checked.contains(&key) {
+            return;
+        }
+        let gvk = Gvk::new(&id.api_version, &id.kind);
+        let schema = self.schema_for(step);
+        let findings: Vec<(Option<usize>, Finding)> = match patch {
+            Checked::Document(_, doc) => check_patch(schema, gvk, doc)
+                .into_iter()
+                .map(|f| (None, f))
+                .collect(),
+            Checked::Operations(ops) => check_json6902(schema, gvk, ops)
+                .into_iter()
+                .map(|f| (Some(f.op), f.finding))
+                .collect(),
+        };
+        let severity = if step.options.strict {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        for (op, finding) in findings {
+            let place = op.map(|i| format!("op {i}: ")).unwrap_or_default();
+            let mut res = FnResult::new(severity, format!("{}: {place}{finding}", step.label()))
+                .about(&item.node)
+                .at_field(finding.path.clone())
+                .tag("patch", step.index.to_string())
+                .tag("check", "schema");
+            if self.documents(step) > 1 {
+                res = res.tag("document", (document + 1).to_string());
+            }
+            self.results.push(res);
+            self.failed |= severity == Severity::Error;
+        }
+        self.checked.insert(key);
+    }
+
+    /// How many documents a step's patch has.
+    fn documents(&self, step: &Step) -> usize {
+        match &step.action {
+            Action::Merge2 { docs, .. } | Action::JsonMerge { docs, .. } | Action::Apply { docs, .. } => {
+                docs.len()
+            }
+            Action::Update { updated, .. } => updated.len(),
+            Action::Json6902 { .. } | Action::Merge3 { .. } => 1,
+        }
     }
 
     fn fail(&mut self, failure: PatchFailure) {
