@@ -3,7 +3,7 @@
 
 mod cli;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 /// The walkers recurse once per nesting level (at most `yaml::MAX_DEPTH`); this much stack
@@ -12,24 +12,46 @@ const STACK_BYTES: usize = 256 << 20;
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    let plugin_env = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_STRING").is_some();
+    let plugin_env = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").is_some()
+        || std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_STRING").is_some();
     let mode = match cli::parse_args(&args, plugin_env) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "krm-merge: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let worker = std::thread::Builder::new()
-        .stack_size(STACK_BYTES)
-        .spawn(move || {
+        cli::Parsed::Run(m) => m,
+        cli::Parsed::Print(text) => {
             let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
             let (mut out, mut err) = (stdout.lock(), stderr.lock());
             let mut io = cli::Io {
                 stdout: &mut out,
                 stderr: &mut err,
             };
-            cli::run(mode, &mut std::io::stdin().lock(), &mut io)
+            return exit(io.out_code(text.as_bytes(), 0));
+        }
+        cli::Parsed::Usage(text) => {
+            let (stdout, stderr) = (std::io::stdout(), std::io::stderr());
+            let (mut out, mut err) = (stdout.lock(), stderr.lock());
+            let mut io = cli::Io {
+                stdout: &mut out,
+                stderr: &mut err,
+            };
+            // clap's message names the argument; it starts `error: ` like every other.
+            io.text(&format!("krm-merge: {text}"));
+            return ExitCode::from(2);
+        }
+    };
+    let worker = std::thread::Builder::new()
+        .stack_size(STACK_BYTES)
+        .spawn(move || {
+            let (stdout, stderr, stdin) = (std::io::stdout(), std::io::stderr(), std::io::stdin());
+            let (mut out, mut err) = (stdout.lock(), stderr.lock());
+            let terminal = stdin.is_terminal();
+            let mut io = cli::Io {
+                stdout: &mut out,
+                stderr: &mut err,
+            };
+            let stdin = cli::Stdin {
+                read: &mut stdin.lock(),
+                terminal,
+            };
+            cli::run(mode, stdin, &mut io)
         });
     let code = match worker.map(|w| w.join()) {
         Ok(Ok(code)) => code,
@@ -46,5 +68,9 @@ fn main() -> ExitCode {
             1
         }
     };
+    exit(code)
+}
+
+fn exit(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -1,9 +1,25 @@
-//! The arguments: what the process was asked to do, as a [`Mode`]. Reading them checks only
-//! what the user typed; nothing is opened or read here.
+//! The arguments: what the process was asked to do, as a [`Mode`]. clap reads them ([`Cli`]);
+//! [`parse_args`] turns what it read into a mode, checking only what the user typed: nothing
+//! is opened or read here (except asking whether the one argument of a kustomize exec-plugin
+//! call is a file).
+//!
+//! The command line, as `--help` shows it (and `kpt fn doc`, and the catalog README):
+//!
+//! * no arguments: the KRM function, a ResourceList on stdin;
+//! * `--config FN [PATH...]`: the standalone filter; flags and paths in any order, `--` ends the
+//!   options, `-` is stdin;
+//! * `CONFIG` alone: kustomize's legacy exec plugin (kustomize sets
+//!   `KUSTOMIZE_PLUGIN_CONFIG_ROOT`; without it, a regular file is taken as the config);
+//! * `merge2`, `merge3`, `schema`, `completions`, each with its own `--help`; `diff` is
+//!   reserved (hidden) for patch generation.
+//!
+//! Usage errors exit 2 and name the offending argument (clap's messages, with suggestions for
+//! typos).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use krm_merge::config::{Conflicts, PatchOptions};
 use krm_merge::merge::merge2::NewItems;
 
@@ -12,20 +28,21 @@ use krm_merge::merge::merge2::NewItems;
 pub enum Mode {
     /// A ResourceList on stdin, its functionConfig saying what to do (kpt, kustomize).
     Krm,
-    /// `--config FN.yaml [PATH...]`: resources from files, directories or stdin.
+    /// `--config FN [PATH...]`: resources from files, directories or stdin.
     Standalone {
         config: PathBuf,
-        paths: Vec<PathBuf>,
+        inputs: Vec<Source>,
+        write: Write,
+        report: Report,
     },
     /// kustomize's legacy exec plugin: the config file is the only argument, stdin a stream.
-    Plugin {
-        config: PathBuf,
-    },
+    Plugin { config: PathBuf },
     /// `merge2 SRC DEST`.
     Merge2 {
         src: PathBuf,
         dest: PathBuf,
         opts: PatchOptions,
+        report: Report,
     },
     /// `merge3 ORIGINAL UPDATED DEST`.
     Merge3 {
@@ -33,37 +50,107 @@ pub enum Mode {
         updated: PathBuf,
         dest: PathBuf,
         opts: PatchOptions,
+        report: Report,
     },
     /// `schema`: the functionConfig's JSON Schema.
     Schema,
-    Help,
-    Version,
+    /// `completions SHELL`: a completion script.
+    Completions(Shell),
+    /// `diff`: reserved for patch generation, which this build does not have.
+    Diff,
 }
 
-/// Arguments that make no sense.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{0}\nRun 'krm-merge --help' for usage.")]
-pub struct UsageError(pub String);
+/// Where the standalone filter reads resources.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `-`, or no PATH at all.
+    Stdin,
+    /// A file or a directory.
+    Path(PathBuf),
+}
 
-pub const USAGE: &str = "\
-krm-merge: merge and patch the resources of a Kubernetes package (a KRM function).
+/// What the standalone filter does with its output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Write {
+    /// The resources as one YAML stream on stdout.
+    Stdout,
+    /// `--in-place`: each input file that changed is rewritten.
+    InPlace,
+    /// `--output DIR`: the package written to DIR, laid out as its files were.
+    Output(PathBuf),
+    /// `--diff` (and `--check` with it): a unified diff on stdout, nothing written.
+    Diff { check: bool },
+    /// `--check`: exit 1 when a file would change, nothing written.
+    Check,
+}
 
-Usage:
-  krm-merge                               read a ResourceList on stdin, apply its functionConfig,
+/// How much of the results people see, and where the results go as data.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    pub level: Level,
+    /// `--results FILE`: the results as a KRM `results` list.
+    pub results: Option<PathBuf>,
+}
+
+/// Which results reach stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// `--quiet`: errors only.
+    Quiet,
+    /// Errors and warnings.
+    #[default]
+    Normal,
+    /// `-v`: info results too.
+    Verbose,
+}
+
+/// A shell `completions` writes a script for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+    Powershell,
+}
+
+impl From<Shell> for clap_complete::Shell {
+    fn from(s: Shell) -> Self {
+        match s {
+            Shell::Bash => clap_complete::Shell::Bash,
+            Shell::Zsh => clap_complete::Shell::Zsh,
+            Shell::Fish => clap_complete::Shell::Fish,
+            Shell::Powershell => clap_complete::Shell::PowerShell,
+        }
+    }
+}
+
+/// What reading the arguments gave.
+#[derive(Debug)]
+pub enum Parsed {
+    /// A mode to run.
+    Run(Mode),
+    /// `--help` or `--version`: this text on stdout, exit 0.
+    Print(String),
+    /// A usage error: clap's message (naming the argument) on stderr, exit 2.
+    Usage(String),
+}
+
+const ABOUT: &str = "merge and patch the resources of a Kubernetes package (a KRM function).";
+
+const USAGE: &str = "\
+krm-merge                               read a ResourceList on stdin, apply its functionConfig,
                                           write the ResourceList to stdout (kpt, kustomize)
-  krm-merge --config FN.yaml [PATH...]    apply FN.yaml to the YAML files or directories PATH
-                                          (or to stdin), write the result to stdout
+  krm-merge --config FN [PATH...]         apply FN to files, directories (read as kpt reads a
+                                          package) or stdin (-); the result to stdout, or with
+                                          --in-place, --output DIR, --diff, --check
   krm-merge CONFIG                        kustomize legacy exec plugin (stdin: a YAML stream)
   krm-merge merge2 SRC DEST               merge SRC into DEST (2-way strategic merge)
   krm-merge merge3 ORIGINAL UPDATED DEST  merge the change ORIGINAL->UPDATED into DEST (3-way)
   krm-merge schema                        print the JSON Schema of the functionConfig
-  krm-merge --help | --version
+  krm-merge completions SHELL             print a completion script (bash, zsh, fish, powershell)
+  krm-merge --help | --version            (each command has its own --help)";
 
-Options of merge2 and merge3:
-  --new-list-items append|prepend         where new list elements go (default append)
-  --no-infer-merge-keys                   replace lists no schema describes
-  --conflicts warn|error                  merge3: what a conflict is (default warn)
-
+const FUNCTION_CONFIG: &str = "\
 functionConfig (apiVersion: fn.krm-merge.dev/v1alpha1, kind: Merge):
   spec:
     patches:                  applied in order, each to the output of the previous
@@ -81,154 +168,438 @@ Also accepted: kustomize's PatchTransformer config, and a ConfigMap (kpt fn eval
 with keys type, patch, original, group, version, kind, name, namespace, labelSelector,
 annotationSelector.
 
-Exit status: 0 success, 1 an error result (the output is still written), 2 usage error.
-";
+Results: in KRM mode inside the ResourceList; in every other mode each warning and error is one
+line on stderr (info lines with -v, warnings silenced by -q), and --results FILE writes them all.
 
-fn arg_str(a: &OsString) -> Result<&str, UsageError> {
-    a.to_str()
-        .ok_or_else(|| UsageError(format!("argument {a:?} is not valid UTF-8")))
+Exit status: 0 success, 1 an error result (nothing is written but the ResourceList in KRM mode)
+or, with --check, a file that would change; 2 usage error.";
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "krm-merge",
+    version,
+    about = ABOUT,
+    after_help = FUNCTION_CONFIG,
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// Apply this functionConfig to PATHs (or stdin), not a ResourceList's
+    #[arg(short = 'c', long, value_name = "FN")]
+    config: Option<PathBuf>,
+
+    /// Files and directories (read as kpt reads a package); - is stdin
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+
+    /// Rewrite each file that changed (atomically), leave the others alone
+    #[arg(short = 'i', long, requires = "config", conflicts_with_all = ["output", "diff", "check"])]
+    in_place: bool,
+
+    /// Write the package to DIR (new or empty), laid out as its files were
+    #[arg(short = 'o', long, value_name = "DIR", requires = "config", conflicts_with_all = ["diff", "check"])]
+    output: Option<PathBuf>,
+
+    /// Print a unified diff of what would change, file by file; write nothing
+    #[arg(long, requires = "config")]
+    diff: bool,
+
+    /// Exit 1 when a file would change (0 otherwise); write nothing
+    #[arg(long, requires = "config")]
+    check: bool,
+
+    #[command(flatten)]
+    report: ReportArgs,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// The options every mode but KRM mode shares: what reaches stderr, and the results file.
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Print errors only, no warnings
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+
+    /// Print info results too
+    #[arg(short, long, global = true)]
+    verbose: bool,
+
+    /// Write every result to FILE as a KRM results list
+    #[arg(long, value_name = "FILE", global = true)]
+    results: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    fn report(&self) -> Report {
+        let level = if self.quiet {
+            Level::Quiet
+        } else if self.verbose {
+            Level::Verbose
+        } else {
+            Level::Normal
+        };
+        Report {
+            level,
+            results: self.results.clone(),
+        }
+    }
+
+    fn given(&self) -> bool {
+        self.quiet || self.verbose || self.results.is_some()
+    }
+}
+
+/// Where new list elements go (`newListItems`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum NewListItems {
+    Append,
+    Prepend,
+}
+
+/// What a merge3 conflict is (`conflicts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ConflictsArg {
+    Warn,
+    Error,
+}
+
+/// The options of `merge2` and `merge3`: a patch's `options`.
+#[derive(Debug, Args)]
+struct MergeArgs {
+    /// Where new list elements go
+    #[arg(long, value_name = "WHERE", default_value = "append")]
+    new_list_items: NewListItems,
+
+    /// Replace lists no schema describes instead of pairing their elements by a guessed key
+    #[arg(long)]
+    no_infer_merge_keys: bool,
+}
+
+impl MergeArgs {
+    fn options(&self) -> PatchOptions {
+        PatchOptions {
+            new_list_items: match self.new_list_items {
+                NewListItems::Append => NewItems::Append,
+                NewListItems::Prepend => NewItems::Prepend,
+            },
+            infer_merge_keys: !self.no_infer_merge_keys,
+            ..PatchOptions::default()
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Merge SRC into DEST (2-way strategic merge), like kustomize cfg merge; DEST's documents,
+    /// merged, on stdout
+    #[command(
+        long_about = "Merge SRC into DEST (2-way strategic merge), like kustomize cfg merge.\n\nTwo single documents merge whatever their names; otherwise documents pair by\napiVersion, kind, name and namespace. DEST's documents, merged, go to stdout;\non an error nothing does."
+    )]
+    Merge2 {
+        /// The patch: one or more YAML documents
+        #[arg(value_name = "SRC")]
+        src: PathBuf,
+        /// The resources to merge into
+        #[arg(value_name = "DEST")]
+        dest: PathBuf,
+        #[command(flatten)]
+        merge: MergeArgs,
+    },
+    /// Merge the change ORIGINAL -> UPDATED into DEST (3-way merge); DEST's documents, merged, on
+    /// stdout
+    #[command(
+        long_about = "Merge the change ORIGINAL -> UPDATED into DEST (3-way merge), like kpt pkg update.\n\nA conflict (both sides changed a field) is a warning, and upstream wins;\n--conflicts error makes it an error. DEST's documents, merged, go to stdout;\non an error nothing does."
+    )]
+    Merge3 {
+        /// The common ancestor
+        #[arg(value_name = "ORIGINAL")]
+        original: PathBuf,
+        /// The new upstream version
+        #[arg(value_name = "UPDATED")]
+        updated: PathBuf,
+        /// The local resources to merge into
+        #[arg(value_name = "DEST")]
+        dest: PathBuf,
+        #[command(flatten)]
+        merge: MergeArgs,
+        /// What a conflict is
+        #[arg(long, value_name = "WHAT", default_value = "warn")]
+        conflicts: ConflictsArg,
+    },
+    /// Print the JSON Schema of the functionConfig
+    Schema,
+    /// Print a completion script for SHELL
+    #[command(
+        long_about = "Print a completion script for SHELL.\n\n  bash:       krm-merge completions bash > ~/.local/share/bash-completion/completions/krm-merge\n  zsh:        krm-merge completions zsh > \"${fpath[1]}/_krm-merge\"\n  fish:       krm-merge completions fish > ~/.config/fish/completions/krm-merge.fish\n  powershell: krm-merge completions powershell >> $PROFILE"
+    )]
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: Shell,
+    },
+    /// Reserved: patch generation from two versions of a resource
+    #[command(hide = true)]
+    Diff {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<OsString>,
+    },
+}
+
+/// The clap command, for help, completions and the man page. The top-level help is laid out
+/// by hand (its usage lists every mode); error messages show clap's own short usage.
+pub fn command() -> clap::Command {
+    Cli::command().help_template(format!(
+        "krm-merge: {{about}}\n\nUsage:\n  {USAGE}\n\nOptions:\n{{options}}{{after-help}}"
+    ))
 }
 
 /// Reads the arguments (without the program name). `plugin_env`: kustomize's
-/// `KUSTOMIZE_PLUGIN_CONFIG_STRING` is set.
-pub fn parse_args(args: &[OsString], plugin_env: bool) -> Result<Mode, UsageError> {
-    let strs: Vec<&str> = args.iter().map(arg_str).collect::<Result<_, _>>()?;
-    if strs.iter().any(|a| *a == "--help" || *a == "-h") {
-        return Ok(Mode::Help);
-    }
-    if strs.iter().any(|a| *a == "--version" || *a == "-V") {
-        return Ok(Mode::Version);
-    }
-    match strs.first().copied() {
-        None => Ok(Mode::Krm),
-        Some("schema") if strs.len() == 1 => Ok(Mode::Schema),
-        Some("merge2") => {
-            let (files, opts) = merge_args(&strs[1..])?;
-            match files[..] {
-                [src, dest] => Ok(Mode::Merge2 {
-                    src: src.into(),
-                    dest: dest.into(),
-                    opts,
-                }),
-                _ => Err(UsageError("merge2 takes two files: SRC DEST".into())),
-            }
-        }
-        Some("merge3") => {
-            let (files, opts) = merge_args(&strs[1..])?;
-            match files[..] {
-                [original, updated, dest] => Ok(Mode::Merge3 {
-                    original: original.into(),
-                    updated: updated.into(),
-                    dest: dest.into(),
-                    opts,
-                }),
-                _ => Err(UsageError(
-                    "merge3 takes three files: ORIGINAL UPDATED DEST".into(),
-                )),
-            }
-        }
-        Some("--config") | Some("-c") => match strs.get(1) {
-            Some(cfg) => Ok(Mode::Standalone {
-                config: cfg.into(),
-                paths: strs[2..].iter().map(PathBuf::from).collect(),
-            }),
-            None => Err(UsageError("--config needs a file".into())),
-        },
-        Some(a) if a.starts_with("--config=") => Ok(Mode::Standalone {
-            config: a.trim_start_matches("--config=").into(),
-            paths: strs[1..].iter().map(PathBuf::from).collect(),
-        }),
-        Some(a)
-            if strs.len() == 1 && !a.starts_with('-') && (plugin_env || Path::new(a).is_file()) =>
-        {
-            Ok(Mode::Plugin { config: a.into() })
-        }
-        Some(a) if a.starts_with('-') => Err(UsageError(format!("unknown option {a}"))),
-        Some(a) => Err(UsageError(format!("unknown command or missing file {a:?}"))),
+/// `KUSTOMIZE_PLUGIN_CONFIG_ROOT` or `KUSTOMIZE_PLUGIN_CONFIG_STRING` is set.
+pub fn parse_args(args: &[OsString], plugin_env: bool) -> Parsed {
+    let argv = std::iter::once(OsString::from("krm-merge")).chain(args.iter().cloned());
+    let matches = match command().try_get_matches_from(argv) {
+        Ok(m) => m,
+        Err(e) => return clap_error(&e),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => return clap_error(&e),
+    };
+    match mode(cli, plugin_env) {
+        Ok(m) => Parsed::Run(m),
+        Err(e) => clap_error(&e),
     }
 }
 
-fn merge_args<'s>(args: &[&'s str]) -> Result<(Vec<&'s str>, PatchOptions), UsageError> {
-    let mut opts = PatchOptions::default();
-    let mut files = Vec::new();
-    let mut it = args.iter();
-    while let Some(&a) = it.next() {
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if a.starts_with("--") => (n, Some(v)),
-            _ => (a, None),
-        };
-        let mut value = |flag: &str| -> Result<&'s str, UsageError> {
-            inline
-                .or_else(|| it.next().copied())
-                .ok_or_else(|| UsageError(format!("{flag} needs a value")))
-        };
-        match name {
-            "--new-list-items" => {
-                opts.new_list_items = match value(name)? {
-                    "append" => NewItems::Append,
-                    "prepend" => NewItems::Prepend,
-                    v => {
-                        return Err(UsageError(format!(
-                            "--new-list-items: {v:?} is not append or prepend"
-                        )))
-                    }
-                }
-            }
-            "--no-infer-merge-keys" => opts.infer_merge_keys = false,
-            "--conflicts" => {
-                opts.conflicts = match value(name)? {
-                    "warn" => Conflicts::Warn,
-                    "error" => Conflicts::Error,
-                    v => {
-                        return Err(UsageError(format!(
-                            "--conflicts: {v:?} is not warn or error"
-                        )))
-                    }
-                }
-            }
-            _ if a.starts_with('-') && a.len() > 1 => {
-                return Err(UsageError(format!("unknown option {a}")))
-            }
-            _ => files.push(a),
-        }
+fn clap_error(e: &clap::Error) -> Parsed {
+    use clap::error::ErrorKind;
+    let text = e.render().to_string();
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Parsed::Print(text),
+        _ => Parsed::Usage(text),
     }
-    Ok((files, opts))
+}
+
+/// A usage error about what clap accepted but the modes do not.
+fn usage(kind: clap::error::ErrorKind, msg: impl std::fmt::Display) -> clap::Error {
+    command().error(kind, msg)
+}
+
+fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
+    use clap::error::ErrorKind;
+    let report = cli.report.report();
+    if let Some(command) = cli.command {
+        return Ok(match command {
+            Command::Merge2 { src, dest, merge } => Mode::Merge2 {
+                src,
+                dest,
+                opts: merge.options(),
+                report,
+            },
+            Command::Merge3 {
+                original,
+                updated,
+                dest,
+                merge,
+                conflicts,
+            } => Mode::Merge3 {
+                original,
+                updated,
+                dest,
+                opts: PatchOptions {
+                    conflicts: match conflicts {
+                        ConflictsArg::Warn => Conflicts::Warn,
+                        ConflictsArg::Error => Conflicts::Error,
+                    },
+                    ..merge.options()
+                },
+                report,
+            },
+            Command::Schema => Mode::Schema,
+            Command::Completions { shell } => Mode::Completions(shell),
+            Command::Diff { .. } => Mode::Diff,
+        });
+    }
+    let Some(config) = cli.config else {
+        return match &cli.paths[..] {
+            [] if !cli.report.given() => Ok(Mode::Krm),
+            [] => Err(usage(
+                ErrorKind::MissingRequiredArgument,
+                "--quiet, --verbose and --results need --config FN (in KRM mode the results are in the ResourceList)",
+            )),
+            [only] if !cli.report.given() && is_plugin_call(only, plugin_env) => {
+                Ok(Mode::Plugin {
+                    config: only.clone(),
+                })
+            }
+            [first, ..] => Err(usage(
+                ErrorKind::MissingRequiredArgument,
+                format!(
+                    "'{}': a PATH needs --config FN (the functionConfig to apply to it)",
+                    first.display()
+                ),
+            )),
+        };
+    };
+    let inputs: Vec<Source> = if cli.paths.is_empty() {
+        vec![Source::Stdin]
+    } else {
+        cli.paths
+            .into_iter()
+            .map(|p| {
+                if p.as_os_str() == "-" {
+                    Source::Stdin
+                } else {
+                    Source::Path(p)
+                }
+            })
+            .collect()
+    };
+    if inputs.iter().filter(|i| **i == Source::Stdin).count() > 1 {
+        return Err(usage(
+            ErrorKind::ArgumentConflict,
+            "'-' (stdin) can be given once",
+        ));
+    }
+    let write = if cli.in_place {
+        Write::InPlace
+    } else if let Some(dir) = cli.output {
+        Write::Output(dir)
+    } else if cli.diff {
+        Write::Diff { check: cli.check }
+    } else if cli.check {
+        Write::Check
+    } else {
+        Write::Stdout
+    };
+    if matches!(write, Write::InPlace | Write::Output(_)) && inputs.contains(&Source::Stdin) {
+        let flag = if write == Write::InPlace {
+            "--in-place"
+        } else {
+            "--output"
+        };
+        return Err(usage(
+            ErrorKind::ArgumentConflict,
+            format!("{flag} writes files: give the files or directories as PATHs, not stdin"),
+        ));
+    }
+    Ok(Mode::Standalone {
+        config,
+        inputs,
+        write,
+        report,
+    })
+}
+
+/// kustomize runs a legacy exec plugin with its config file's path as the only argument, and
+/// says so in its environment. Without that, one argument that is a regular file is taken as a
+/// plugin config too (how the plugin is tried by hand).
+fn is_plugin_call(arg: &Path, plugin_env: bool) -> bool {
+    arg.as_os_str() != "-" && (plugin_env || arg.is_file())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Mode, UsageError> {
+    fn parse(args: &[&str]) -> Parsed {
         let args: Vec<OsString> = args.iter().map(OsString::from).collect();
         parse_args(&args, false)
     }
 
+    fn run(args: &[&str]) -> Mode {
+        match parse(args) {
+            Parsed::Run(m) => m,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
+    fn usage_error(args: &[&str]) -> String {
+        match parse(args) {
+            Parsed::Usage(e) => e,
+            other => panic!("{args:?}: {other:?}"),
+        }
+    }
+
     #[test]
     fn modes() {
-        assert_eq!(parse(&[]), Ok(Mode::Krm));
-        assert_eq!(parse(&["schema"]), Ok(Mode::Schema));
-        assert_eq!(parse(&["merge2", "--help"]), Ok(Mode::Help));
-        assert_eq!(parse(&["-V"]), Ok(Mode::Version));
+        assert_eq!(run(&[]), Mode::Krm);
+        assert_eq!(run(&["schema"]), Mode::Schema);
         assert_eq!(
-            parse(&["--config", "fn.yaml", "a", "b"]),
-            Ok(Mode::Standalone {
-                config: "fn.yaml".into(),
-                paths: vec!["a".into(), "b".into()]
-            })
+            run(&["completions", "bash"]),
+            Mode::Completions(Shell::Bash)
         );
+        assert!(matches!(parse(&["merge2", "--help"]), Parsed::Print(h) if h.contains("SRC")));
+        assert!(matches!(parse(&["-V"]), Parsed::Print(v) if v.starts_with("krm-merge ")));
+        let standalone = |inputs: Vec<Source>| Mode::Standalone {
+            config: "fn.yaml".into(),
+            inputs,
+            write: Write::Stdout,
+            report: Report::default(),
+        };
+        let paths = vec![Source::Path("a".into()), Source::Path("b".into())];
         assert_eq!(
-            parse(&["--config=fn.yaml"]),
-            Ok(Mode::Standalone {
-                config: "fn.yaml".into(),
-                paths: Vec::new()
-            })
+            run(&["--config", "fn.yaml", "a", "b"]),
+            standalone(paths.clone())
+        );
+        // Flags in any order; `--` ends the options; `-` is stdin.
+        assert_eq!(
+            run(&["a", "--config", "fn.yaml", "b"]),
+            standalone(paths.clone())
+        );
+        assert_eq!(run(&["a", "b", "-c", "fn.yaml"]), standalone(paths));
+        assert_eq!(
+            run(&["--config=fn.yaml", "--", "--odd"]),
+            standalone(vec![Source::Path("--odd".into())])
+        );
+        assert_eq!(run(&["--config=fn.yaml"]), standalone(vec![Source::Stdin]));
+        assert_eq!(
+            run(&["-", "-c", "fn.yaml"]),
+            standalone(vec![Source::Stdin])
         );
     }
 
     #[test]
+    fn writes_and_reports() {
+        let Mode::Standalone { write, report, .. } = run(&[
+            "pkg",
+            "--in-place",
+            "-q",
+            "--config",
+            "f",
+            "--results",
+            "r.yaml",
+        ]) else {
+            panic!("standalone");
+        };
+        assert_eq!(write, Write::InPlace);
+        assert_eq!(report.level, Level::Quiet);
+        assert_eq!(report.results, Some(PathBuf::from("r.yaml")));
+        let write_of = |args: &[&str]| match run(args) {
+            Mode::Standalone { write, .. } => write,
+            m => panic!("{m:?}"),
+        };
+        assert_eq!(
+            write_of(&["-c", "f", "p", "--diff", "--check"]),
+            Write::Diff { check: true }
+        );
+        assert_eq!(write_of(&["-c", "f", "p", "--check"]), Write::Check);
+        assert_eq!(
+            write_of(&["-c", "f", "p", "-o", "out"]),
+            Write::Output("out".into())
+        );
+        let Mode::Merge2 { report, .. } = run(&["merge2", "-v", "a", "b"]) else {
+            panic!("merge2");
+        };
+        assert_eq!(report.level, Level::Verbose);
+    }
+
+    #[test]
     fn merge_options() {
-        let Ok(Mode::Merge3 { opts, .. }) = parse(&[
+        let Mode::Merge3 { opts, .. } = run(&[
             "merge3",
             "--new-list-items=prepend",
             "o",
@@ -247,13 +618,19 @@ mod tests {
 
     #[test]
     fn usage_errors_name_the_argument() {
-        let err = |args: &[&str]| parse(args).unwrap_err().0;
-        assert_eq!(err(&["merge2", "a"]), "merge2 takes two files: SRC DEST");
-        assert_eq!(err(&["--config"]), "--config needs a file");
-        assert_eq!(err(&["--frobnicate"]), "unknown option --frobnicate");
-        assert_eq!(
-            err(&["merge2", "--conflicts", "maybe", "a", "b"]),
-            "--conflicts: \"maybe\" is not warn or error"
+        assert!(usage_error(&["merge2", "a"]).contains("<DEST>"));
+        assert!(usage_error(&["--config"]).contains("--config"));
+        let typo = usage_error(&["--confg", "fn.yaml"]);
+        assert!(
+            typo.contains("'--confg'") && typo.contains("--config"),
+            "{typo}"
         );
+        assert!(usage_error(&["merge2", "--conflicts", "maybe", "a", "b"]).contains("--conflicts"));
+        assert!(usage_error(&["merge3", "--conflicts", "maybe", "a", "b", "c"]).contains("maybe"));
+        assert!(usage_error(&["a.yaml", "b.yaml"]).contains("'a.yaml': a PATH needs --config"));
+        assert!(usage_error(&["--in-place", "pkg"]).contains("--config"));
+        assert!(usage_error(&["-c", "f", "--in-place"]).contains("not stdin"));
+        assert!(usage_error(&["-c", "f", "-", "-"]).contains("once"));
+        assert!(usage_error(&["-c", "f", "p", "--in-place", "--diff"]).contains("--diff"));
     }
 }

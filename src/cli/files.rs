@@ -1,121 +1,308 @@
-//! Files and stdin in: the bytes the command line reads before the library sees text.
+//! Files and stdin in: the bytes the command line reads before the library sees text, and the
+//! set of files the standalone filter reads (each path as the user gave it, a directory as kpt
+//! reads a package: [`super::walk`]).
+//!
+//! **Bounded.** Everything read is held in memory, so the input (stdin and every file
+//! together) may hold at most [`MAX_INPUT`] bytes, and a functionConfig file
+//! [`MAX_CONFIG`]: a file's size is known before it is read, stdin is read in steps, and memory
+//! is reserved fallibly, so input too large to hold ends in an error naming it, never in an
+//! allocation failure. **Only regular files** are opened, except a pipe the user names
+//! (`<(command)`), read like stdin; a socket or a device is refused, saying what it is. **Each
+//! file once**, however many paths lead to it.
 //!
 //! What it must not do: parse resources or apply anything; it reads, checks that bytes are
 //! text, and says which file or argument failed.
 
+use std::collections::HashMap;
+use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, Plan};
 use krm_merge::error::NotUtf8;
+use krm_merge::krm::package::SourceFile;
 use krm_merge::select::identity::Id;
 
-/// Input that is not text: why, and its bytes (to give back as they came).
-pub struct NotText {
-    pub error: NotUtf8,
-    pub bytes: Vec<u8>,
+use super::args::Source;
+use super::walk::{self, FileKey, Found};
+
+/// The most the input (stdin and all files together) may hold: 1 GiB.
+pub const MAX_INPUT: u64 = 1 << 30;
+/// The most a functionConfig file may hold: 64 MiB, as a `path:` patch file.
+pub const MAX_CONFIG: u64 = 64 << 20;
+
+/// Why input could not be read.
+#[derive(Debug)]
+pub enum ReadFailure {
+    /// A path that does not lead to something readable (missing, a socket, no permission): a
+    /// usage error.
+    Usage(String),
+    /// It was read, but is not text or is too large: an error.
+    Error(String),
+    /// The bytes are not UTF-8 (KRM mode gives them back in its error ResourceList).
+    NotText(NotUtf8),
+}
+
+impl ReadFailure {
+    pub fn message(&self) -> String {
+        match self {
+            ReadFailure::Usage(m) | ReadFailure::Error(m) => m.clone(),
+            ReadFailure::NotText(e) => e.to_string(),
+        }
+    }
+}
+
+/// How much more input may be read.
+pub struct Budget {
+    left: u64,
+    max: u64,
+}
+
+impl Budget {
+    pub fn new(max: u64) -> Budget {
+        Budget { left: max, max }
+    }
+
+    fn take(&mut self, n: u64, what: &str) -> Result<(), ReadFailure> {
+        if n > self.left {
+            return Err(ReadFailure::Error(format!(
+                "{what}: too large: the input may hold at most {} in all (krm-merge holds it in memory)",
+                human(self.max)
+            )));
+        }
+        self.left -= n;
+        Ok(())
+    }
+}
+
+fn human(n: u64) -> String {
+    if n >= 1 << 30 && n % (1 << 30) == 0 {
+        format!("{} GiB", n >> 30)
+    } else if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Reads from `r` to its end, within the budget, reserving memory fallibly. `hint`: the size
+/// expected (a file's), so that one reservation does.
+fn read_bounded(
+    r: &mut dyn Read,
+    what: &str,
+    hint: u64,
+    budget: &mut Budget,
+) -> Result<Vec<u8>, ReadFailure> {
+    const STEP: usize = 1 << 20;
+    let mut buf: Vec<u8> = Vec::new();
+    let first = usize::try_from(hint.min(budget.left)).unwrap_or(usize::MAX);
+    reserve(&mut buf, first.saturating_add(1), what)?;
+    loop {
+        if buf.len() == buf.capacity() {
+            let more = buf.len().clamp(STEP, 64 * STEP);
+            reserve(&mut buf, more, what)?;
+        }
+        let len = buf.len();
+        let room = buf.capacity() - len;
+        buf.resize(len + room, 0);
+        let got = loop {
+            match r.read(buf.get_mut(len..).unwrap_or_default()) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(ReadFailure::Usage(format!("{what}: cannot read: {e}")));
+                }
+            }
+        };
+        buf.truncate(len + got);
+        if got == 0 {
+            return Ok(buf);
+        }
+        budget.take(u64::try_from(got).unwrap_or(u64::MAX), what)?;
+    }
+}
+
+fn reserve(buf: &mut Vec<u8>, n: usize, what: &str) -> Result<(), ReadFailure> {
+    buf.try_reserve(n)
+        .map_err(|_| ReadFailure::Error(format!("{what}: cannot hold {} more bytes in memory", n)))
+}
+
+fn text(bytes: Vec<u8>, what: &str) -> Result<String, ReadFailure> {
+    NotUtf8::check(bytes, what).map_err(|(e, _)| ReadFailure::NotText(e))
 }
 
 /// Reads all of stdin as text.
-pub fn read_stdin(stdin: &mut dyn Read) -> Result<String, Unreadable> {
-    let mut buf = Vec::new();
-    if let Err(e) = stdin.read_to_end(&mut buf) {
-        return Err(Unreadable::Io(format!("cannot read stdin: {e}")));
+pub fn read_stdin(stdin: &mut dyn Read, budget: &mut Budget) -> Result<String, ReadFailure> {
+    let bytes = read_bounded(stdin, "stdin", 0, budget)?;
+    text(bytes, "stdin")
+}
+
+/// A file's text, within the budget. A pipe is read like stdin; anything else that is not a
+/// regular file is refused, saying what it is.
+pub fn read_file(path: &Path, budget: &mut Budget) -> Result<String, ReadFailure> {
+    let what = path.display().to_string();
+    let meta = fs::metadata(path).map_err(|e| ReadFailure::Usage(format!("{what}: {e}")))?;
+    let fifo = std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type());
+    if let Some(kind) = walk::special(&meta).filter(|_| !fifo) {
+        return Err(ReadFailure::Usage(format!(
+            "{what}: {kind}, not a file of resources"
+        )));
     }
-    text(buf, "stdin").map_err(Unreadable::NotText)
-}
-
-/// Why input could not be read as text.
-pub enum Unreadable {
-    /// Reading failed.
-    Io(String),
-    /// The bytes are not UTF-8.
-    NotText(NotText),
-}
-
-fn text(bytes: Vec<u8>, what: &str) -> Result<String, NotText> {
-    NotUtf8::check(bytes, what).map_err(|(error, bytes)| NotText { error, bytes })
-}
-
-fn read_bytes(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// A file's text; `Err` names the file and what is wrong.
-pub fn read_file(path: &Path) -> Result<String, String> {
-    text(read_bytes(path)?, &path.display().to_string()).map_err(|e| e.error.to_string())
-}
-
-/// The resources of files and directories (YAML and JSON files, recursively, sorted), as one
-/// stream. `Err` for a path that cannot be read (a usage error); `Ok(Err)` for files that are
-/// not UTF-8, with the stream's bytes.
-pub fn read_paths(paths: &[PathBuf]) -> Result<Result<String, NotText>, String> {
-    let mut files = Vec::new();
-    for p in paths {
-        collect_files(p, &mut files)?;
+    if !fifo {
+        budget.take(meta.len(), &what)?;
     }
-    let mut out: Vec<u8> = Vec::new();
-    let mut bad: Option<NotUtf8> = None;
-    for f in files {
-        let bytes = read_bytes(&f)?;
-        let text = match text(bytes, &f.display().to_string()) {
-            Ok(t) => t.into_bytes(),
-            Err(e) => {
-                bad.get_or_insert(e.error);
-                e.bytes
-            }
-        };
-        if text.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        if !out.is_empty() {
-            if !out.ends_with(b"\n") {
-                out.push(b'\n');
-            }
-            if !text.starts_with(b"---") {
-                out.extend_from_slice(b"---\n");
-            }
-        }
-        out.extend_from_slice(&text);
-    }
-    Ok(match bad {
-        None => self::text(out, "the input"),
-        Some(error) => Err(NotText { error, bytes: out }),
-    })
-}
-
-fn collect_files(p: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-    if p.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
-            .map_err(|e| format!("{}: {e}", p.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for e in entries {
-            let hidden = e
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with('.'));
-            if hidden {
-                continue;
-            }
-            if e.is_dir() {
-                collect_files(&e, out)?;
-            } else if e
-                .extension()
-                .and_then(|x| x.to_str())
-                .is_some_and(|x| matches!(x, "yaml" | "yml" | "json"))
-            {
-                out.push(e);
-            }
-        }
-        Ok(())
-    } else if p.is_file() {
-        out.push(p.to_path_buf());
-        Ok(())
+    let mut f = fs::File::open(path).map_err(|e| ReadFailure::Usage(format!("{what}: {e}")))?;
+    let bytes = if fifo {
+        read_bounded(&mut f, &what, 0, budget)?
     } else {
-        Err(format!("{}: no such file or directory", p.display()))
+        // The size was taken from the budget already; a file that grows while it is read is
+        // cut at what the budget allows.
+        let mut room = Budget {
+            left: budget.left.saturating_add(meta.len()),
+            max: budget.max,
+        };
+        let bytes = read_bounded(&mut f, &what, meta.len(), &mut room)?;
+        let extra = u64::try_from(bytes.len())
+            .unwrap_or(u64::MAX)
+            .saturating_sub(meta.len());
+        budget.take(extra, &what)?;
+        bytes
+    };
+    text(bytes, &what)
+}
+
+/// The files the standalone filter reads: the library's sources, and for each where it is
+/// on disk (for `--in-place`, `--output` and the diff).
+#[derive(Debug, Default)]
+pub struct Inputs {
+    pub sources: Vec<SourceFile>,
+    pub files: Vec<InputFile>,
+    /// Kustomize build files of the directories read, for `--output` to copy.
+    pub kustomizations: Vec<(PathBuf, PathBuf)>,
+    /// Paths skipped, one line each (warnings).
+    pub warnings: Vec<String>,
+    /// Paths skipped on purpose, for `-v`.
+    pub notes: Vec<String>,
+    /// The first directory given, where `--in-place` puts new files (else the first file's).
+    pub first_dir: Option<PathBuf>,
+}
+
+/// Where a source is on disk.
+#[derive(Debug)]
+pub struct InputFile {
+    /// `None` for stdin.
+    pub path: Option<PathBuf>,
+    /// The path under `--output DIR`: relative to the directory given, or the file's name.
+    pub rel: PathBuf,
+    /// A package's `Kptfile`: read and written back, but not part of the stdout stream.
+    pub kptfile: bool,
+}
+
+/// Reads the inputs in the order given. `config`: the functionConfig file's key, which is
+/// never read as resources.
+pub fn read_inputs(
+    inputs: &[Source],
+    stdin: &mut dyn Read,
+    config: Option<FileKey>,
+) -> Result<Inputs, ReadFailure> {
+    let mut budget = Budget::new(MAX_INPUT);
+    let mut seen: HashMap<FileKey, PathBuf> = HashMap::new();
+    let mut out = Inputs::default();
+    for input in inputs {
+        match input {
+            Source::Stdin => {
+                let text = read_stdin(stdin, &mut budget)?;
+                out.push(
+                    "stdin".into(),
+                    text,
+                    false,
+                    None,
+                    PathBuf::from("stdin"),
+                    false,
+                );
+            }
+            Source::Path(p) => {
+                let meta = fs::metadata(p).map_err(|e| {
+                    ReadFailure::Usage(format!("{}: {}", p.display(), describe(p, &e)))
+                })?;
+                if meta.is_dir() {
+                    out.first_dir.get_or_insert_with(|| p.clone());
+                    let w = walk::walk(p, &mut seen, config).map_err(ReadFailure::Usage)?;
+                    out.warnings.extend(w.warnings);
+                    out.notes.extend(w.notes);
+                    for f in w.found {
+                        match f {
+                            Found::Resources { path, rel, kptfile } => {
+                                let text = read_file(&path, &mut budget)?;
+                                let name = path.display().to_string();
+                                out.push(name, text, true, Some(path), rel, kptfile);
+                            }
+                            Found::Kustomization { path, rel } => {
+                                out.kustomizations.push((path, rel));
+                            }
+                        }
+                    }
+                    continue;
+                }
+                let k = walk::key(&meta);
+                if Some(k) == config {
+                    out.notes
+                        .push(format!("{}: the functionConfig file; skipped", p.display()));
+                    continue;
+                }
+                if let Some(first) = seen.get(&k).filter(|_| meta.is_file()) {
+                    out.warnings.push(format!(
+                        "{}: the same file as {}; read once",
+                        p.display(),
+                        first.display()
+                    ));
+                    continue;
+                }
+                if meta.is_file() {
+                    seen.insert(k, p.clone());
+                }
+                let text = read_file(p, &mut budget)?;
+                let rel = p
+                    .file_name()
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| p.clone());
+                out.push(
+                    p.display().to_string(),
+                    text,
+                    false,
+                    Some(p.clone()),
+                    rel,
+                    false,
+                );
+            }
+        }
     }
+    Ok(out)
+}
+
+impl Inputs {
+    fn push(
+        &mut self,
+        name: String,
+        text: String,
+        strict: bool,
+        path: Option<PathBuf>,
+        rel: PathBuf,
+        kptfile: bool,
+    ) {
+        self.sources.push(SourceFile { name, text, strict });
+        self.files.push(InputFile { path, rel, kptfile });
+    }
+}
+
+/// An I/O error on a path, said plainly.
+fn describe(p: &Path, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::NotFound
+        && fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return "a broken symbolic link".into();
+    }
+    e.to_string()
 }
 
 /// Why a functionConfig file gave no plan.
@@ -126,13 +313,23 @@ pub enum ConfigFailure {
     Invalid(String),
 }
 
-/// Reads a functionConfig file into a plan and the config's identity; `root` is where its
-/// `path:` files are (default: its directory).
-pub fn load_config(path: &Path, root: Option<&Path>) -> Result<(Plan, Id<'static>), ConfigFailure> {
-    let bytes = read_bytes(path).map_err(ConfigFailure::Unreadable)?;
+/// A functionConfig read into a plan: the plan, the config's identity, and its file's key.
+pub struct Loaded {
+    pub plan: Plan,
+    pub id: Id<'static>,
+    pub key: Option<FileKey>,
+}
+
+/// Reads a functionConfig file into a plan; `root` is where its `path:` files are (default:
+/// its directory).
+pub fn load_config(path: &Path, root: Option<&Path>) -> Result<Loaded, ConfigFailure> {
+    let key = fs::metadata(path).ok().map(|m| walk::key(&m));
+    let text = match read_file(path, &mut Budget::new(MAX_CONFIG)) {
+        Ok(t) => t,
+        Err(ReadFailure::Usage(m)) => return Err(ConfigFailure::Unreadable(m)),
+        Err(e) => return Err(ConfigFailure::Invalid(e.message())),
+    };
     let invalid = |e: String| ConfigFailure::Invalid(format!("{}: {e}", path.display()));
-    let text = text(bytes, &path.display().to_string())
-        .map_err(|e| ConfigFailure::Invalid(e.error.to_string()))?;
     let docs = krm_merge::yaml::parse_stream(&text).map_err(|e| invalid(e.to_string()))?;
     let node = docs
         .iter()
@@ -142,5 +339,40 @@ pub fn load_config(path: &Path, root: Option<&Path>) -> Result<(Plan, Id<'static
         .map(Path::to_path_buf)
         .or_else(|| path.parent().map(Path::to_path_buf));
     let plan = config::plan(node, dir.as_deref()).map_err(|e| invalid(e.to_string()))?;
-    Ok((plan, Id::of(node).into_owned()))
+    Ok(Loaded {
+        plan,
+        id: Id::of(node).into_owned(),
+        key,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reading_is_bounded() {
+        let mut budget = Budget::new(10);
+        let mut input: &[u8] = b"0123456789";
+        assert_eq!(read_stdin(&mut input, &mut budget).unwrap(), "0123456789");
+        let mut more: &[u8] = b"x";
+        let err = read_stdin(&mut more, &mut budget).unwrap_err().message();
+        assert!(err.starts_with("stdin: too large"), "{err}");
+        let mut big = std::io::repeat(b'a').take(3 << 20);
+        let err = read_stdin(&mut big, &mut Budget::new(2 << 20))
+            .unwrap_err()
+            .message();
+        assert!(err.contains("at most 2 MiB"), "{err}");
+    }
+
+    #[test]
+    fn special_files_say_what_they_are() {
+        let err = read_file(Path::new("/dev/null"), &mut Budget::new(10))
+            .unwrap_err()
+            .message();
+        assert_eq!(
+            err,
+            "/dev/null: a character device, not a file of resources"
+        );
+    }
 }

@@ -810,7 +810,11 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
             label_selector: text("labelSelector").map(str::to_owned),
             annotation_selector: text("annotationSelector").map(str::to_owned),
         });
-    let flag = |key: &str| text(key).map(|v| parse_bool(data_field(key), v)).transpose();
+    let flag = |key: &str| {
+        text(key)
+            .map(|v| parse_bool(data_field(key), v))
+            .transpose()
+    };
     let written = wire::Options {
         allow_name_change: flag("allowNameChange")?.unwrap_or(false),
         allow_kind_change: flag("allowKindChange")?.unwrap_or(false),

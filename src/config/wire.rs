@@ -450,9 +450,7 @@ impl Options {
                 o = o.decided();
             }
         }
-        o.crd_merge_keys = self
-            .crd_merge_keys
-            .unwrap_or(o.compat == Compat::Native);
+        o.crd_merge_keys = self.crd_merge_keys.unwrap_or(o.compat == Compat::Native);
         Ok(o)
     }
 }

@@ -194,9 +194,8 @@ impl<'p> Engine<'p> {
             self.checked.insert(key);
         }
         let mut seen = HashSet::default();
-        self.results.retain(|r| {
-            r.tags.iter().all(|(k, _)| k != "check") || seen.insert(r.to_string())
-        });
+        self.results
+            .retain(|r| r.tags.iter().all(|(k, _)| k != "check") || seen.insert(r.to_string()));
     }
 
     /// Learns the merge keys of a CustomResourceDefinition among the items. Call it for every
@@ -554,11 +553,14 @@ impl<'p> Engine<'p> {
         };
         for (op, finding) in findings {
             let place = op.map(|i| format!("op {i}: ")).unwrap_or_default();
-            let mut res = FnResult::new(severity, format!("{}: {place}{finding}", step.label()))
-                .about(&item.node)
-                .at_field(finding.path.clone())
-                .tag("patch", step.index.to_string())
-                .tag("check", "schema");
+            let mut res = FnResult::new(
+                severity,
+                format!("{}: {place}{}", step.label(), finding.kind),
+            )
+            .about(&item.node)
+            .at_field(finding.path.clone())
+            .tag("patch", step.index.to_string())
+            .tag("check", "schema");
             if self.documents(step) > 1 {
                 res = res.tag("document", (document + 1).to_string());
             }
@@ -571,9 +573,9 @@ impl<'p> Engine<'p> {
     /// How many documents a step's patch has.
     fn documents(&self, step: &Step) -> usize {
         match &step.action {
-            Action::Merge2 { docs, .. } | Action::JsonMerge { docs, .. } | Action::Apply { docs, .. } => {
-                docs.len()
-            }
+            Action::Merge2 { docs, .. }
+            | Action::JsonMerge { docs, .. }
+            | Action::Apply { docs, .. } => docs.len(),
             Action::Update { updated, .. } => updated.len(),
             Action::Json6902 { .. } | Action::Merge3 { .. } => 1,
         }

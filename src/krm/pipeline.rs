@@ -310,7 +310,7 @@ fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
 /// The start of a `---` line at or after the middle of `src`. A line that starts with `---`
 /// and then a space or the line's end is always a document marker: YAML forbids one inside any
 /// content, so cutting there splits the stream between two documents.
-fn halfway(src: &str) -> Option<usize> {
+pub(super) fn halfway(src: &str) -> Option<usize> {
     let mid = src.len() / 2;
     let bytes = src.as_bytes();
     let mut from = mid;

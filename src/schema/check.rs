@@ -175,9 +175,16 @@ impl fmt::Display for Suggestion {
 
 /// `` `spec.replcas`: unknown field of Deployment; did you mean `replicas`? ``
 impl fmt::Display for Finding {
+    /// `` `spec.replcas`: unknown field of Deployment; did you mean `replicas`? ``
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}`: ", self.path)?;
-        match &self.kind {
+        write!(f, "`{}`: {}", self.path, self.kind)
+    }
+}
+
+impl fmt::Display for FindingKind {
+    /// What is wrong, without the place: `unknown field of Deployment; did you mean `replicas`?`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             FindingKind::UnknownField {
                 of_kind,
                 suggestion,

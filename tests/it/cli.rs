@@ -474,3 +474,434 @@ fn relative_patch_paths_resolve_from_the_config_file() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("replicas: 7"));
 }
+
+// ----- the front door: arguments, results on stderr, nothing down a pipe on error ----------
+
+/// A config file in a directory of its own.
+fn config_file(name: &str, patches: &str) -> (PathBuf, String) {
+    let dir = tmp_dir(name);
+    let cfg = dir.join("fn.yaml");
+    fs::write(&cfg, config(patches)).unwrap();
+    let s = cfg.to_str().unwrap().to_owned();
+    (dir, s)
+}
+
+#[test]
+fn flags_and_paths_in_any_order() {
+    let (dir, cfg) = config_file("any-order", REPLICAS);
+    fs::write(dir.join("d.yaml"), DEPLOY).unwrap();
+    let d = dir.join("d.yaml").to_str().unwrap().to_owned();
+    let want = DEPLOY.replace("replicas: 1", "replicas: 3");
+    for args in [
+        vec!["--config", &cfg, &d],
+        vec![&d, "--config", &cfg],
+        vec![&d, "-c", &cfg, "-q"],
+        vec!["-q", &d, &format!("--config={cfg}")],
+    ] {
+        let out = krm(&args, "");
+        assert_eq!(
+            (out.code, out.stdout.as_str()),
+            (0, want.as_str()),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+    // `-` is stdin, among files; `--` ends the options.
+    let out = krm(&["--config", &cfg, "-"], DEPLOY);
+    assert_eq!(out.stdout, want, "{}", out.stderr);
+    let out = krm_in(&["--config", &cfg, "--", "--odd.yaml"], "", Some(&dir));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("--odd.yaml: No such file"),
+        "{}",
+        out.stderr
+    );
+    fs::write(dir.join("--odd.yaml"), SERVICE).unwrap();
+    let out = krm_in(&["--", "--odd.yaml", "-", "-c", &cfg], DEPLOY, Some(&dir));
+    // `-c` after `--` is a path.
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let out = krm_in(&["-c", &cfg, "--", "--odd.yaml", "-"], DEPLOY, Some(&dir));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, format!("{SERVICE}---\n{want}"));
+    // merge2's options after its files.
+    let (src, dest) = (dir.join("src.yaml"), dir.join("dest.yaml"));
+    fs::write(
+        &src,
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: side\n        image: s\n",
+    )
+    .unwrap();
+    fs::write(&dest, DEPLOY).unwrap();
+    let out = krm(
+        &[
+            "merge2",
+            src.to_str().unwrap(),
+            dest.to_str().unwrap(),
+            "--new-list-items",
+            "prepend",
+        ],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.find("name: side").unwrap() < out.stdout.find("name: app").unwrap(),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn usage_errors_name_the_argument_and_suggest() {
+    let out = krm(&["--confg", "fn.yaml"], "");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .starts_with("krm-merge: error: unexpected argument '--confg'"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("a similar argument exists: '--config'"),
+        "{}",
+        out.stderr
+    );
+    let out = krm(&["mrege2", "a", "b"], "");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("'mrege2': a PATH needs --config"),
+        "{}",
+        out.stderr
+    );
+    let out = krm(&["merge3", "--conflicts", "maybe", "o", "u", "d"], "");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("'maybe'") && out.stderr.contains("warn, error"),
+        "{}",
+        out.stderr
+    );
+    let out = krm(&["--in-place", "pkg"], "");
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--config"), "{}", out.stderr);
+    // `diff` is reserved for patch generation.
+    let out = krm(&["diff", "a.yaml", "b.yaml"], "");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("diff: patch generation is not part of this version"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn each_command_has_its_own_help() {
+    let help = |args: &[&str]| {
+        let done = cmd().args(args).assert().success();
+        out_of(done.get_output()).stdout
+    };
+    let merge2 = help(&["merge2", "--help"]);
+    assert!(
+        merge2.contains("Usage: krm-merge merge2 [OPTIONS] <SRC> <DEST>"),
+        "{merge2}"
+    );
+    assert!(
+        merge2.contains("--new-list-items <WHERE>") && merge2.contains("--no-infer-merge-keys"),
+        "{merge2}"
+    );
+    assert!(!merge2.contains("--conflicts"), "{merge2}");
+    let merge3 = help(&["merge3", "-h"]);
+    assert!(merge3.contains("--conflicts <WHAT>"), "{merge3}");
+    assert!(help(&["completions", "--help"]).contains("bash"));
+    let top = help(&["--help"]);
+    assert!(top.starts_with("krm-merge: merge and patch"), "{top}");
+    assert!(
+        top.contains("--in-place") && top.contains("functionConfig (apiVersion"),
+        "{top}"
+    );
+    assert!(top.lines().all(|l| l.len() <= 100), "{top}");
+}
+
+#[test]
+fn a_terminal_with_no_input_says_what_is_expected() {
+    // `script` gives the binary a terminal for stdin; with nothing typed it must not wait.
+    for args in ["", " --config /nonexistent-dir-x/fn.yaml"] {
+        let out = std::process::Command::new("script")
+            .args(["-qec", &format!("{}{args}", bin().display()), "/dev/null"])
+            .stdin(std::process::Stdio::null())
+            .timeout_after(10);
+        let out = out_of(&out);
+        if args.is_empty() {
+            assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+            assert!(out.stdout.contains("stdin is a terminal"), "{}", out.stdout);
+        } else {
+            // A missing config is said first.
+            assert!(out.stdout.contains("fn.yaml"), "{}", out.stdout);
+        }
+    }
+}
+
+trait TimeoutAfter {
+    fn timeout_after(&mut self, secs: u64) -> std::process::Output;
+}
+
+impl TimeoutAfter for std::process::Command {
+    /// Runs the command, killing it after `secs`: a test of "never waits" must not hang.
+    fn timeout_after(&mut self, secs: u64) -> std::process::Output {
+        let mut c = assert_cmd::Command::from_std(std::mem::replace(
+            self,
+            std::process::Command::new("true"),
+        ));
+        c.timeout(std::time::Duration::from_secs(secs));
+        c.output().expect("run")
+    }
+}
+
+#[test]
+fn results_reach_stderr_in_config_mode() {
+    // A target that selects nothing: a warning, exit 0, the output written.
+    let (_, cfg) = config_file(
+        "warn",
+        "  - target: {kind: Nope}\n    patch: 'metadata: {labels: {x: y}}'\n",
+    );
+    let out = krm(&["--config", &cfg], DEPLOY);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout, DEPLOY);
+    assert_eq!(
+        out.stderr,
+        "krm-merge: warning: patch[0] (merge2): target {kind: Nope} selects no resource\n"
+    );
+    // -q silences it; -v adds the info lines.
+    assert_eq!(krm(&["--config", &cfg, "-q"], DEPLOY).stderr, "");
+    let (_, cfg2) = config_file("info", REPLICAS);
+    let out = krm(&["-v", "--config", &cfg2], DEPLOY);
+    assert_eq!(
+        out.stderr,
+        "krm-merge: info: patch[0] (merge2): applied to 1 resource(s)\n"
+    );
+    // --results FILE: the KRM results list.
+    let (dir, _) = config_file("results-file", "");
+    let results = dir.join("results.yaml");
+    let out = krm(
+        &["--config", &cfg, "--results", results.to_str().unwrap()],
+        DEPLOY,
+    );
+    assert_eq!(out.code, 0);
+    let written = docs(&fs::read_to_string(&results).unwrap());
+    assert_eq!(written[0]["results"][0]["severity"], "warning");
+    assert_eq!(written[0]["results"][0]["tags"]["patch"], "0");
+}
+
+#[test]
+fn an_error_in_config_mode_writes_nothing_to_stdout() {
+    let (dir, cfg) = config_file("error", "  - type: json6902\n    target: {kind: Deployment}\n    patch: '[{op: remove, path: /spec/paused}]'\n");
+    fs::write(dir.join("d.yaml"), DEPLOY).unwrap();
+    let results = dir.join("results.yaml");
+    let out = krm(
+        &[
+            "--config",
+            &cfg,
+            dir.join("d.yaml").to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout, "", "an error sends nothing down the pipe");
+    assert_eq!(
+        out.stderr,
+        "krm-merge: error: Deployment web: patch[0] (json6902): op 0 (remove /spec/paused): path does not exist\n"
+    );
+    let written = docs(&fs::read_to_string(&results).unwrap());
+    assert_eq!(written[0]["results"][0]["severity"], "error");
+    assert_eq!(
+        written[0]["results"][0]["file"]["path"],
+        dir.join("d.yaml").to_str().unwrap()
+    );
+    // The same in a pipe: the consumer sees no resource at all.
+    let script = format!(
+        "{} --config {cfg} < {} | wc -c",
+        bin().display(),
+        dir.join("d.yaml").display()
+    );
+    let piped = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&piped.stdout).trim(), "0");
+    // An invalid config: exit 1, nothing on stdout, the field named.
+    let (_, bad) = config_file(
+        "invalid",
+        "  - patch: 'kind: A'\n    options: {newListItems: sideways}\n",
+    );
+    let out = krm(&["--config", &bad], DEPLOY);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert!(
+        out.stderr.contains("spec.patches[0].options.newListItems"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn plugin_and_merge_commands_report_and_write_nothing_on_error() {
+    let (dir, cfg) = config_file(
+        "plugin-results",
+        "  - target: {kind: Nope}\n    patch: 'metadata: {labels: {x: y}}'\n",
+    );
+    // The exec plugin as kustomize runs it: its warnings on stderr (kustomize shows them).
+    let mut c = cmd();
+    c.arg(&cfg)
+        .env("KUSTOMIZE_PLUGIN_CONFIG_ROOT", &dir)
+        .write_stdin(DEPLOY);
+    let out = out_of(&c.output().unwrap());
+    assert_eq!((out.code, out.stdout.as_str()), (0, DEPLOY));
+    assert!(
+        out.stderr
+            .contains("warning: patch[0] (merge2): target {kind: Nope} selects no resource"),
+        "{}",
+        out.stderr
+    );
+    let (_, bad) = config_file(
+        "plugin-error",
+        "  - patch: 'apiVersion: v1\n\n      kind: Nope\n\n      metadata: {name: x}'\n",
+    );
+    let out = krm(&[&bad], DEPLOY);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert!(out.stderr.contains("matches no resource"), "{}", out.stderr);
+    // merge3: a conflict is a warning on stderr; with --conflicts error nothing is written.
+    let (o, u, d) = (dir.join("o.yaml"), dir.join("u.yaml"), dir.join("d.yaml"));
+    fs::write(&o, DEPLOY).unwrap();
+    fs::write(&u, DEPLOY.replace("replicas: 1", "replicas: 2")).unwrap();
+    fs::write(&d, DEPLOY.replace("replicas: 1", "replicas: 5")).unwrap();
+    let files = [
+        o.to_str().unwrap(),
+        u.to_str().unwrap(),
+        d.to_str().unwrap(),
+    ];
+    let out = krm(&["merge3", files[0], files[1], files[2]], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("replicas: 2"));
+    assert!(
+        out.stderr.starts_with(
+            "krm-merge: warning: Deployment web: spec.replicas: patch[0] (merge3): conflict"
+        ),
+        "{}",
+        out.stderr
+    );
+    let out = krm(
+        &[
+            "merge3",
+            "--conflicts",
+            "error",
+            files[0],
+            files[1],
+            files[2],
+        ],
+        "",
+    );
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert!(
+        out.stderr.contains("error: Deployment web"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn messages_are_one_line_whatever_the_names_hold() {
+    // A resource name with a line break and an escape sequence.
+    let evil = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"evil\\nkrm-merge: all good\\e[2J\"\ndata: {a: '1'}\n";
+    let (_, cfg) = config_file("escape", "  - type: json6902\n    target: {kind: ConfigMap}\n    patch: '[{op: remove, path: /data/zzz}]'\n");
+    let out = krm(&["--config", &cfg], evil);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("ConfigMap evil\\nkrm-merge: all good\\x1b[2J: patch[0]"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains('\x1b'));
+    // In KRM mode too; the results keep the exact name.
+    let out = krm(&[], &rl(&[evil], &config("  - type: json6902\n    target: {kind: ConfigMap}\n    patch: '[{op: remove, path: /data/zzz}]'\n")));
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    let results = rl_results(&out.stdout);
+    assert_eq!(
+        results[0]["resourceRef"]["name"],
+        "evil\nkrm-merge: all good\x1b[2J"
+    );
+}
+
+#[test]
+fn write_errors_are_reported() {
+    let (dir, cfg) = config_file("dev-full", REPLICAS);
+    fs::write(dir.join("d.yaml"), DEPLOY).unwrap();
+    for args in [
+        vec![
+            "--config",
+            cfg.as_str(),
+            dir.join("d.yaml").to_str().unwrap(),
+        ],
+        vec!["schema"],
+        vec!["--help"],
+    ] {
+        let full = fs::File::options().write(true).open("/dev/full").unwrap();
+        let out = std::process::Command::new(bin())
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot write to stdout"),
+            "{args:?}"
+        );
+    }
+    // KRM mode too.
+    let full = fs::File::options().write(true).open("/dev/full").unwrap();
+    let input = dir.join("rl.yaml");
+    fs::write(&input, rl(&[DEPLOY], &config(REPLICAS))).unwrap();
+    let out = std::process::Command::new(bin())
+        .stdin(fs::File::open(&input).unwrap())
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn completions_parse() {
+    let out = krm(&["completions", "bash"], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("krm-merge") && out.stdout.contains("--in-place"));
+    let dir = tmp_dir("completions");
+    let script = dir.join("krm-merge.bash");
+    fs::write(&script, &out.stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    for shell in ["zsh", "fish", "powershell"] {
+        let out = krm(&["completions", shell], "");
+        assert_eq!(out.code, 0, "{shell}");
+        assert!(out.stdout.contains("merge3"), "{shell}");
+    }
+    assert_eq!(krm(&["completions", "tcsh"], "").code, 2);
+}
+
+#[test]
+fn the_man_page_is_committed() {
+    let page = fs::read_to_string(root().join("doc/krm-merge.1")).expect("doc/krm-merge.1");
+    assert!(page.contains(".TH krm-merge 1"), "{page}");
+    for flag in ["in\\-place", "\\-\\-config", "merge2", "completions"] {
+        assert!(page.contains(flag), "{flag}");
+    }
+}

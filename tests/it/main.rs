@@ -13,6 +13,7 @@ mod hosts;
 mod json6902_suite;
 mod kustomize_diff;
 mod no_data_loss;
+mod package;
 mod package_roundtrip;
 mod properties;
 mod regressions;

@@ -1,0 +1,388 @@
+//! Which files of a directory make the package, as kpt reads one (README "Reading a
+//! directory"): `*.yaml`, `*.yml`, `*.json` and `Kptfile`, recursively, in name order,
+//! subpackages included; `.krmignore` honoured at the package's top and at each subpackage's
+//! (a directory holding a `Kptfile`), its patterns covering only that package.
+//!
+//! Unlike kpt: files and directories whose names start with `.` are skipped (`.git`,
+//! `.github`, kpt's `.expected`); `kustomization.yaml`, `kustomization.yml` and `Kustomization`
+//! are kustomize's build files, not resources ([`Found::Kustomization`]); the functionConfig
+//! file itself is skipped. Nothing that is not a regular file is ever opened: a FIFO, a socket
+//! or a device is skipped with a warning that says what it is. Symbolic links are followed, but a
+//! directory is read once (a link back to a parent, or two links to one directory, is skipped
+//! with a warning), and so is a file.
+//!
+//! What it must not do: read a file's content (only `.krmignore`s), or parse YAML.
+
+use std::collections::HashMap;
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+
+/// A file or directory, by device and inode: the same one through any link.
+pub type FileKey = (u64, u64);
+
+/// The key of a file's metadata.
+pub fn key(meta: &fs::Metadata) -> FileKey {
+    (meta.dev(), meta.ino())
+}
+
+/// What the walk found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A file to read resources from; `kptfile`: it is a package's `Kptfile`.
+    Resources {
+        path: PathBuf,
+        rel: PathBuf,
+        kptfile: bool,
+    },
+    /// A kustomize build file: not read as resources, copied as it is by `--output`.
+    Kustomization { path: PathBuf, rel: PathBuf },
+}
+
+/// The walk of one directory: its files, and what it skipped and why.
+#[derive(Debug, Default)]
+pub struct Walk {
+    pub found: Vec<Found>,
+    /// One line each, naming the path: skipped special files, links to what was already read.
+    pub warnings: Vec<String>,
+    /// Skipped on purpose (the functionConfig file), for `-v`.
+    pub notes: Vec<String>,
+}
+
+/// Walks `root`. `seen` holds the files and directories already read (by this walk and by the
+/// arguments before it), `config` the functionConfig file's key. `Err`: a directory that cannot
+/// be listed, or a `.krmignore` that cannot be read.
+pub fn walk(
+    root: &Path,
+    seen: &mut HashMap<FileKey, PathBuf>,
+    config: Option<FileKey>,
+) -> Result<Walk, String> {
+    let mut w = Walker {
+        seen,
+        config,
+        out: Walk::default(),
+    };
+    let meta = fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    if let Some(first) = w.seen.get(&key(&meta)) {
+        w.out.warnings.push(format!(
+            "{}: the directory {} already read; skipped",
+            root.display(),
+            first.display()
+        ));
+        return Ok(w.out);
+    }
+    w.seen.insert(key(&meta), root.to_path_buf());
+    let ignore = Ignore::read(root)?;
+    w.dir(root, Path::new(""), &[(PathBuf::new(), ignore)])?;
+    Ok(w.out)
+}
+
+struct Walker<'a> {
+    seen: &'a mut HashMap<FileKey, PathBuf>,
+    config: Option<FileKey>,
+    out: Walk,
+}
+
+impl Walker<'_> {
+    /// Reads directory `dir` (`rel` from the root). `ignores`: the `.krmignore` of the package
+    /// `dir` is in, with the package's directory relative to the root (the last one applies).
+    fn dir(&mut self, dir: &Path, rel: &Path, ignores: &[(PathBuf, Ignore)]) -> Result<(), String> {
+        let mut names: Vec<std::ffi::OsString> = fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        names.sort();
+        for name in names {
+            let Some(name_str) = name.to_str() else {
+                self.out.warnings.push(format!(
+                    "{}: a name that is not UTF-8; skipped",
+                    dir.join(&name).display()
+                ));
+                continue;
+            };
+            if name_str.starts_with('.') {
+                continue;
+            }
+            let path = dir.join(&name);
+            let rel = rel.join(&name);
+            let meta = match fs::metadata(&path) {
+                Ok(m) => m,
+                Err(e) => {
+                    let what =
+                        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                            "a broken symbolic link".to_owned()
+                        } else {
+                            e.to_string()
+                        };
+                    self.out
+                        .warnings
+                        .push(format!("{}: {what}; skipped", path.display()));
+                    continue;
+                }
+            };
+            let (pkg_dir, ignore) = ignores
+                .last()
+                .map(|(d, i)| (d.as_path(), Some(i)))
+                .unwrap_or((Path::new(""), None));
+            let in_pkg = rel.strip_prefix(pkg_dir).unwrap_or(&rel);
+            if meta.is_dir() {
+                let subpackage = path.join("Kptfile").is_file();
+                // A pattern cannot ignore a subpackage (kpt).
+                if !subpackage && ignore.is_some_and(|i| i.ignores(in_pkg, true)) {
+                    continue;
+                }
+                if let Some(first) = self.seen.get(&key(&meta)) {
+                    self.out.warnings.push(format!(
+                        "{}: a link to the directory {}, already read; skipped",
+                        path.display(),
+                        first.display()
+                    ));
+                    continue;
+                }
+                self.seen.insert(key(&meta), path.clone());
+                if subpackage {
+                    let mut inner = ignores.to_vec();
+                    inner.push((rel.clone(), Ignore::read(&path)?));
+                    self.dir(&path, &rel, &inner)?;
+                } else {
+                    self.dir(&path, &rel, ignores)?;
+                }
+                continue;
+            }
+            let kptfile = name_str == "Kptfile";
+            let kustomization = matches!(
+                name_str,
+                "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+            );
+            let resource_name = kptfile
+                || [".yaml", ".yml", ".json"]
+                    .iter()
+                    .any(|x| name_str.ends_with(x));
+            if !(resource_name || kustomization) || ignore.is_some_and(|i| i.ignores(in_pkg, false))
+            {
+                continue;
+            }
+            if let Some(what) = special(&meta) {
+                self.out.warnings.push(format!(
+                    "{}: {what}, not a regular file; skipped",
+                    path.display()
+                ));
+                continue;
+            }
+            if Some(key(&meta)) == self.config {
+                self.out.notes.push(format!(
+                    "{}: the functionConfig file; skipped",
+                    path.display()
+                ));
+                continue;
+            }
+            if let Some(first) = self.seen.get(&key(&meta)) {
+                self.out.warnings.push(format!(
+                    "{}: the same file as {} (a link); read once",
+                    path.display(),
+                    first.display()
+                ));
+                continue;
+            }
+            self.seen.insert(key(&meta), path.clone());
+            self.out.found.push(if kustomization {
+                Found::Kustomization { path, rel }
+            } else {
+                Found::Resources { path, rel, kptfile }
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What a file that is not a regular file is, in words; `None` for a regular file.
+pub fn special(meta: &fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// The patterns of a `.krmignore`: gitignore's syntax (kpt's subset of it, plus `**`). Blank
+/// lines and `#` comments are skipped; `!` negates; a trailing `/` matches directories only; a
+/// pattern with a `/` elsewhere is anchored at the file's directory, one without matches a name
+/// at any depth; `*`, `?` and `[...]` do not match `/`, `**` does. The last pattern that matches
+/// decides.
+#[derive(Clone, Debug, Default)]
+pub struct Ignore {
+    rules: Vec<Rule>,
+}
+
+#[derive(Clone, Debug)]
+struct Rule {
+    negate: bool,
+    dir_only: bool,
+    regex: Regex,
+}
+
+impl Ignore {
+    /// The `.krmignore` of directory `dir`; no file is no pattern.
+    fn read(dir: &Path) -> Result<Ignore, String> {
+        let path = dir.join(".krmignore");
+        match fs::read_to_string(&path) {
+            Ok(text) => Ignore::parse(&text).map_err(|e| format!("{}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ignore::default()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    /// Reads patterns; `Err` names the line of a pattern that cannot be used.
+    pub fn parse(text: &str) -> Result<Ignore, String> {
+        let mut rules = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim_end();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (negate, pat) = match line.strip_prefix('!') {
+                Some(p) => (true, p),
+                None => (false, line.strip_prefix('\\').unwrap_or(line)),
+            };
+            let (dir_only, pat) = match pat.strip_suffix('/') {
+                Some(p) => (true, p),
+                None => (false, pat),
+            };
+            let anchored = pat.contains('/');
+            let pat = pat.strip_prefix('/').unwrap_or(pat);
+            if pat.is_empty() {
+                continue;
+            }
+            let body = glob_regex(pat);
+            let re = if anchored {
+                format!("^{body}$")
+            } else {
+                format!("^(?:.*/)?{body}$")
+            };
+            let regex = Regex::new(&re).map_err(|e| format!("line {}: {e}", n + 1))?;
+            rules.push(Rule {
+                negate,
+                dir_only,
+                regex,
+            });
+        }
+        Ok(Ignore { rules })
+    }
+
+    /// Whether `rel` (relative to the `.krmignore`'s directory) is ignored.
+    pub fn ignores(&self, rel: &Path, is_dir: bool) -> bool {
+        let Some(rel) = rel.to_str() else {
+            return false;
+        };
+        let mut ignored = false;
+        for r in &self.rules {
+            if (!r.dir_only || is_dir) && r.regex.is_match(rel) {
+                ignored = !r.negate;
+            }
+        }
+        ignored
+    }
+}
+
+/// A glob as a regular expression (unanchored).
+fn glob_regex(pat: &str) -> String {
+    let mut re = String::new();
+    let chars: Vec<char> = pat.chars().collect();
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '*' if chars.get(i + 1) == Some(&'*') => {
+                let slash_after = chars.get(i + 2) == Some(&'/');
+                let at_start = i == 0 || chars.get(i.wrapping_sub(1)) == Some(&'/');
+                if at_start && slash_after {
+                    re.push_str("(?:.*/)?");
+                    i += 3;
+                } else {
+                    re.push_str(".*");
+                    i += 2;
+                }
+                continue;
+            }
+            '*' => re.push_str("[^/]*"),
+            '?' => re.push_str("[^/]"),
+            '[' => {
+                let close = chars
+                    .get(i + 1..)
+                    .and_then(|rest| rest.iter().position(|&c| c == ']'))
+                    .map(|p| i + 1 + p);
+                match close {
+                    Some(end) if end > i + 1 => {
+                        re.push('[');
+                        let mut body: String =
+                            chars.get(i + 1..end).unwrap_or_default().iter().collect();
+                        if let Some(rest) = body.strip_prefix('!') {
+                            body = format!("^{rest}");
+                        }
+                        re.push_str(&body.replace('\\', "\\\\").replace('[', "\\["));
+                        re.push(']');
+                        i = end + 1;
+                        continue;
+                    }
+                    _ => re.push_str("\\["),
+                }
+            }
+            '\\' => {
+                if let Some(&next) = chars.get(i + 1) {
+                    re.push_str(&regex::escape(&next.to_string()));
+                    i += 2;
+                    continue;
+                }
+            }
+            c => re.push_str(&regex::escape(&c.to_string())),
+        }
+        i += 1;
+    }
+    re
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ignores(patterns: &str, path: &str, dir: bool) -> bool {
+        Ignore::parse(patterns)
+            .unwrap()
+            .ignores(Path::new(path), dir)
+    }
+
+    #[test]
+    fn krmignore_patterns() {
+        assert!(ignores("*.json", "a.json", false));
+        assert!(ignores("*.json", "sub/a.json", false));
+        assert!(!ignores("/*.json", "sub/a.json", false));
+        assert!(ignores("/*.json", "a.json", false));
+        assert!(ignores("tests/", "tests", true));
+        assert!(!ignores("tests/", "tests", false));
+        assert!(ignores("sub/x.yaml", "sub/x.yaml", false));
+        assert!(!ignores("sub/x.yaml", "other/sub/x.yaml", false));
+        assert!(ignores("**/gen", "a/b/gen", true));
+        assert!(ignores("a/**/c.yaml", "a/b/d/c.yaml", false));
+        assert!(ignores("a/**/c.yaml", "a/c.yaml", false));
+        assert!(!ignores("*.yaml\n!keep.yaml", "keep.yaml", false));
+        assert!(ignores("*.yaml\n!keep.yaml", "drop.yaml", false));
+        assert!(ignores("[ab].yaml", "a.yaml", false));
+        assert!(!ignores("[!ab].yaml", "a.yaml", false));
+        assert!(ignores("?.yaml", "c.yaml", false));
+        assert!(!ignores("# comment\n\n", "x", false));
+        assert!(ignores("\\#x.yaml", "#x.yaml", false));
+    }
+}

@@ -1,0 +1,686 @@
+//! A package: a set of files, each read on its own, one run of a plan over all their resources,
+//! and the output file by file.
+//!
+//! * **Each file on its own.** A file is parsed alone, so a second file that starts with a byte
+//!   order mark or a `%YAML` directive reads as it would alone, and an error names the file and
+//!   the line and column in it.
+//! * **One run.** The CRDs of every file are known before any resource is merged; then each
+//!   file's resources go through one [`Engine`] (so a target that selects nothing anywhere is one
+//!   warning, and a merge3 update sees the whole package), one resource's tree in memory at a
+//!   time; a file of more than 1 MB is patched in two halves on two threads where a second core
+//!   is free.
+//! * **The output per file.** A file no patch changed is its own text, byte for byte
+//!   ([`FileOutput::Unchanged`]); a changed file is its text with the touched documents
+//!   rewritten and the deleted ones gone; a file whose every resource was deleted is
+//!   [`FileOutput::Emptied`]; a resource a merge3 update adds is a new file named after it
+//!   ([`NewFile`]). [`PackageOutput::stream`] joins them into the one YAML stream the standalone
+//!   filter writes.
+//! * **Strict files** (read from a directory, as kpt reads a package): a file any of whose
+//!   documents is not a KRM resource (a mapping with `apiVersion` and `kind`) is left out
+//!   with a warning naming it ([`FileOutput::NotResources`]), and a `List` is one resource, as
+//!   kpt reads it. A file named by the user is read as given: a `List` or a `ResourceList` is
+//!   unwrapped and written back in its form.
+//! * **All or nothing.** When any patch fails, or any file cannot be read, every output is
+//!   [`FileOutput::Unchanged`] and there is no new file; the results say why.
+//!
+//! What it must not do: touch the file system (the caller reads and writes), decide which
+//! files make a package, or decide exit codes.
+
+use std::collections::HashMap;
+
+use crate::config::Plan;
+use crate::krm::engine::{self, Engine};
+use crate::krm::{self, FnResult, Input, Item, Origin, Severity, StreamOut, Streamed};
+use crate::select::identity::Id;
+use crate::yaml::{self, Document, Node};
+
+/// A file of the package, read.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// How results and messages name it: its path as the user gave it or as the walk found it,
+    /// or `stdin`.
+    pub name: String,
+    /// Its text.
+    pub text: String,
+    /// Read as kpt reads a package's file: every document must be a KRM resource, or the file
+    /// is left out with a warning; a `List` is one resource.
+    pub strict: bool,
+}
+
+/// What became of one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileOutput {
+    /// No patch changed it (or the run failed): its text as it came.
+    Unchanged,
+    /// Its new text.
+    Changed(String),
+    /// Every resource in it was deleted: the file goes.
+    Emptied,
+    /// A strict file that is not all KRM resources: left out, with a warning.
+    NotResources,
+}
+
+/// A resource a patch added (a merge3 update), as a file of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewFile {
+    /// `<kind>_<name>.yaml` (kind in lower case, as kpt names files), with `-2`, `-3`... when
+    /// that name is taken by another new file; characters other than letters, digits, `.`, `-`
+    /// and `_` become `_`.
+    pub name: String,
+    /// The resource, as one YAML document.
+    pub text: String,
+}
+
+/// What a run over a package gives back.
+#[derive(Clone, Debug)]
+pub struct PackageOutput {
+    /// One per source file, in their order.
+    pub files: Vec<FileOutput>,
+    /// New resources, in the order they were made.
+    pub added: Vec<NewFile>,
+    /// Every result, errors included, the warnings about files left out first.
+    pub results: Vec<FnResult>,
+}
+
+impl PackageOutput {
+    /// Whether any result is an error: nothing changed.
+    pub fn failed(&self) -> bool {
+        self.results.iter().any(|r| r.severity == Severity::Error)
+    }
+
+    /// Whether any file changed, went, or was added.
+    pub fn changed(&self) -> bool {
+        !self.added.is_empty()
+            || self
+                .files
+                .iter()
+                .any(|f| matches!(f, FileOutput::Changed(_) | FileOutput::Emptied))
+    }
+
+    /// The text file `i` has after the run: `None` when it went or was left out.
+    pub fn text_of<'s>(&'s self, sources: &'s [SourceFile], i: usize) -> Option<&'s str> {
+        match (self.files.get(i)?, sources.get(i)) {
+            (FileOutput::Unchanged, Some(s)) => Some(&s.text),
+            (FileOutput::Changed(t), _) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The files' outputs as one YAML stream, in order, then the new resources: what the
+    /// standalone filter writes. `include` chooses the files (by index). A file is separated
+    /// from the one before by `---` (unless it starts with one), by `...` when it starts with a
+    /// directive; a byte order mark at the start of a file after the first is dropped (a
+    /// stream has one at most, at its start); files of only whitespace add nothing.
+    pub fn stream(&self, sources: &[SourceFile], include: impl Fn(usize) -> bool) -> String {
+        let total: usize = sources.iter().map(|s| s.text.len() + 8).sum();
+        let mut out = StreamOut {
+            text: String::with_capacity(total + total / 8),
+        };
+        for i in (0..sources.len()).filter(|&i| include(i)) {
+            let Some(text) = self.text_of(sources, i) else {
+                continue;
+            };
+            join(&mut out.text, text);
+        }
+        for new in &self.added {
+            join(&mut out.text, &new.text);
+        }
+        out.text
+    }
+}
+
+/// Appends one file's text to a stream.
+fn join(out: &mut String, text: &str) {
+    if text.bytes().all(|b| b.is_ascii_whitespace()) {
+        return;
+    }
+    if out.is_empty() {
+        out.push_str(text);
+        return;
+    }
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if starts_with_directive(text) {
+        out.push_str("...\n");
+    } else if !text.starts_with("---") {
+        out.push_str("---\n");
+    }
+    out.push_str(text);
+}
+
+/// Whether the text's first line that is not a comment or blank is a `%` directive.
+fn starts_with_directive(text: &str) -> bool {
+    text.lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with('%'))
+}
+
+/// How far one file got before the run.
+enum Prepared {
+    /// Its resources go through the run.
+    Ready,
+    /// Not all KRM resources (strict): left out.
+    NotResources,
+    /// It cannot be read: an error was reported.
+    Broken,
+}
+
+/// What pass two made of a file.
+enum Done<'s> {
+    /// The file's new text, and how many resources it kept.
+    Text(String, usize),
+    /// A `List` or `ResourceList` named by the user: written once the results are known.
+    Wrapped(krm::Form<'s>, Vec<Item<'s>>),
+    /// Left out or broken.
+    Skipped,
+}
+
+/// Runs `plan` over the resources of `files`. `config`: the functionConfig's identity, when
+/// it may be among the resources (it is left alone, as kpt passes it along).
+pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> PackageOutput {
+    let mut results = Vec::new();
+    let mut engine = Engine::new(plan, config);
+
+    // Pass one: strict files checked, and the CRDs of the files that will be read learned
+    // before any resource is merged.
+    let prepared: Vec<Prepared> = files
+        .iter()
+        .map(|f| prepare(f, &mut engine, &mut results))
+        .collect();
+
+    // Pass two: every resource through the engine, file by file.
+    let mut whence = Whence::default();
+    let mut done: Vec<Done<'_>> = Vec::with_capacity(files.len());
+    for (i, (file, prep)) in files.iter().zip(&prepared).enumerate() {
+        done.push(match prep {
+            Prepared::Ready => match patch_file(i, file, &mut engine, &mut whence) {
+                Ok(d) => d,
+                Err(e) => {
+                    results.push(FnResult::new(
+                        Severity::Error,
+                        format!("{}: {e}", file.name),
+                    ));
+                    Done::Skipped
+                }
+            },
+            Prepared::NotResources | Prepared::Broken => Done::Skipped,
+        });
+    }
+    let finish = engine.finish();
+    let mut run_results = finish.results;
+    for r in &mut run_results {
+        whence.locate(r, files);
+    }
+    results.extend(run_results);
+    let failed = finish.failed || results.iter().any(|r| r.severity == Severity::Error);
+
+    let outputs: Vec<FileOutput> = done
+        .into_iter()
+        .zip(files)
+        .zip(&prepared)
+        .map(|((d, file), prep)| {
+            if matches!(prep, Prepared::NotResources) {
+                return FileOutput::NotResources;
+            }
+            if failed {
+                return FileOutput::Unchanged;
+            }
+            match d {
+                Done::Skipped => FileOutput::Unchanged,
+                Done::Text(t, kept) => file_output(&file.text, t, kept),
+                Done::Wrapped(form, items) => {
+                    let kept = items.len();
+                    file_output(&file.text, krm::write_string(form, items, &results), kept)
+                }
+            }
+        })
+        .collect();
+    let added = if failed {
+        Vec::new()
+    } else {
+        new_files(finish.new_items)
+    };
+    PackageOutput {
+        files: outputs,
+        added,
+        results,
+    }
+}
+
+/// A file's output from its new text and the number of resources left in it.
+fn file_output(before: &str, after: String, kept: usize) -> FileOutput {
+    if after == before {
+        FileOutput::Unchanged
+    } else if kept > 0 {
+        FileOutput::Changed(after)
+    } else {
+        FileOutput::Emptied
+    }
+}
+
+/// Pass one for a file: for a strict file, whether every document is a KRM resource (else a
+/// warning, and the file is left out) and whether it parses (else an error); the CRDs of a
+/// file that will be read are given to the engine.
+fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResult>) -> Prepared {
+    let may_have_crds = file.text.contains("CustomResourceDefinition");
+    if !file.strict {
+        if may_have_crds {
+            // Parse errors are reported by pass two, which reads the file again.
+            let _ = yaml::parse_each(&file.text, |d| {
+                if let Some(r) = d.root.as_ref().filter(|r| engine::is_crd(r)) {
+                    engine.add_crd(r);
+                }
+            });
+        }
+        return Prepared::Ready;
+    }
+    let mut crds: Vec<Node<'static>> = Vec::new();
+    let mut not_krm: Option<String> = None;
+    let mut n = 0;
+    let parsed = yaml::parse_each(&file.text, |d| {
+        let Some(root) = d.root else { return };
+        n += 1;
+        if not_krm.is_some() {
+            return;
+        }
+        if let Some(why) = not_a_resource(&root) {
+            not_krm = Some(format!("document {n} {why}"));
+        } else if may_have_crds && engine::is_crd(&root) {
+            crds.push(root.into_owned());
+        }
+    });
+    match (parsed, not_krm) {
+        (Err(e), _) => {
+            results.push(FnResult::new(
+                Severity::Error,
+                format!("{}: malformed YAML: {e}", file.name),
+            ));
+            Prepared::Broken
+        }
+        (Ok(()), Some(why)) => {
+            results.push(FnResult::new(
+                Severity::Warning,
+                format!("{}: not a KRM resource file ({why}); left out", file.name),
+            ));
+            Prepared::NotResources
+        }
+        (Ok(()), None) => {
+            for crd in &crds {
+                engine.add_crd(crd);
+            }
+            Prepared::Ready
+        }
+    }
+}
+
+/// Why a document is not a KRM resource: `None` when it is one.
+fn not_a_resource(root: &Node<'_>) -> Option<&'static str> {
+    if !root.is_map() {
+        return Some("is not a mapping");
+    }
+    let has = |k: &str| {
+        root.get(k)
+            .and_then(Node::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    match (has("apiVersion"), has("kind")) {
+        (true, true) => None,
+        (false, true) => Some("has no apiVersion"),
+        (true, false) => Some("has no kind"),
+        (false, false) => Some("has no apiVersion and no kind"),
+    }
+}
+
+/// Pass two for a file: its resources through the engine, its new text written.
+fn patch_file<'s>(
+    i: usize,
+    file: &'s SourceFile,
+    engine: &mut Engine<'_>,
+    whence: &mut Whence,
+) -> Result<Done<'s>, krm::ReadError> {
+    let src = file.text.as_str();
+    if file.strict {
+        // Every document is a resource (pass one said so); a `List` is one too.
+        let mut out = StreamOut::for_input(src);
+        let (mut n, mut kept) = (0usize, 0usize);
+        yaml::parse_each(src, |mut doc| {
+            let Some(root) = doc.root.take() else {
+                out.source(doc.text);
+                return;
+            };
+            whence.saw(&root, i, n);
+            let item = Item {
+                node: root,
+                origin: Origin::Input(n),
+                touched: false,
+                first_id: None,
+            };
+            n += 1;
+            let item = engine.process(item);
+            kept += usize::from(item.is_some());
+            write_back(item, doc, &mut out);
+        })?;
+        return Ok(Done::Text(out.text, kept));
+    }
+    if let Some((out, kept)) = in_two(src, engine) {
+        // Resources seen by the two halves are not located: results name their resource.
+        return Ok(Done::Text(out.text, kept));
+    }
+    let mut out = StreamOut::for_input(src);
+    let (mut n, mut kept) = (0usize, 0usize);
+    let streamed = krm::stream_items(
+        src,
+        &mut |item| {
+            whence.saw(&item.node, i, n);
+            n += 1;
+            let item = engine.process(item);
+            kept += usize::from(item.is_some());
+            item
+        },
+        &mut out,
+    )?;
+    match streamed {
+        Streamed::Done => Ok(Done::Text(out.text, kept)),
+        Streamed::Wrapped => {
+            let Input { form, items } = Input::read(src)?;
+            let items = items
+                .into_iter()
+                .filter_map(|i| engine.process(i))
+                .collect();
+            Ok(Done::Wrapped(form, items))
+        }
+    }
+}
+
+/// Writes a processed document: deleted, untouched (its text), or rewritten from its tree.
+fn write_back<'a>(item: Option<Item<'a>>, mut doc: Document<'a>, out: &mut StreamOut) {
+    match item {
+        None => {}
+        Some(it) if !it.touched => out.source(doc.text),
+        Some(it) => {
+            doc.root = Some(it.node);
+            out.document(doc);
+        }
+    }
+}
+
+/// A file of more than 1 MB on a machine with a second core: cut at a `---` line near the
+/// middle, each half patched on its own thread by a fork of the engine (resources are
+/// independent; the counts are added up after). `None` when that does not apply or a half is
+/// not plain resources (a parse error, a wrapper): nothing was counted, and the caller reads the
+/// file whole, which also reports errors with their true lines.
+fn in_two(src: &str, engine: &mut Engine<'_>) -> Option<(StreamOut, usize)> {
+    const WORTH_IT: usize = 1 << 20;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if src.len() < WORTH_IT || cores < 2 {
+        return None;
+    }
+    let cut = krm::pipeline::halfway(src)?;
+    let (first, second) = src.split_at(cut);
+    let (mut a, mut b) = (engine.fork(), engine.fork());
+    let half = |text: &str, e: &mut Engine<'_>| {
+        let mut out = StreamOut::for_input(text);
+        let mut kept = 0usize;
+        let r = krm::stream_items(
+            text,
+            &mut |item| {
+                let item = e.process(item);
+                kept += usize::from(item.is_some());
+                item
+            },
+            &mut out,
+        );
+        (r, out, kept)
+    };
+    let ((ra, mut out, kept_a), second_half) = std::thread::scope(|s| {
+        let other = s.spawn(|| half(second, &mut b));
+        (half(first, &mut a), other.join())
+    });
+    let (Ok(Streamed::Done), Ok((Ok(Streamed::Done), rest, kept_b))) = (ra, second_half) else {
+        return None;
+    };
+    engine.absorb(a);
+    engine.absorb(b);
+    out.source(&rest.text);
+    Some((out, kept_a + kept_b))
+}
+
+/// The new resources as files of their own.
+fn new_files(items: Vec<Item<'static>>) -> Vec<NewFile> {
+    let mut taken: Vec<String> = Vec::new();
+    items
+        .into_iter()
+        .map(|item| {
+            let id = Id::of(&item.node);
+            let base = format!(
+                "{}_{}",
+                file_safe(&id.kind.to_ascii_lowercase()),
+                file_safe(&id.name)
+            );
+            let mut name = format!("{base}.yaml");
+            let mut n = 2;
+            while taken.contains(&name) {
+                name = format!("{base}-{n}.yaml");
+                n += 1;
+            }
+            taken.push(name.clone());
+            let mut text = String::new();
+            yaml::emit_document(&Document::new(item.node), &mut text);
+            NewFile { name, text }
+        })
+        .collect()
+}
+
+/// A name that is one plain file name: letters, digits, `.`, `-` and `_`, not starting with
+/// `.`; anything else becomes `_`.
+fn file_safe(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.starts_with('.') {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// Where each resource came from (file and document index), to name the file in results that
+/// name a resource: `None` for an identity found in more than one place.
+#[derive(Default)]
+struct Whence {
+    seen: HashMap<Id<'static>, Option<(usize, u64)>>,
+}
+
+impl Whence {
+    fn saw(&mut self, node: &Node<'_>, file: usize, index: usize) {
+        let id = Id::of(node).into_owned();
+        let at = (file, u64::try_from(index).unwrap_or(u64::MAX));
+        self.seen
+            .entry(id)
+            .and_modify(|e| *e = None)
+            .or_insert(Some(at));
+    }
+
+    /// Names the file of a result about a resource, when the result does not say and the
+    /// resource came from one place.
+    fn locate(&self, r: &mut FnResult, files: &[SourceFile]) {
+        if r.file.is_some() {
+            return;
+        }
+        let Some(id) = &r.resource else { return };
+        if let Some(Some((f, index))) = self.seen.get(id) {
+            if let Some(file) = files.get(*f) {
+                r.file = Some((file.name.clone(), *index));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config;
+
+    fn plan(patches: &str) -> Plan {
+        let text = format!(
+            "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {{name: m}}\nspec:\n  patches:\n{patches}"
+        );
+        let doc = yaml::parse_stream(&text).unwrap().remove(0).root.unwrap();
+        config::plan(&doc, None).unwrap()
+    }
+
+    fn file(name: &str, text: &str, strict: bool) -> SourceFile {
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+            strict,
+        }
+    }
+
+    const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"1\"\n";
+    const SECRET: &str = "# keep\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n";
+
+    #[test]
+    fn each_file_is_its_own_output() {
+        let files = [file("a.yaml", SECRET, true), file("b.yaml", CM, true)];
+        let out = run(
+            &files,
+            &plan("  - target: {kind: ConfigMap}\n    patch: '{data: {b: \"2\"}}'\n"),
+            None,
+        );
+        assert!(!out.failed(), "{:?}", out.results);
+        assert_eq!(out.files[0], FileOutput::Unchanged);
+        assert_eq!(
+            out.files[1],
+            FileOutput::Changed(format!("{CM}  b: \"2\"\n"))
+        );
+        assert_eq!(
+            out.stream(&files, |_| true),
+            format!("{SECRET}---\n{CM}  b: \"2\"\n")
+        );
+        assert!(out.changed());
+    }
+
+    #[test]
+    fn a_file_is_parsed_alone_and_errors_name_it() {
+        // A BOM and a directive at the start of a second file are fine alone.
+        let files = [
+            file("a.yaml", CM, false),
+            file(
+                "b.yaml",
+                &format!("\u{feff}%YAML 1.2\n---\n{SECRET}"),
+                false,
+            ),
+        ];
+        let out = run(
+            &files,
+            &plan("  - target: {kind: Nope}\n    patch: 'a: 1'\n"),
+            None,
+        );
+        assert!(!out.failed(), "{:?}", out.results);
+        let stream = out.stream(&files, |_| true);
+        assert_eq!(stream, format!("{CM}...\n%YAML 1.2\n---\n{SECRET}"));
+        assert_eq!(yaml::parse_stream(&stream).unwrap().len(), 2);
+        // A syntax error: its file, and its own line.
+        let files = [
+            file("a.yaml", CM, false),
+            file("b.yaml", "a: 1\nb: [\n", false),
+        ];
+        let out = run(
+            &files,
+            &plan("  - target: {kind: Nope}\n    patch: 'a: 1'\n"),
+            None,
+        );
+        assert!(out.failed());
+        let msg = &out.results[0].message;
+        assert!(
+            msg.starts_with("b.yaml: ") && msg.contains("line 2, column 4"),
+            "{msg}"
+        );
+        assert_eq!(out.files, [FileOutput::Unchanged, FileOutput::Unchanged]);
+    }
+
+    #[test]
+    fn strict_files_that_are_not_resources_are_left_out() {
+        let files = [
+            file("a.yaml", CM, true),
+            file("kustom.yaml", "resources:\n- a.yaml\n", true),
+            file("list.yaml", "apiVersion: v1\nkind: List\nitems: []\n", true),
+        ];
+        let out = run(
+            &files,
+            &plan("  - target: {kind: List}\n    patch: '{metadata: {labels: {x: y}}}'\n"),
+            None,
+        );
+        assert!(!out.failed(), "{:?}", out.results);
+        assert_eq!(out.files[1], FileOutput::NotResources);
+        assert_eq!(out.results[0].severity, Severity::Warning);
+        assert!(
+            out.results[0].message.starts_with(
+                "kustom.yaml: not a KRM resource file (document 1 has no apiVersion and no kind)"
+            ),
+            "{}",
+            out.results[0].message
+        );
+        // A List in a package file is one resource, as kpt reads it.
+        assert!(matches!(&out.files[2], FileOutput::Changed(t) if t.contains("labels")));
+        assert!(!out.stream(&files, |_| true).contains("resources:"));
+    }
+
+    #[test]
+    fn deleted_resources_leave_their_file_and_an_emptied_file_goes() {
+        let two = format!("{CM}---\n{SECRET}");
+        let files = [
+            file("two.yaml", &two, true),
+            file(
+                "one.yaml",
+                SECRET.replace("name: s", "name: t").as_str(),
+                true,
+            ),
+        ];
+        let p = plan("  - target: {kind: Secret}\n    patch: '$patch: delete'\n");
+        let out = run(&files, &p, None);
+        assert!(!out.failed(), "{:?}", out.results);
+        assert_eq!(out.files[0], FileOutput::Changed(CM.to_owned()));
+        assert_eq!(out.files[1], FileOutput::Emptied);
+    }
+
+    #[test]
+    fn resources_merge3_adds_are_new_files_and_results_name_files() {
+        let files = [file("cm.yaml", CM, true)];
+        let p = plan("  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: c}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: c}\n      ---\n      apiVersion: v1\n      kind: Service\n      metadata: {name: web/x}\n");
+        let out = run(&files, &p, None);
+        assert!(!out.failed(), "{:?}", out.results);
+        assert_eq!(out.added.len(), 1);
+        assert_eq!(out.added[0].name, "service_web_x.yaml");
+        assert!(out.added[0].text.contains("kind: Service"));
+        // A failing patch: the error names the resource's file; nothing is output.
+        let p = plan("  - target: {kind: ConfigMap}\n    type: json6902\n    patch: '[{op: remove, path: /nope}]'\n");
+        let out = run(&files, &p, None);
+        assert!(out.failed());
+        let err = out
+            .results
+            .iter()
+            .find(|r| r.severity == Severity::Error)
+            .unwrap();
+        assert_eq!(err.file, Some(("cm.yaml".to_owned(), 0)));
+        assert_eq!(out.files, [FileOutput::Unchanged]);
+        assert!(!out.changed());
+    }
+
+    #[test]
+    fn file_names_are_plain() {
+        assert_eq!(file_safe("../etc"), "_.._etc");
+        assert_eq!(file_safe(""), "_");
+        assert_eq!(file_safe("web-1.a_b"), "web-1.a_b");
+    }
+}

@@ -1,0 +1,453 @@
+//! The standalone filter on packages, through the binary, as the README's "Reading a directory"
+//! and "Writing back" sections describe it: a directory read as kpt reads a package
+//! (`.krmignore`, subpackages, the Kptfile, kustomize's build file, files that are not
+//! resources, the functionConfig file itself), each file parsed on its own, symbolic links and
+//! special files, and the results written back: `--in-place`, `--output DIR`, `--diff`,
+//! `--check`; and a Helm post-renderer's stream.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use crate::support::*;
+
+/// A package of three resource files and a functionConfig beside it (outside the package).
+fn package(name: &str) -> (PathBuf, PathBuf) {
+    let dir = tmp_dir("package", name);
+    let pkg = dir.join("pkg");
+    fs::create_dir_all(pkg.join("sub")).expect("pkg");
+    fs::write(pkg.join("deploy.yaml"), DEPLOY).expect("write");
+    fs::write(pkg.join("config.yaml"), CM).expect("write");
+    fs::write(pkg.join("sub/service.yaml"), SERVICE).expect("write");
+    let cfg = dir.join("fn.yaml");
+    fs::write(&cfg, config(SCALE)).expect("write");
+    (pkg, cfg)
+}
+
+const DEPLOY: &str = "\
+# the web tier
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # keep me
+spec:
+  replicas: 1
+";
+
+const CM: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  a: '1'
+";
+
+const SERVICE: &str = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+  - port: 80
+";
+
+const SCALE: &str = "  - target: {kind: Deployment}\n    patch: 'spec: {replicas: 3}'\n";
+
+fn config(patches: &str) -> String {
+    format!("apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: t\nspec:\n  patches:\n{patches}")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+fn mtime(p: &Path) -> SystemTime {
+    fs::metadata(p).and_then(|m| m.modified()).expect("mtime")
+}
+
+/// Sets a file's mtime an hour back, so that any rewrite would show.
+fn age(p: &Path) {
+    let f = fs::File::options().write(true).open(p).expect("open");
+    f.set_modified(SystemTime::now() - Duration::from_secs(3600))
+        .expect("set mtime");
+}
+
+#[test]
+fn in_place_rewrites_the_one_file_that_changed() {
+    let (pkg, cfg) = package("in-place");
+    let files = ["deploy.yaml", "config.yaml", "sub/service.yaml"].map(|f| pkg.join(f));
+    for f in &files {
+        age(f);
+    }
+    let before: Vec<SystemTime> = files.iter().map(|f| mtime(f)).collect();
+    let out = krm(&["--in-place", s(&pkg), "--config", s(&cfg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "", "--in-place writes nothing to stdout");
+    assert_eq!(
+        fs::read_to_string(&files[0]).expect("read"),
+        DEPLOY.replace("replicas: 1", "replicas: 3")
+    );
+    assert_ne!(mtime(&files[0]), before[0]);
+    // The other two: the same bytes and the same mtime.
+    assert_eq!(fs::read_to_string(&files[1]).expect("read"), CM);
+    assert_eq!(fs::read_to_string(&files[2]).expect("read"), SERVICE);
+    assert_eq!(mtime(&files[1]), before[1]);
+    assert_eq!(mtime(&files[2]), before[2]);
+    // No temporary file is left behind, and a second run changes nothing.
+    let names: Vec<String> = fs::read_dir(&pkg)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("krm-merge")), "{names:?}");
+    let again = mtime(&files[0]);
+    let out = krm(&["--config", s(&cfg), "-i", s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(mtime(&files[0]), again);
+}
+
+#[test]
+fn in_place_writes_through_a_link_and_keeps_the_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let (pkg, cfg) = package("in-place-link");
+    let real = pkg.parent().expect("dir").join("real-deploy.yaml");
+    fs::rename(pkg.join("deploy.yaml"), &real).expect("move");
+    fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).expect("chmod");
+    std::os::unix::fs::symlink(&real, pkg.join("deploy.yaml")).expect("link");
+    let out = krm(&["--config", s(&cfg), "--in-place", s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(fs::symlink_metadata(pkg.join("deploy.yaml"))
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    assert!(fs::read_to_string(&real)
+        .expect("read")
+        .contains("replicas: 3"));
+    let mode = fs::metadata(&real).expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+}
+
+#[test]
+fn check_and_diff_write_nothing() {
+    let (pkg, cfg) = package("check");
+    // Something would change: exit 1, the file named on stderr.
+    let out = krm(&["--config", s(&cfg), s(&pkg), "--check"], "");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("deploy.yaml: would be changed"),
+        "{}",
+        out.stderr
+    );
+    // The diff, file by file, git's headers.
+    let out = krm(&["--diff", "--config", s(&cfg), s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let name = pkg.join("deploy.yaml").display().to_string();
+    let name = name.trim_start_matches('/');
+    assert_eq!(
+        out.stdout,
+        format!("--- a/{name}\n+++ b/{name}\n@@ -4,4 +4,4 @@\n metadata:\n   name: web # keep me\n spec:\n-  replicas: 1\n+  replicas: 3\n")
+    );
+    let out = krm(&["--diff", "--check", "--config", s(&cfg), s(&pkg)], "");
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.starts_with("--- a/"));
+    assert_eq!(
+        fs::read_to_string(pkg.join("deploy.yaml")).expect("read"),
+        DEPLOY
+    );
+    // Nothing would change: exit 0, no diff.
+    fs::write(
+        &cfg,
+        config("  - target: {kind: Deployment}\n    patch: 'spec: {replicas: 1}'\n"),
+    )
+    .expect("write");
+    let out = krm(&["--config", s(&cfg), s(&pkg), "--check"], "");
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+    let out = krm(&["--config", s(&cfg), s(&pkg), "--diff"], "");
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{}", out.stderr);
+}
+
+#[test]
+fn a_directory_is_read_as_kpt_reads_a_package() {
+    let (pkg, cfg) = package("kpt-rules");
+    // The functionConfig inside the package, a kustomization, a file that is not resources, a
+    // Kptfile, an ignored file and directory, a subpackage with its own .krmignore, a dot
+    // directory.
+    fs::copy(&cfg, pkg.join("fn.yaml")).expect("copy");
+    fs::write(
+        pkg.join("kustomization.yaml"),
+        "resources:\n- deploy.yaml\n",
+    )
+    .expect("write");
+    fs::write(pkg.join("values.yaml"), "replicas: 3\n").expect("write");
+    fs::write(pkg.join("Kptfile"), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n").expect("write");
+    fs::write(pkg.join(".krmignore"), "# generated\nignored.yaml\ngen/\n").expect("write");
+    fs::write(pkg.join("ignored.yaml"), CM.replace("settings", "ignored")).expect("write");
+    fs::create_dir_all(pkg.join("gen")).expect("dir");
+    fs::write(pkg.join("gen/x.yaml"), CM.replace("settings", "gen")).expect("write");
+    fs::create_dir_all(pkg.join("child")).expect("dir");
+    fs::write(
+        pkg.join("child/Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: child\n",
+    )
+    .expect("write");
+    // The parent's pattern does not reach into the subpackage; its own does.
+    fs::write(
+        pkg.join("child/ignored.yaml"),
+        CM.replace("settings", "child-kept"),
+    )
+    .expect("write");
+    fs::write(pkg.join("child/.krmignore"), "drop.yaml\n").expect("write");
+    fs::write(
+        pkg.join("child/drop.yaml"),
+        CM.replace("settings", "child-dropped"),
+    )
+    .expect("write");
+    fs::create_dir_all(pkg.join(".git")).expect("dir");
+    fs::write(pkg.join(".git/x.yaml"), CM.replace("settings", "git")).expect("write");
+
+    let out = krm(&["--config", s(&pkg.join("fn.yaml")), s(&pkg), "-v"], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let names: Vec<String> = docs(&out.stdout)
+        .iter()
+        .map(|d| {
+            format!(
+                "{}/{}",
+                d["kind"].as_str().unwrap_or("?"),
+                d["metadata"]["name"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    // Name order: child/ (its Kptfile is not on stdout), config, deploy, sub/service.
+    assert_eq!(
+        names,
+        [
+            "ConfigMap/child-kept",
+            "ConfigMap/settings",
+            "Deployment/web",
+            "Service/web"
+        ]
+    );
+    assert!(out.stderr.contains("values.yaml: not a KRM resource file (document 1 has no apiVersion and no kind); left out"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("fn.yaml: the functionConfig file; skipped"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("kustomization"), "{}", out.stderr);
+    // --output: the package laid out as it was, the Kptfiles and the build file included.
+    let dest = pkg.parent().expect("dir").join("out");
+    let out = krm(
+        &["--config", s(&pkg.join("fn.yaml")), s(&pkg), "-o", s(&dest)],
+        "",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut written: Vec<String> = Vec::new();
+    collect(&dest, &dest, &mut written);
+    written.sort();
+    assert_eq!(
+        written,
+        [
+            "Kptfile",
+            "child/Kptfile",
+            "child/ignored.yaml",
+            "config.yaml",
+            "deploy.yaml",
+            "kustomization.yaml",
+            "sub/service.yaml",
+            "values.yaml"
+        ]
+    );
+    assert!(fs::read_to_string(dest.join("deploy.yaml"))
+        .expect("read")
+        .contains("replicas: 3"));
+    assert_eq!(
+        fs::read_to_string(dest.join("config.yaml")).expect("read"),
+        CM
+    );
+    // A directory that is not empty is refused before anything runs.
+    let out = krm(&["--config", s(&cfg), s(&pkg), "--output", s(&dest)], "");
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("not empty"), "{}", out.stderr);
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for e in fs::read_dir(dir).expect("dir") {
+        let p = e.expect("entry").path();
+        if p.is_dir() {
+            collect(root, &p, out);
+        } else {
+            out.push(p.strip_prefix(root).expect("under").display().to_string());
+        }
+    }
+}
+
+#[test]
+fn deletions_and_additions_reach_the_files() {
+    let (pkg, cfg) = package("delete-add");
+    fs::write(
+        pkg.join("config.yaml"),
+        format!("{CM}---\n{}", CM.replace("settings", "old")),
+    )
+    .expect("write");
+    let patches = "  - target: {kind: ConfigMap, name: old}\n    patch: '$patch: delete'\n  - target: {kind: Service}\n    patch: '$patch: delete'\n  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: settings}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: settings}\n      ---\n      apiVersion: v1\n      kind: Secret\n      metadata: {name: token}\n";
+    fs::write(&cfg, config(patches)).expect("write");
+    let out = krm(&["--config", s(&cfg), "--in-place", s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The deleted resource is gone from its file, the emptied file is removed, the new resource
+    // is a file of its own.
+    assert_eq!(
+        fs::read_to_string(pkg.join("config.yaml")).expect("read"),
+        CM
+    );
+    assert!(!pkg.join("sub/service.yaml").exists());
+    let added = fs::read_to_string(pkg.join("secret_token.yaml")).expect("new file");
+    assert_eq!(
+        added,
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: token}\n"
+    );
+}
+
+#[test]
+fn links_loops_and_special_files() {
+    let (pkg, cfg) = package("links");
+    std::os::unix::fs::symlink(".", pkg.join("loop")).expect("link");
+    std::os::unix::fs::symlink("..", pkg.join("sub/up")).expect("link");
+    std::os::unix::fs::symlink("config.yaml", pkg.join("again.yaml")).expect("link");
+    std::os::unix::fs::symlink("nowhere.yaml", pkg.join("broken.yaml")).expect("link");
+    let fifo = pkg.join("b.yaml");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    let mut c = cmd();
+    c.args(["--config", s(&cfg), s(&pkg)])
+        .timeout(Duration::from_secs(30));
+    let out = out_of(&c.output().expect("run"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Each resource once.
+    assert_eq!(docs(&out.stdout).len(), 3, "{}", out.stdout);
+    for said in [
+        "b.yaml: a FIFO (named pipe), not a regular file; skipped",
+        "pkg/loop: a link to the directory",
+        "pkg/sub/up: a link to the directory",
+        "pkg/config.yaml: the same file as ",
+        "broken.yaml: a broken symbolic link; skipped",
+    ] {
+        assert!(out.stderr.contains(said), "{said}\n{}", out.stderr);
+    }
+    // The same file twice on the command line is read once.
+    let f = pkg.join("deploy.yaml");
+    let out = krm(&["--config", s(&cfg), s(&f), s(&f)], "");
+    assert_eq!(docs(&out.stdout).len(), 1, "{}", out.stderr);
+    // A pipe named on the command line is read (`<(command)`); a device is refused, named.
+    let out = krm(&["--config", s(&cfg), "/dev/stdin"], DEPLOY);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("replicas: 3"));
+    let out = krm(&["--config", s(&cfg), "/dev/zero"], "");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("/dev/zero: a character device"),
+        "{}",
+        out.stderr
+    );
+    let out = krm(&["--config", s(&cfg), s(&pkg.join("missing.yaml"))], "");
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("missing.yaml: No such file"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn each_file_is_parsed_on_its_own() {
+    let (pkg, cfg) = package("each-file");
+    // Valid alone, not when joined to what comes before: a BOM, a directive.
+    fs::write(
+        pkg.join("sub/service.yaml"),
+        format!("\u{feff}%YAML 1.2\n---\n{SERVICE}"),
+    )
+    .expect("write");
+    let out = krm(&["--config", s(&cfg), s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(docs(&out.stdout).len(), 3, "{}", out.stdout);
+    // A syntax error names its file and its own line.
+    fs::write(
+        pkg.join("sub/service.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata: {name: [\n",
+    )
+    .expect("write");
+    let out = krm(&["--config", s(&cfg), s(&pkg)], "");
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stdout, "");
+    let name = pkg.join("sub/service.yaml").display().to_string();
+    assert!(
+        out.stderr
+            .contains(&format!("{name}: malformed YAML: line 3, column")),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn helm_post_renderer_stream_keeps_its_source_comments() {
+    // What `helm template` writes, and what Helm gives a post-renderer on stdin.
+    let rendered = "\
+---
+# Source: web/templates/service.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: release-web
+  labels:
+    helm.sh/chart: web-0.1.0
+spec:
+  ports:
+    - port: 80
+---
+# Source: web/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: release-web
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: web
+          image: \"nginx:1.25\"
+";
+    let dir = tmp_dir("package", "helm");
+    let cfg = dir.join("fn.yaml");
+    fs::write(&cfg, config("  - target: {kind: Deployment}\n    patch: |\n      spec:\n        template:\n          spec:\n            containers:\n            - name: web\n              image: nginx:1.26\n")).expect("write");
+    // The post-renderer script the README shows.
+    let script = dir.join("post-render.sh");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec {} --config {} -\n",
+            bin().display(),
+            cfg.display()
+        ),
+    )
+    .expect("write");
+    let out = run(std::process::Command::new("sh").arg(&script).stdin(
+        fs::File::open({
+            let f = dir.join("rendered.yaml");
+            fs::write(&f, rendered).expect("write");
+            f
+        })
+        .expect("open"),
+    ));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        // The patch's scalar is written as the patch writes it.
+        rendered.replace("\"nginx:1.25\"", "nginx:1.26")
+    );
+}
