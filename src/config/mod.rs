@@ -324,6 +324,18 @@ pub struct Step {
     pub options: PatchOptions,
     /// What the step does.
     pub action: Action,
+    /// What in the step's config is valid but probably not what the user meant.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// A field of the config that is valid but probably not meant (a target pattern that reads as
+/// a glob): a warning result, not an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigWarning {
+    /// The field, as a path from the top of the config.
+    pub field: Path,
+    /// What is probably wrong, and what was probably meant.
+    pub message: String,
 }
 
 /// Which resources a merge step patches.
@@ -553,6 +565,7 @@ pub fn command_line(
             source: "command line".into(),
             options: options.decided(),
             action,
+            warnings: Vec::new(),
         }],
         schema: Schema::builtin(),
         form: ConfigForm::CommandLine,
@@ -934,21 +947,43 @@ impl Draft<'_> {
             }
             (_, None) => Vec::new(),
         };
+        let globs = self
+            .target
+            .as_ref()
+            .map(TargetSpec::glob_lookalikes)
+            .unwrap_or_default();
         let target = match &self.target {
             Some(spec) => Some(Target::compile(spec).map_err(|e| {
+                let hint = globs
+                    .iter()
+                    .find(|(f, _, _)| *f == e.field)
+                    .map(|(_, _, meant)| format!(" (a glob? target patterns are regular expressions: did you mean {meant:?}?)"))
+                    .unwrap_or_default();
                 ConfigError::new(
                     self.target_prefix.field(e.field.as_str()),
-                    e.kind.to_string(),
+                    format!("{}{hint}", e.kind),
                 )
             })?),
             None => None,
         };
+        let warnings = globs
+            .iter()
+            .map(|(field, written, meant)| ConfigWarning {
+                field: self.target_prefix.field(field.as_str()),
+                message: format!(
+                    "{written:?} looks like a glob, but target patterns are anchored regular \
+                     expressions, where `*` repeats the character before it; did you mean \
+                     {meant:?}?"
+                ),
+            })
+            .collect();
         let action = self.action(kind, patch, original, target)?;
         Ok(Step {
             index: self.index,
             source,
             options: self.options,
             action,
+            warnings,
         })
     }
 

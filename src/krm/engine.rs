@@ -142,12 +142,23 @@ impl<'p> Engine<'p> {
                 ..Tally::default()
             })
             .collect();
+        let results = plan
+            .steps
+            .iter()
+            .flat_map(|s| {
+                s.warnings.iter().map(move |w| {
+                    FnResult::new(Severity::Warning, format!("{}: {}", s.label(), w.message))
+                        .at_field(w.field.clone())
+                        .tag("patch", s.index.to_string())
+                })
+            })
+            .collect();
         Engine {
             plan,
             schema: plan.schema.clone(),
             config,
             tallies,
-            results: Vec::new(),
+            results,
             failed: false,
             files: HashSet::default(),
             checked: HashSet::default(),

@@ -294,6 +294,49 @@ fn is_match(re: &Option<Regex>, s: &str) -> bool {
     re.as_ref().is_none_or(|re| re.is_match(s))
 }
 
+/// A pattern that reads as a shell glob rather than the regular expression it is: `web-*`
+/// (which matches `web`, `web-`, `web--`, but not `web-frontend`). Returns the regular
+/// expression the user probably meant (`web-.*`), or `None` when the pattern is not glob-like.
+///
+/// Glob-like: a `*` that stands after a character that a regex repetition rarely follows in a
+/// name pattern (`-`, `_`, `/`, a letter, a digit, or the start), and no regex syntax besides
+/// `*`, `?` and `.` (dots are common in names and groups, and a glob's `.` is a literal).
+pub fn glob_lookalike(pattern: &str) -> Option<String> {
+    const REGEX_ONLY: &[char] = &['(', ')', '[', ']', '{', '}', '|', '^', '$', '+', '\\'];
+    if !pattern.contains('*') || pattern.contains(REGEX_ONLY) || pattern.contains(".*") {
+        return None;
+    }
+    let mut meant = String::with_capacity(pattern.len() + 4);
+    for c in pattern.chars() {
+        match c {
+            '*' => meant.push_str(".*"),
+            '?' => meant.push('.'),
+            '.' => meant.push_str("\\."),
+            c => meant.push(c),
+        }
+    }
+    Some(meant)
+}
+
+impl TargetSpec {
+    /// The patterns of this spec that look like globs, with the regex each probably meant.
+    pub fn glob_lookalikes(&self) -> Vec<(TargetField, &str, String)> {
+        [
+            (TargetField::Group, &self.group),
+            (TargetField::Version, &self.version),
+            (TargetField::Kind, &self.kind),
+            (TargetField::Name, &self.name),
+            (TargetField::Namespace, &self.namespace),
+        ]
+        .into_iter()
+        .filter_map(|(field, p)| {
+            let p = p.as_deref()?;
+            glob_lookalike(p).map(|meant| (field, p, meant))
+        })
+        .collect()
+    }
+}
+
 /// Compiles a pattern as kustomize does: `^(?:PATTERN)$`; absent or empty means "any".
 fn pattern(field: TargetField, pattern: Option<&str>) -> Result<Option<Regex>, TargetError> {
     let Some(p) = pattern.filter(|p| !p.is_empty()) else {
@@ -413,6 +456,37 @@ mod tests {
     const DEPLOY: (&str, &str) = ("apps/v1", "Deployment");
     const CLUSTER_ROLE: (&str, &str) = ("rbac.authorization.k8s.io/v1", "ClusterRole");
     const WIDGET: (&str, &str) = ("example.com/v1", "Widget");
+
+    #[test]
+    fn globs_are_told_apart_from_regexes() {
+        assert_eq!(glob_lookalike("web-*").as_deref(), Some("web-.*"));
+        assert_eq!(glob_lookalike("*-web").as_deref(), Some(".*-web"));
+        assert_eq!(glob_lookalike("app?.example.com").as_deref(), None);
+        assert_eq!(
+            glob_lookalike("*.example.com").as_deref(),
+            Some(".*\\.example\\.com")
+        );
+        for regex in [
+            "web-.*",
+            "web-[a-z]*",
+            "(web)*",
+            "web",
+            "a|b*",
+            "x\\d*",
+            "web+",
+        ] {
+            assert_eq!(glob_lookalike(regex), None, "{regex}");
+        }
+        let spec = TargetSpec {
+            kind: s("Deployment"),
+            name: s("web-*"),
+            ..TargetSpec::default()
+        };
+        assert_eq!(
+            spec.glob_lookalikes(),
+            vec![(TargetField::Name, "web-*", "web-.*".to_owned())]
+        );
+    }
 
     #[test]
     fn patterns_are_anchored() {

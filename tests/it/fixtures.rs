@@ -111,7 +111,17 @@ fixtures! {
         apply_merges_a_list_of_primitives_as_the_kubectl_book_shows,
         apply_rewrites_the_last_applied_annotation_as_kubectl_does,
     ],
+    checks: [
+        a_glob_in_a_target_is_a_warning_naming_the_regex_meant,
+        a_typo_in_a_patch_is_a_warning_with_the_field_meant,
+        a_lost_indentation_is_a_warning_naming_where_the_field_belongs,
+        strict_makes_schema_findings_errors,
+        a_custom_resource_patch_is_checked_against_its_crd,
+    ],
     kustomize_parity: [
+        crd_lists_are_replaced_with_kustomize_options,
+        crd_lists_merge_by_key_by_default,
+        crd_merge_keys_true_keeps_crd_keys_with_kustomize_options,
         a_target_selects_a_resource_by_the_name_it_had_before_a_patch_renamed_it,
         prepend_moves_merged_elements_only_when_one_key_is_in_use,
         prepend_keeps_merged_elements_in_place_when_two_keys_are_in_use,
