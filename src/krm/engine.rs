@@ -874,3 +874,116 @@ fn restore_identity(node: &mut Node<'_>, step: &Step, was: &Id<'static>) {
         set(node, &["metadata", "namespace"], &was.namespace);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse_stream;
+
+    fn node(text: &str) -> Node<'static> {
+        parse_stream(text)
+            .unwrap()
+            .remove(0)
+            .root
+            .unwrap()
+            .into_owned()
+    }
+
+    fn plan(patches: &str) -> Plan {
+        let config = node(&format!(
+            "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nspec:\n  patches:\n{patches}"
+        ));
+        crate::config::plan(&config, None).unwrap()
+    }
+
+    fn items(texts: &[&str]) -> Vec<Item<'static>> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(n, t)| Item {
+                node: node(t),
+                origin: Origin::Input(n),
+                touched: false,
+                first_id: None,
+            })
+            .collect()
+    }
+
+    const WEB: &str =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1}\n";
+    const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n";
+
+    #[test]
+    fn a_step_touches_only_what_it_selects_and_says_so() {
+        let p = plan("  - target: {kind: Deployment}\n    patch: 'spec: {replicas: 3}'\n");
+        let run = run(&p, items(&[WEB, CM]), None);
+        assert!(!run.failed);
+        assert!(run.items[0].touched && !run.items[1].touched);
+        assert_eq!(run.items[0].node.str_at(&["spec", "replicas"]), Some("3"));
+        let messages: Vec<_> = run.results.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(messages, ["patch[0] (merge2): applied to 1 resource(s)"]);
+    }
+
+    #[test]
+    fn a_target_that_selects_nothing_is_a_warning_and_a_document_that_finds_nothing_an_error() {
+        let p = plan(
+            "  - target: {kind: Service}\n    patch: 'spec: {x: 1}'\n  - patch: {apiVersion: v1, kind: ConfigMap, metadata: {name: other}, data: {b: '2'}}\n",
+        );
+        let run = run(&p, items(&[CM]), None);
+        assert!(run.failed);
+        let got: Vec<_> = run
+            .results
+            .iter()
+            .map(|r| (r.severity, r.message.clone()))
+            .collect();
+        assert_eq!(got[0].0, Severity::Warning);
+        assert!(got[0].1.contains("selects no resource"), "{got:?}");
+        assert_eq!(got[1].0, Severity::Error);
+        assert!(got[1].1.contains("matches no resource"), "{got:?}");
+    }
+
+    #[test]
+    fn the_guard_puts_identity_and_bookkeeping_back() {
+        let p = plan(
+            "  - target: {kind: ConfigMap}\n    patch: |\n      metadata:\n        name: renamed\n        annotations:\n          config.kubernetes.io/path: elsewhere.yaml\n",
+        );
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    config.kubernetes.io/path: c.yaml\n";
+        let run = run(&p, items(&[cm]), None);
+        assert!(!run.failed, "{:?}", run.results);
+        let n = &run.items[0].node;
+        assert_eq!(n.str_at(&["metadata", "name"]), Some("c"));
+        assert_eq!(
+            n.str_at(&["metadata", "annotations", "config.kubernetes.io/path"]),
+            Some("c.yaml")
+        );
+    }
+
+    #[test]
+    fn a_failure_names_the_patch_and_the_resource_as_it_was() {
+        let p =
+            plan("  - target: {kind: ConfigMap}\n    patch: '[{op: remove, path: /data/zz}]'\n");
+        let run = run(&p, items(&[CM]), None);
+        assert!(run.failed);
+        let r = &run.results[0];
+        assert_eq!(r.severity, Severity::Error);
+        assert_eq!(
+            r.resource.as_ref().map(|id| id.to_string()).as_deref(),
+            Some("ConfigMap c")
+        );
+        assert!(
+            r.message
+                .starts_with("patch[0] (json6902): op 0 (remove /data/zz)"),
+            "{}",
+            r.message
+        );
+    }
+
+    #[test]
+    fn bookkeeping_items_are_selected_only_by_a_target_naming_their_kind() {
+        let local = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: l\n  annotations: {config.kubernetes.io/local-config: 'true'}\ndata: {a: '1'}\n";
+        let any = plan("  - target: {}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(!run(&any, items(&[local]), None).items[0].touched);
+        let named = plan("  - target: {kind: ConfigMap}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(run(&named, items(&[local]), None).items[0].touched);
+    }
+}
