@@ -159,12 +159,12 @@ impl Start {
         }
     }
 
-    /// What one place of this start is called in messages, in the plural: `containers`.
-    pub fn places(self) -> &'static str {
+    /// What one place of this start is called in messages: `container`.
+    pub fn place(self) -> &'static str {
         match self {
-            Start::PodTemplate => "pod templates",
-            Start::PodSpec => "pod specs",
-            Start::Containers => "containers",
+            Start::PodTemplate => "pod template",
+            Start::PodSpec => "pod spec",
+            Start::Containers => "container",
         }
     }
 }
@@ -189,6 +189,17 @@ pub enum Part {
 pub struct PatternError {
     pub at: usize,
     pub reason: String,
+}
+
+impl Pattern {
+    /// What one of its places is called in messages: its start's name (`container`) when the
+    /// parts after it only filter (`@containers[name=app]`), else `place`.
+    pub fn place_noun(&self) -> &'static str {
+        match self.start {
+            Some(start) if self.parts.iter().all(|p| matches!(p, Part::Key(_))) => start.place(),
+            _ => "place",
+        }
+    }
 }
 
 impl std::str::FromStr for Pattern {
