@@ -110,6 +110,11 @@ fixtures! {
         apply_merges_a_list_of_primitives_as_the_kubectl_book_shows,
         apply_rewrites_the_last_applied_annotation_as_kubectl_does,
     ],
+    wildcards: [
+        at_containers_adds_an_env_var_to_every_container_of_every_workload,
+        json6902_wildcard_sets_image_pull_policy_on_every_container,
+        at_with_keys_and_wildcards_at_two_levels,
+    ],
     kustomize_parity: [
         a_target_selects_a_resource_by_the_name_it_had_before_a_patch_renamed_it,
         prepend_moves_merged_elements_only_when_one_key_is_in_use,
