@@ -45,8 +45,10 @@ struct Tally {
     changed: usize,
     /// Without target: which of its documents found a resource.
     found: Vec<bool>,
-    /// With `at:`: the places it applied at, over the resources it changed.
+    /// With `at:`: the places it found, over all items.
     places: usize,
+    /// With `at:`: the items it found places in.
+    found_in: usize,
     /// json6902: the places each operation reached (see `json6902::apply_counted`).
     reached: Vec<usize>,
 }
@@ -181,6 +183,7 @@ impl<'p> Engine<'p> {
                 *f |= of;
             }
             t.places += o.places;
+            t.found_in += o.found_in;
             for (r, or) in t.reached.iter_mut().zip(o.reached) {
                 *r += or;
             }
@@ -257,11 +260,11 @@ impl<'p> Engine<'p> {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {
                     return Done::Untouched;
                 };
-                let Some(at) = self.places(step, step.action.at(), item) else {
+                let Some(at) = self.places(k, step, step.action.at(), item) else {
                     return Done::Untouched;
                 };
                 let opts = options.merge2();
-                let done = self.guarded(step, item, None, |node, ctx| {
+                self.guarded(step, item, None, |node, ctx| {
                     at.apply(node, ctx, |node, cursor| {
                         for p in &docs {
                             match merge2::merge(node, p, ctx.schema, cursor, &opts, ctx.anchors) {
@@ -272,25 +275,23 @@ impl<'p> Engine<'p> {
                         }
                         Ok(Applied::Merged(Vec::new()))
                     })
-                });
-                self.count_places(k, done, &at)
+                })
             }
             Action::JsonMerge { select, docs } => {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {
                     return Done::Untouched;
                 };
-                let Some(at) = self.places(step, step.action.at(), item) else {
+                let Some(at) = self.places(k, step, step.action.at(), item) else {
                     return Done::Untouched;
                 };
-                let done = self.guarded(step, item, None, |node, ctx| {
+                self.guarded(step, item, None, |node, ctx| {
                     at.apply(node, ctx, |node, _| {
                         for p in &docs {
                             jsonmerge::merge(node, p).map_err(Cause::JsonMerge)?;
                         }
                         Ok(Applied::Merged(Vec::new()))
                     })
-                });
-                self.count_places(k, done, &at)
+                })
             }
             Action::Apply { select, docs } => {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {
@@ -311,7 +312,7 @@ impl<'p> Engine<'p> {
                 if !self.targets(k, step, target, item) {
                     return Done::Untouched;
                 }
-                let Some(at) = self.places(step, at.as_ref(), item) else {
+                let Some(at) = self.places(k, step, at.as_ref(), item) else {
                     return Done::Untouched;
                 };
                 let opts = options.json6902();
@@ -336,7 +337,7 @@ impl<'p> Engine<'p> {
                 for (r, n) in self.tallies[k].reached.iter_mut().zip(reached) {
                     *r += n;
                 }
-                self.count_places(k, done, &at)
+                done
             }
             Action::Merge3 {
                 target,
@@ -358,11 +359,11 @@ impl<'p> Engine<'p> {
                 if !self.targets(k, step, target, item) {
                     return Done::Untouched;
                 }
-                let Some(at) = self.places(step, Some(pattern), item) else {
+                let Some(at) = self.places(k, step, Some(pattern), item) else {
                     return Done::Untouched;
                 };
                 let opts = step.options.merge3();
-                let done = self.guarded(step, item, None, |node, ctx| {
+                self.guarded(step, item, None, |node, ctx| {
                     at.apply(node, ctx, |node, cursor| {
                         merge3::merge(
                             node,
@@ -376,8 +377,7 @@ impl<'p> Engine<'p> {
                         .map(Applied::Merged)
                         .map_err(Cause::Merge)
                     })
-                });
-                self.count_places(k, done, &at)
+                })
             }
             Action::Update { original, updated } => self.update(k, step, original, updated, item),
         }
@@ -635,7 +635,9 @@ impl<'p> Engine<'p> {
                     }
                 }
             }
-            self.results.extend(unreached(step, tally));
+            if !self.failed {
+                self.results.extend(unreached(step, tally));
+            }
             // When the run fails nothing is applied; saying otherwise would mislead.
             if tally.changed > 0 && !self.failed {
                 let message = match step.action.at() {
@@ -643,7 +645,7 @@ impl<'p> Engine<'p> {
                         "{}: {} in {}",
                         step.label(),
                         counted(tally.places, at.place_noun()),
-                        counted(tally.changed, "resource")
+                        counted(tally.found_in, "resource")
                     ),
                     None => format!("{}: applied to {} resource(s)", step.label(), tally.changed),
                 };
@@ -786,7 +788,8 @@ fn counted(n: usize, noun: &str) -> String {
 }
 
 /// Warnings for what a step selected and did not reach: an `at:` that finds no place in any
-/// resource its target selects, a json6902 operation whose `[*]` select nothing in any.
+/// resource its target selects, a json6902 operation whose `[*]` select nothing in any. Only
+/// for a run that did not fail: a failure stops the counting.
 fn unreached(step: &Step, tally: &Tally) -> Vec<FnResult> {
     let mut out = Vec::new();
     if tally.selected == 0 {
@@ -795,7 +798,7 @@ fn unreached(step: &Step, tally: &Tally) -> Vec<FnResult> {
     let resources = counted(tally.selected, "resource");
     let tag = step.index.to_string();
     if let Some(at) = step.action.at() {
-        if tally.changed == 0 {
+        if tally.found_in == 0 {
             let msg = format!(
                 "{}: at {at} finds nothing in the {resources} the target selects",
                 step.label()
@@ -808,7 +811,7 @@ fn unreached(step: &Step, tally: &Tally) -> Vec<FnResult> {
         for (i, (op, n)) in ops.iter().zip(&tally.reached).enumerate() {
             let wild = op.path().has_wildcard()
                 || matches!(op, json6902::Op::Move { from, .. } | json6902::Op::Copy { from, .. } if from.has_wildcard());
-            if wild && *n == 0 && tally.changed > 0 {
+            if wild && *n == 0 {
                 let msg = format!(
                     "{}: op {i} ({} {}) reaches no place in the {resources} the target selects",
                     step.label(),
@@ -826,7 +829,13 @@ impl Engine<'_> {
     /// Where step `k` applies in the item: its root, or the places its `at:` names there.
     /// `None` when `at:` finds no place, or when the item does not have the shape it describes
     /// (the step fails).
-    fn places(&mut self, step: &Step, at: Option<&Pattern>, item: &Item<'_>) -> Option<At> {
+    fn places(
+        &mut self,
+        k: usize,
+        step: &Step,
+        at: Option<&Pattern>,
+        item: &Item<'_>,
+    ) -> Option<At> {
         let Some(pattern) = at else {
             return Some(At::Root);
         };
@@ -835,20 +844,16 @@ impl Engine<'_> {
         let root = self.schema.root(g, v, &id.kind);
         match places::find(&item.node, pattern, &self.schema, (g, v, &id.kind), root) {
             Ok(found) if found.is_empty() => None,
-            Ok(found) => Some(At::Places(found)),
+            Ok(found) => {
+                self.tallies[k].places += found.len();
+                self.tallies[k].found_in += 1;
+                Some(At::Places(found))
+            }
             Err(e) => {
                 self.fail(failure(step, &item.node, None, Cause::Place(e)));
                 None
             }
         }
-    }
-
-    /// Counts the places a step applied at in a resource it changed.
-    fn count_places(&mut self, k: usize, done: Done, at: &At) -> Done {
-        if let (Done::Changed, At::Places(places)) = (&done, at) {
-            self.tallies[k].places += places.len();
-        }
-        done
     }
 }
 

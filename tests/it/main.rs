@@ -18,4 +18,5 @@ mod properties;
 mod regressions;
 mod support;
 mod walkers_corpus;
+mod wildcards;
 mod yaml_roundtrip;
