@@ -317,10 +317,14 @@ impl<'p> Engine<'p> {
                 };
                 let opts = options.json6902();
                 let mut reached = vec![0; ops.len()];
+                // At a place, the pointers are below a `[*]`, with its rules for what is missing.
+                let run = match at {
+                    At::Root => json6902::apply_counted,
+                    At::Places(_) => json6902::apply_at_place,
+                };
                 let done = self.guarded(step, item, None, |node, ctx| {
                     at.apply(node, ctx, |node, _| {
-                        let counts =
-                            json6902::apply_counted(node, ops, &opts).map_err(Cause::Json6902)?;
+                        let counts = run(node, ops, &opts).map_err(Cause::Json6902)?;
                         for (r, n) in reached.iter_mut().zip(counts) {
                             *r += n;
                         }
@@ -807,9 +811,10 @@ fn unreached(step: &Step, tally: &Tally) -> Vec<FnResult> {
             return out;
         }
     }
-    if let Action::Json6902 { ops, .. } = &step.action {
+    if let Action::Json6902 { ops, at, .. } = &step.action {
         for (i, (op, n)) in ops.iter().zip(&tally.reached).enumerate() {
-            let wild = op.path().has_wildcard()
+            let wild = at.is_some()
+                || op.path().has_wildcard()
                 || matches!(op, json6902::Op::Move { from, .. } | json6902::Op::Copy { from, .. } if from.has_wildcard());
             if wild && *n == 0 {
                 let msg = format!(

@@ -51,6 +51,9 @@
 //!   read ([`PatchErrorKind::Unpaired`]).
 //! * A failure names the place: `op 0 (test /c/[*]/image): at /c/1/image: value does not
 //!   match`; with several, the first in document order.
+//! * [`apply_at_place`] runs a patch on one of the places a patch's `at:` selected (the engine's
+//!   `@containers`): all of each pointer is below that place, so the rules for places below a
+//!   `[*]` apply to every operation (`add /env/-` makes `env` where a container has none).
 //!
 //! Applied to a mapping, `[*]` is the member of that name, as in RFC 6901.
 //!
@@ -813,6 +816,28 @@ pub fn apply_counted<'a, 'p: 'a>(
     ops: &[Op<'p>],
     opts: &Options,
 ) -> Result<Vec<usize>, PatchError> {
+    apply_ops(doc, ops, opts, false)
+}
+
+/// [`apply_counted`] on one of the places a `[*]` (or a patch's `at:`) selected: every pointer
+/// is below a `[*]`, so the rules of "Wildcards" for places below one apply to all of it —
+/// `add` makes missing members, `remove` and `replace` skip what is not there, `move` and
+/// `copy` skip a missing `from` — and an operation counts 1 where it acted, 0 where it was
+/// skipped.
+pub fn apply_at_place<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    ops: &[Op<'p>],
+    opts: &Options,
+) -> Result<Vec<usize>, PatchError> {
+    apply_ops(doc, ops, opts, true)
+}
+
+fn apply_ops<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    ops: &[Op<'p>],
+    opts: &Options,
+    place: bool,
+) -> Result<Vec<usize>, PatchError> {
     if ops.is_empty() {
         if opts.nulls_written_as_null {
             write_nulls_as_null(doc);
@@ -829,7 +854,7 @@ pub fn apply_counted<'a, 'p: 'a>(
     let mut work = doc.clone();
     let mut reached = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
-        let done = run_counted(&mut work, op, opts, aliased).and_then(|n| {
+        let done = run_counted(&mut work, op, opts, aliased, place).and_then(|n| {
             reached.push(n);
             if aliased {
                 check_aliases(&work).map_err(|k| (Which::Path, k))
@@ -1585,18 +1610,50 @@ fn expand(
 }
 
 /// Runs one operation at every place it selects, and says at how many it acted (see
-/// "Wildcards"). An operation without `[*]` is [`run`] as it is.
+/// "Wildcards"). An operation without `[*]` is [`run`] as it is, unless all of it is below one
+/// (`place`: [`apply_at_place`]).
 fn run_counted<'a, 'p: 'a>(
     doc: &mut Node<'a>,
     op: &Op<'p>,
     opts: &Options,
     aliased: bool,
+    place: bool,
 ) -> Result<usize, Fail> {
-    let wild_from =
-        matches!(op, Op::Move { from, .. } | Op::Copy { from, .. } if from.has_wildcard());
-    if !wild_from && !op.path().has_wildcard() {
+    let from = match op {
+        Op::Move { from, .. } | Op::Copy { from, .. } => Some(from),
+        _ => None,
+    };
+    if !place && !from.is_some_and(Pointer::has_wildcard) && !op.path().has_wildcard() {
         return run(doc, op, opts, aliased).map(|()| 1);
     }
+    // A failure at the place the operation names as written needs no "at".
+    run_places(doc, op, opts, aliased, place).map_err(|(which, kind)| match kind {
+        PatchErrorKind::At { pointer, kind } => {
+            let written = match (which, from) {
+                (Which::From, Some(from)) => from,
+                _ => op.path(),
+            };
+            if pointer == written.to_string() {
+                (which, *kind)
+            } else {
+                (which, PatchErrorKind::At { pointer, kind })
+            }
+        }
+        kind => (which, kind),
+    })
+}
+
+/// [`run_counted`] for an operation with `[*]`, or at a place.
+fn run_places<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    op: &Op<'p>,
+    opts: &Options,
+    aliased: bool,
+    place: bool,
+) -> Result<usize, Fail> {
+    // Where `add` starts making missing members: below the last `[*]`, or the whole pointer at
+    // a place.
+    let below = |p: &Pointer| p.last_wildcard().map_or(0, |w| w + 1);
     match op {
         Op::Test { path, value } => {
             let places = places(doc, path, aliased).map_err(at_path)?;
@@ -1605,25 +1662,41 @@ fn run_counted<'a, 'p: 'a>(
             }
             Ok(places.len())
         }
-        Op::Add { path, value } => spread(doc, path, &Lifted::bare(value.clone()), aliased),
+        Op::Add { path, value } => spread(
+            doc,
+            path,
+            &Lifted::bare(value.clone()),
+            below(path),
+            aliased,
+        ),
         Op::Remove { path } => backwards(doc, path, aliased, |doc, p| {
             unless_absent(remove(doc, p, aliased).map(drop))
         }),
         Op::Replace { path, value } => backwards(doc, path, aliased, |doc, p| {
             unless_absent(replace(doc, p, value.clone(), opts, aliased))
         }),
-        Op::Copy { from, path } if !from.has_wildcard() => {
+        Op::Copy { from, path } if !from.has_wildcard() && path.has_wildcard() => {
             // No place, nothing to copy: `from` is read only when there is somewhere to put it.
             if places(doc, path, aliased).map_err(at_path)?.is_empty() {
                 return Ok(0);
             }
+            if place {
+                let anchors = view(doc, aliased);
+                if let Err(k) = walk(doc, &anchors, from, from.0.len()) {
+                    return if k.is_absent() {
+                        Ok(0)
+                    } else {
+                        Err(at_from(k))
+                    };
+                }
+            }
             let lifted = lift_copy(doc, from, opts, aliased)?;
-            spread(doc, path, &lifted, aliased)
+            spread(doc, path, &lifted, below(path), aliased)
         }
         Op::Move { from, path } | Op::Copy { from, path } => {
             let moves = matches!(op, Op::Move { .. });
             let Some(last) = path.last_wildcard() else {
-                return carry(doc, moves, from, path, None, opts, aliased);
+                return carry(doc, moves, from, path, place.then_some(0), opts, aliased);
             };
             // The `[*]` that `from` and `path` share (`check_pairing`) bind one element for
             // both: each binding is an operation within that element.
@@ -1669,24 +1742,25 @@ fn backwards<'a>(
 }
 
 /// Adds `value` at every place `path` selects (`add`, and `copy` from one place), making the
-/// missing members below its last `[*]`. When that `[*]` is the last token, the places are the
+/// missing members from token `below` on. When that `[*]` is the last token, the places are the
 /// elements of lists, and each list is rebuilt once with a copy of the value before each of its
 /// elements (one insertion at a time would move the list's tail once per element).
 fn spread<'a>(
     doc: &mut Node<'a>,
     path: &Pointer,
     value: &Lifted<'a>,
+    below: usize,
     aliased: bool,
 ) -> Result<usize, Fail> {
-    let Some(last) = path.last_wildcard() else {
-        return Err(at_path(lost()));
+    let last = match path.last_wildcard() {
+        Some(last) if last + 1 == path.0.len() => last,
+        _ => {
+            return backwards(doc, path, aliased, |doc, p| {
+                make_parents(doc, p, below, aliased)?;
+                add(doc, p, value.clone(), aliased, false).map(|()| true)
+            })
+        }
     };
-    if last + 1 < path.0.len() {
-        return backwards(doc, path, aliased, |doc, p| {
-            make_parents(doc, p, last + 1, aliased)?;
-            add(doc, p, value.clone(), aliased, false).map(|()| true)
-        });
-    }
     let places = places(doc, path, aliased).map_err(at_path)?;
     let lists = places.chunk_by(|a, b| a.0.get(..last) == b.0.get(..last));
     for group in lists {
@@ -3015,5 +3089,32 @@ c:
         .unwrap();
         assert_eq!(out, each);
         assert!(out.starts_with("base: &b\n  x: 1\n") && out.ends_with("- y: 2 # kept\n  z: 3\n"));
+    }
+
+    #[test]
+    fn at_a_place_every_pointer_is_below_a_wildcard() {
+        let at_place = |doc: &str, patch: &str| -> Result<(String, Vec<usize>), String> {
+            let mut d = parse_stream(doc).unwrap()[0].clone();
+            let pdocs = parse_stream(patch).unwrap();
+            let ops = parse_ops(pdocs[0].root.as_ref().unwrap()).unwrap();
+            apply_at_place(d.root.as_mut().unwrap(), &ops, &Options::default())
+                .map(|n| (emit(&d), n))
+                .map_err(|e| e.to_string())
+        };
+        let container = "name: a\n";
+        let (out, n) = at_place(
+            container,
+            "- {op: add, path: /env/-, value: {name: X}}\n- {op: remove, path: '/env/[name=Y]'}\n- {op: replace, path: /image, value: i}\n- {op: copy, from: /nope, path: /x}\n- {op: move, from: /name, path: /meta/name}\n",
+        )
+        .unwrap();
+        assert_eq!(out, "env:\n- name: X\nmeta:\n  name: a\n");
+        assert_eq!(n, [1, 0, 0, 0, 1]);
+        // test still fails where the value is not there, without naming the place twice.
+        assert_eq!(
+            at_place(container, "- {op: test, path: /image, value: i}\n").unwrap_err(),
+            "op 0 (test /image): path does not exist"
+        );
+        // Without wildcards or a place, RFC 6902's rules.
+        assert!(counted(container, "- {op: add, path: /env/-, value: 1}\n").is_err());
     }
 }

@@ -12,6 +12,8 @@ use std::fmt::Write as _;
 
 use krm_merge::config;
 use krm_merge::krm;
+use krm_merge::path::{Part, Pattern};
+use krm_merge::schema::Schema;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};
@@ -559,6 +561,49 @@ fn rule_move_and_copy_skip_a_missing_from_and_make_the_destination() {
     );
 }
 
+#[test]
+fn rule_json6902_pointers_at_places_are_below_a_wildcard() {
+    // At each container, add /env/- makes the list where a container has none, and remove of a
+    // variable skips the containers without it.
+    let config = merge_fn(
+        "  - target: {kind: Pod}
+    at: \"@containers\"
+    type: json6902
+    patch:
+    - {op: add, path: /env/-, value: {name: CA, value: x}}
+    - {op: remove, path: '/env/[name=DEBUG]'}
+",
+    );
+    let (code, items, results) = run(&config, TWO_CONTAINERS);
+    assert_eq!(code, 0, "{results:?}");
+    assert_eq!(
+        items[0].pointer("/spec/containers"),
+        Some(&json!([
+            {"name": "with-env", "env": [{"name": "KEEP", "value": "2"}, {"name": "CA", "value": "x"}]},
+            {"name": "without-env", "env": [{"name": "CA", "value": "x"}]},
+        ]))
+    );
+    assert_eq!(
+        results,
+        ["info: patch[0] (json6902 at @containers): 2 containers in 1 resource"]
+    );
+    // An operation that acts at no place anywhere is a warning.
+    let config = merge_fn(
+        "  - target: {kind: Pod}
+    at: \"@containers\"
+    type: json6902
+    patch: [{op: remove, path: '/env/[name=NONE]'}]
+",
+    );
+    let (code, items, results) = run(&config, TWO_CONTAINERS);
+    assert_eq!(code, 0);
+    assert_eq!(items, docs(TWO_CONTAINERS));
+    assert_eq!(
+        results,
+        ["warning: patch[0] (json6902 at @containers): op 0 (remove /env/[name=NONE]) reaches no place in the 1 resource the target selects"]
+    );
+}
+
 // ----- at: finding nothing, and failing ------------------------------------------------------
 
 #[test]
@@ -757,6 +802,61 @@ fn a_wildcard_over_a_long_list_stays_linear() {
     assert_eq!(code, 0, "{results:?}");
     assert_eq!(out[0]["list"], json!([]));
     assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+}
+
+/// The README's table of named starts is what the schema derives: the code and the table
+/// cannot drift.
+#[test]
+fn the_readme_table_of_named_starts_is_what_the_schema_derives() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let table = readme
+        .split("<!-- pod places: begin -->\n")
+        .nth(1)
+        .and_then(|t| t.split("<!-- pod places: end -->").next())
+        .expect("the README marks its table of named starts");
+    let shown = |parts: &[Vec<Part>]| {
+        parts
+            .iter()
+            .map(|p| {
+                format!(
+                    "`{}`",
+                    Pattern {
+                        start: None,
+                        parts: p.clone()
+                    }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut want =
+        String::from("| apiVersion | kind | `@podTemplate` | `@podSpec` |\n|---|---|---|---|\n");
+    for k in Schema::builtin().builtin_pod_kinds() {
+        if k.kind.ends_with("List") {
+            continue; // the README says: the same under items[*] (src/schema/pods.rs checks it)
+        }
+        let api = if k.group.is_empty() {
+            k.version.to_owned()
+        } else {
+            format!("{}/{}", k.group, k.version)
+        };
+        let specs: Vec<Vec<Part>> = k
+            .templates
+            .iter()
+            .map(|t| [t.clone(), vec![Part::Field("spec".into())]].concat())
+            .chain(k.specs.iter().cloned())
+            .collect();
+        writeln!(
+            want,
+            "| `{api}` | {} | {} | {} |",
+            k.kind,
+            shown(&k.templates),
+            shown(&specs)
+        )
+        .unwrap();
+    }
+    // An empty cell is written `| |`.
+    assert_eq!(table, want.replace("|  |", "| |"));
 }
 
 // ----- the property: @containers is one patch per container, addressed by name ---------------
