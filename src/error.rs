@@ -26,6 +26,7 @@ use crate::patch::json6902::PatchError;
 use crate::patch::jsonmerge::MergePatchError;
 use crate::path::Path;
 use crate::select::identity::{Id, PreviousIdsError};
+use crate::select::places::PlaceError;
 use crate::yaml::anchors::AliasError;
 
 /// Input that is not UTF-8 text: what it was and where its first invalid byte is.
@@ -93,6 +94,11 @@ pub enum Cause {
     Anchors(AliasError),
     /// kustomize's build annotations on the resource disagree, so its original name is unknown.
     PreviousIds(PreviousIdsError),
+    /// The resource does not have the shape the patch's `at:` describes.
+    Place(PlaceError),
+    /// The patch failed at one of the places its `at:` names (a JSON patch or a JSON merge
+    /// patch: a merge's own error carries the whole path already).
+    At { place: Path, cause: Box<Cause> },
 }
 
 impl Cause {
@@ -100,6 +106,8 @@ impl Cause {
     pub fn field(&self) -> Option<&Path> {
         match self {
             Cause::Merge(e) => Some(&e.path),
+            Cause::Place(e) => Some(&e.path),
+            Cause::At { place, .. } => Some(place),
             _ => None,
         }
     }
@@ -113,6 +121,8 @@ impl fmt::Display for Cause {
             Cause::JsonMerge(e) => e.fmt(f),
             Cause::Anchors(e) => e.fmt(f),
             Cause::PreviousIds(e) => write!(f, "cannot tell the resource's original name: {e}"),
+            Cause::Place(e) => e.fmt(f),
+            Cause::At { place, cause } => write!(f, "at {place}: {cause}"),
         }
     }
 }

@@ -49,6 +49,12 @@
 //!   targeted item — except in the PatchTransformer form, which keeps kustomize's rule that a
 //!   strategic merge patch with a target is one document.
 //!
+//! `at` (README "Patching inside resources") says where inside each selected resource a step
+//! applies: a [`Pattern`], read once here. It needs a target (the documents of a patch applied
+//! at places are not resources, so they cannot select by identity), and `apply` takes none
+//! (kubectl's last-applied configuration is the whole resource's). `spec.schema.workloads`
+//! declares where kinds the built-in schema lacks keep their pods, for `at`'s named starts.
+//!
 //! Options that do not concern a step's type (`conflicts` on a `merge2` step, `newListItems` on
 //! a `json6902` step) are accepted and have no effect. `original`/`originalPath` on a step that
 //! is not `merge3` is an error, since its content would be ignored.
@@ -83,8 +89,8 @@ use serde::{Deserialize, Serialize};
 use crate::merge::merge2::{self, NewItems};
 use crate::merge::merge3;
 use crate::patch::json6902;
-use crate::path::Path;
-use crate::schema::Schema;
+use crate::path::{Path, Pattern, PatternError};
+use crate::schema::{PodHolder, Schema};
 use crate::select::target::{Target, TargetSpec};
 use crate::yaml::Node;
 
@@ -115,6 +121,7 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "namespace",
     "labelSelector",
     "annotationSelector",
+    "at",
     "allowNameChange",
     "allowKindChange",
     "newListItems",
@@ -338,15 +345,37 @@ pub struct ConfigWarning {
     pub message: String,
 }
 
-/// Which resources a merge step patches.
+/// Which resources a merge step patches: `T` is a [`Target`], or a [`TargetAt`] for the patch
+/// types that take `at:` (so that `apply`, which does not, cannot hold one).
 #[derive(Clone, Debug)]
-pub enum Select {
+pub enum Select<T = Target> {
     /// Every resource the target selects gets every document, in turn. (Boxed: a compiled
     /// target is large, and most steps of a plan are not merges.)
-    Target(Box<Target>),
+    Target(Box<T>),
     /// Each document patches the resource with its own apiVersion, kind, name and namespace
     /// (current, or original as kustomize records it); every document has a kind and a name.
     OwnIdentity,
+}
+
+/// A target, and where inside each resource it selects the patch applies.
+#[derive(Clone, Debug, Default)]
+pub struct TargetAt {
+    pub target: Target,
+    /// `at:`: the places inside each selected resource; `None`, the resource's root.
+    pub at: Option<Pattern>,
+}
+
+impl AsRef<Target> for TargetAt {
+    fn as_ref(&self) -> &Target {
+        &self.target
+    }
+}
+
+/// What [`Select`] holds for `apply`: the target alone.
+impl AsRef<Target> for Target {
+    fn as_ref(&self) -> &Target {
+        self
+    }
 }
 
 /// What a step does. Each variant holds exactly what its operation needs: documents are never
@@ -356,12 +385,12 @@ pub enum Select {
 pub enum Action {
     /// `merge2`: partial resources merged by the strategic merge rules.
     Merge2 {
-        select: Select,
+        select: Select<TargetAt>,
         docs: Vec<Node<'static>>,
     },
     /// `jsonmerge`: RFC 7386 merge patches.
     JsonMerge {
-        select: Select,
+        select: Select<TargetAt>,
         docs: Vec<Node<'static>>,
     },
     /// `apply`: local configurations applied as `kubectl apply` would.
@@ -373,12 +402,16 @@ pub enum Action {
     /// a target.
     Json6902 {
         target: Target,
+        /// The places inside each resource the pointers start from; `None`, its root.
+        at: Option<Pattern>,
         ops: Vec<json6902::Op<'static>>,
     },
     /// `merge3` with a target: the change from `original` to `updated` merged into every
     /// resource the target selects.
     Merge3 {
         target: Target,
+        /// The places inside each resource the change is merged into; `None`, its root.
+        at: Option<Pattern>,
         original: Node<'static>,
         updated: Node<'static>,
     },
@@ -406,14 +439,28 @@ impl Action {
     /// The target, when the step has one.
     pub fn target(&self) -> Option<&Target> {
         match self {
-            Action::Merge2 { select, .. }
-            | Action::JsonMerge { select, .. }
-            | Action::Apply { select, .. } => match select {
+            Action::Merge2 { select, .. } | Action::JsonMerge { select, .. } => match select {
+                Select::Target(t) => Some(&t.target),
+                Select::OwnIdentity => None,
+            },
+            Action::Apply { select, .. } => match select {
                 Select::Target(t) => Some(t),
                 Select::OwnIdentity => None,
             },
             Action::Json6902 { target, .. } | Action::Merge3 { target, .. } => Some(target),
             Action::Update { .. } => None,
+        }
+    }
+
+    /// Where inside each resource the step applies (`at:`), when it says.
+    pub fn at(&self) -> Option<&Pattern> {
+        match self {
+            Action::Merge2 { select, .. } | Action::JsonMerge { select, .. } => match select {
+                Select::Target(t) => t.at.as_ref(),
+                Select::OwnIdentity => None,
+            },
+            Action::Json6902 { at, .. } | Action::Merge3 { at, .. } => at.as_ref(),
+            Action::Apply { .. } | Action::Update { .. } => None,
         }
     }
 }
@@ -424,9 +471,13 @@ impl Step {
         self.action.kind()
     }
 
-    /// `patch[2] (merge2)`: how messages name the step.
+    /// `patch[2] (merge2)`, or with `at:` `patch[2] (merge2 at @containers)`: how messages
+    /// name the step.
     pub fn label(&self) -> String {
-        format!("patch[{}] ({})", self.index, self.kind())
+        match self.action.at() {
+            Some(at) => format!("patch[{}] ({} at {at})", self.index, self.kind()),
+            None => format!("patch[{}] ({})", self.index, self.kind()),
+        }
     }
 }
 
@@ -529,16 +580,17 @@ pub fn command_line(
     options: PatchOptions,
     single: bool,
 ) -> Plan {
-    let select = || {
+    fn select<T: Default>(single: bool) -> Select<T> {
         if single {
             Select::Target(Box::default())
         } else {
             Select::OwnIdentity
         }
-    };
+    }
     let action = match kind {
         PatchKind::Merge3 if single => Action::Merge3 {
             target: Target::default(),
+            at: None,
             original: original.into_iter().next().unwrap_or_else(Node::map),
             updated: patch.into_iter().next().unwrap_or_else(Node::map),
         },
@@ -547,15 +599,15 @@ pub fn command_line(
             updated: patch,
         },
         PatchKind::JsonMerge => Action::JsonMerge {
-            select: select(),
+            select: select(single),
             docs: patch,
         },
         PatchKind::Apply => Action::Apply {
-            select: select(),
+            select: select(single),
             docs: patch,
         },
         PatchKind::Merge2 | PatchKind::Json6902 => Action::Merge2 {
-            select: select(),
+            select: select(single),
             docs: patch,
         },
     };
@@ -643,6 +695,10 @@ fn merge_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigErr
     if let Some(spec) = config.spec {
         if let Some(declared) = &spec.schema {
             source::load_schema(declared, &mut schema, ctx)?;
+            load_workloads(
+                declared.workloads.as_deref().unwrap_or_default(),
+                &mut schema,
+            )?;
         }
         let entries = root.get_path(&["spec", "patches"]);
         for (index, entry) in spec.patches.unwrap_or_default().into_iter().enumerate() {
@@ -683,6 +739,7 @@ fn merge_step(
         index,
         target_field: at.field("target"),
         target_prefix: at.field("target"),
+        places: entry.at.map(|text| (at.field("at"), text)),
         at,
         kind: entry.kind.map(|k| k.0),
         patch,
@@ -692,6 +749,49 @@ fn merge_step(
         form: ConfigForm::Merge,
     };
     draft.build(ctx)
+}
+
+/// Declares where the kinds of `spec.schema.workloads` keep their pod templates and pod specs.
+fn load_workloads(
+    workloads: &[wire::WorkloadSpec],
+    schema: &mut Schema,
+) -> Result<(), ConfigError> {
+    let list = Path::fields(&["spec", "schema", "workloads"]);
+    for (i, w) in workloads.iter().enumerate() {
+        let at = list.index(i);
+        let (key, holder, text) = match (&w.pod_template, &w.pod_spec) {
+            (Some(t), None) => ("podTemplate", PodHolder::Template, t),
+            (None, Some(s)) => ("podSpec", PodHolder::Spec, s),
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::new(
+                    at,
+                    "give either podTemplate or podSpec, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(ConfigError::new(
+                    at,
+                    "give the field that holds the pod: podTemplate or podSpec",
+                ))
+            }
+        };
+        let pattern = parse_pattern(&at.field(key), text)?;
+        if pattern.start.is_some() {
+            return Err(ConfigError::new(
+                at.field(key),
+                format!("{text:?}: a field path from the top of the resource, without a start"),
+            ));
+        }
+        schema.add_pod_holder(&w.group, &w.kind, holder, pattern.parts);
+    }
+    Ok(())
+}
+
+/// An `at:` (or a workload's field path) read into a pattern, errors on `field`.
+fn parse_pattern(field: &Path, text: &str) -> Result<Pattern, ConfigError> {
+    text.parse().map_err(|e: PatternError| {
+        ConfigError::new(field.clone(), format!("invalid path {text:?}: {e}"))
+    })
 }
 
 /// Picks the inline value `key` or the file `path_key` of the entry at `prefix` (the root: the
@@ -744,6 +844,7 @@ fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Pla
         target: config.target,
         target_field: Path::fields(&["target"]),
         target_prefix: Path::fields(&["target"]),
+        places: None,
         options,
         form: ConfigForm::PatchTransformer,
     };
@@ -855,6 +956,7 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
         target,
         target_field: Path::fields(&["data"]),
         target_prefix: Path::fields(&["data"]),
+        places: text("at").map(|t| (data_field("at"), t.to_owned())),
         options,
         form: ConfigForm::ConfigMap,
     };
@@ -899,6 +1001,8 @@ struct Draft<'n> {
     target_field: Path,
     /// Where the target's fields are (`spec.patches[0].target`, `data`).
     target_prefix: Path,
+    /// `at:` as written, and its field.
+    places: Option<(Path, String)>,
     options: PatchOptions,
     form: ConfigForm,
 }
@@ -977,7 +1081,11 @@ impl Draft<'_> {
                 ),
             })
             .collect();
-        let action = self.action(kind, patch, original, target)?;
+        let at = match &self.places {
+            Some((field, text)) => Some((field, parse_pattern(field, text)?)),
+            None => None,
+        };
+        let action = self.action(kind, patch, original, target, at)?;
         Ok(Step {
             index: self.index,
             source,
@@ -995,8 +1103,27 @@ impl Draft<'_> {
         patch: Vec<Node<'static>>,
         original: Vec<Node<'static>>,
         target: Option<Target>,
+        at: Option<(&Path, Pattern)>,
     ) -> Result<Action, ConfigError> {
         let field = &self.patch.field;
+        let at = match (at, kind, &target) {
+            (None, _, _) => None,
+            (Some((field, _)), PatchKind::Apply, _) => {
+                return Err(ConfigError::new(
+                    field.clone(),
+                    "an apply patch takes no at: kubectl's last-applied configuration is the \
+                     whole resource's; use merge2 to merge at a place",
+                ))
+            }
+            (Some((field, _)), _, None) => {
+                return Err(ConfigError::new(
+                    field.clone(),
+                    "at needs a target: a patch that applies at places inside resources does \
+                     not name the resources it patches",
+                ))
+            }
+            (Some((_, pattern)), _, Some(_)) => Some(pattern),
+        };
         let Some(target) = target else {
             if kind == PatchKind::Json6902 {
                 return Err(ConfigError::new(
@@ -1009,22 +1136,21 @@ impl Draft<'_> {
             if let Some(src) = &self.original {
                 source::check_identity(&original, &src.field)?;
             }
-            let select = Select::OwnIdentity;
             return match kind {
                 PatchKind::Merge3 => Ok(Action::Update {
                     original,
                     updated: patch,
                 }),
                 PatchKind::Merge2 | PatchKind::Json6902 => Ok(Action::Merge2 {
-                    select,
+                    select: Select::OwnIdentity,
                     docs: patch,
                 }),
                 PatchKind::JsonMerge => Ok(Action::JsonMerge {
-                    select,
+                    select: Select::OwnIdentity,
                     docs: patch,
                 }),
                 PatchKind::Apply => Ok(Action::Apply {
-                    select,
+                    select: Select::OwnIdentity,
                     docs: patch,
                 }),
             };
@@ -1040,6 +1166,7 @@ impl Draft<'_> {
                 };
                 Ok(Action::Json6902 {
                     target,
+                    at,
                     ops: source::operations(ops, field)?,
                 })
             }
@@ -1048,6 +1175,7 @@ impl Draft<'_> {
                 match (<[_; 1]>::try_from(patch), <[_; 1]>::try_from(original)) {
                     (Ok([updated]), Ok([original])) => Ok(Action::Merge3 {
                         target,
+                        at,
                         original,
                         updated,
                     }),
@@ -1072,11 +1200,11 @@ impl Draft<'_> {
                 ))
             }
             PatchKind::Merge2 => Ok(Action::Merge2 {
-                select: Select::Target(Box::new(target)),
+                select: Select::Target(Box::new(TargetAt { target, at })),
                 docs: patch,
             }),
             PatchKind::JsonMerge => Ok(Action::JsonMerge {
-                select: Select::Target(Box::new(target)),
+                select: Select::Target(Box::new(TargetAt { target, at })),
                 docs: patch,
             }),
             PatchKind::Apply => Ok(Action::Apply {

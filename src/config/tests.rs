@@ -376,7 +376,7 @@ const MERGE_ERRORS: &[(&str, &str)] = &[
     ("  foo: 1\n", "spec.foo: unknown field `foo`, expected `patches` or `schema`"),
     (
         "  patches:\n  - patch: {kind: A}\n    tagret: {}\n",
-        "spec.patches[0].tagret: unknown field `tagret`, expected one of `type`, `patch`, `path`, `original`, `originalPath`, `target`, `options`",
+        "spec.patches[0].tagret: unknown field `tagret`, expected one of `type`, `patch`, `path`, `original`, `originalPath`, `target`, `at`, `options`",
     ),
     (
         "  patches:\n  - patch: {kind: A}\n    target: {nmae: web}\n",
@@ -388,7 +388,7 @@ const MERGE_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "  schema: {openapi: {}}\n",
-        "spec.schema.openapi: unknown field `openapi`, expected `openAPI` or `mergeKeys`",
+        "spec.schema.openapi: unknown field `openapi`, expected one of `openAPI`, `mergeKeys`, `workloads`",
     ),
     (
         "  schema: {openAPI: {file: x}}\n",
@@ -434,7 +434,7 @@ const MERGE_ERRORS: &[(&str, &str)] = &[
     // Targets that do not compile.
     (
         "  patches:\n  - patch: {kind: A}\n    target: {name: \"*web\"}\n",
-        "spec.patches[0].target.name: invalid regex \"*web\": repetition operator missing expression",
+        "spec.patches[0].target.name: invalid regex \"*web\": repetition operator missing expression (a glob? target patterns are regular expressions: did you mean \".*web\"?)",
     ),
     (
         "  patches:\n  - patch: {kind: A}\n    target: {labelSelector: \"a in b\"}\n",
@@ -514,7 +514,7 @@ fn top_level_errors() {
         ),
         (
             "apiVersion: apps/v1\nkind: Deployment\n",
-            "kind: apiVersion \"apps/v1\", kind \"Deployment\" is not a functionConfig krm-merge reads; use kind Merge (apiVersion fn.krm-merge.dev/v1alpha1), kustomize's PatchTransformer, or a v1 ConfigMap with data keys type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
+            "kind: apiVersion \"apps/v1\", kind \"Deployment\" is not a functionConfig krm-merge reads; use kind Merge (apiVersion fn.krm-merge.dev/v1alpha1), kustomize's PatchTransformer, or a v1 ConfigMap with data keys type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, at, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
         ),
         (
             "- a\n",
@@ -958,7 +958,7 @@ data:
     let table = [
         (
             cm("  patch: '{kind: A}'\n  foo: bar\n"),
-            "data.foo: unknown key; known keys are type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
+            "data.foo: unknown key; known keys are type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, at, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
         ),
         (
             cm("  kind: Deployment\n"),
@@ -1216,4 +1216,139 @@ fn trimmed_patch_text_is_located_in_the_text_written() {
         got.starts_with("spec.patches[0].patch: line 3, column 1 of the inline text: "),
         "{got}"
     );
+}
+
+#[test]
+fn at_says_where_inside_each_resource_a_patch_applies() {
+    let plan = ok(&merge(
+        "  patches:
+  - target: {kind: Deployment}
+    at: '@containers'
+    patch: {imagePullPolicy: Always}
+  - target: {kind: Deployment}
+    type: json6902
+    at: spec.template.spec.containers[name=app]
+    patch: [{op: add, path: /env/-, value: {name: A}}]
+  - target: {kind: Deployment}
+    type: jsonmerge
+    at: '@podTemplate.metadata'
+    patch: {labels: {a: b}}
+  - target: {kind: Deployment}
+    type: merge3
+    at: '@containers[name=log]'
+    original: {image: a}
+    patch: {image: b}
+  - target: {kind: Deployment}
+    patch: {spec: {replicas: 1}}
+",
+    ));
+    let at: Vec<Option<String>> = plan
+        .steps
+        .iter()
+        .map(|s| s.action.at().map(ToString::to_string))
+        .collect();
+    assert_eq!(
+        at,
+        [
+            Some("@containers".to_owned()),
+            Some("spec.template.spec.containers[name=app]".to_owned()),
+            Some("@podTemplate.metadata".to_owned()),
+            Some("@containers[name=log]".to_owned()),
+            None,
+        ]
+    );
+    assert_eq!(plan.steps[0].label(), "patch[0] (merge2 at @containers)");
+    assert_eq!(plan.steps[4].label(), "patch[4] (merge2)");
+
+    // The ConfigMap form takes it as a data key.
+    let cm = ok("apiVersion: v1\nkind: ConfigMap\ndata:\n  kind: Deployment\n  at: '@podSpec'\n  patch: '{hostNetwork: true}'\n");
+    assert_eq!(cm.steps[0].label(), "patch[0] (merge2 at @podSpec)");
+    assert_eq!(
+        err("apiVersion: v1\nkind: ConfigMap\ndata:\n  at: '@podSpec'\n  patch: '{kind: A, metadata: {name: a}}'\n"),
+        "data.at: at needs a target: a patch that applies at places inside resources does not \
+         name the resources it patches"
+    );
+}
+
+#[test]
+fn at_errors_name_the_field() {
+    let cases = [
+        (
+            "  - at: '@containers'\n    patch: {kind: A, metadata: {name: a}}\n",
+            "spec.patches[0].at: at needs a target: a patch that applies at places inside \
+             resources does not name the resources it patches",
+        ),
+        (
+            "  - target: {}\n    type: apply\n    at: spec\n    patch: {a: 1}\n",
+            "spec.patches[0].at: an apply patch takes no at: kubectl's last-applied \
+             configuration is the whole resource's; use merge2 to merge at a place",
+        ),
+        (
+            "  - target: {}\n    at: '@pods'\n    patch: {a: 1}\n",
+            "spec.patches[0].at: invalid path \"@pods\": unknown start @pods; known: \
+             @podTemplate, @podSpec, @containers (at byte 0)",
+        ),
+        (
+            "  - target: {}\n    at: 'spec..x'\n    patch: {a: 1}\n",
+            "spec.patches[0].at: invalid path \"spec..x\": expected a field name (at byte 5)",
+        ),
+        (
+            "  - target: {}\n    at: 3\n    patch: {a: 1}\n",
+            "spec.patches[0].at: invalid type: integer `3`, expected a string",
+        ),
+    ];
+    for (patches, expected) in cases {
+        assert_eq!(
+            err(&merge(&format!("  patches:\n{patches}"))),
+            expected,
+            "{patches}"
+        );
+    }
+    // kustomize's form has no at.
+    assert!(
+        err("kind: PatchTransformer\nat: spec\npatch: '{a: 1}'\ntarget: {}\n")
+            .starts_with("at: unknown field `at`")
+    );
+}
+
+#[test]
+fn workloads_declare_where_other_kinds_keep_their_pods() {
+    let plan = ok(&merge(
+        "  schema:
+    workloads:
+    - {group: example.com, kind: Pipeline, podTemplate: 'spec.tasks[*].template'}
+    - {group: example.com, kind: Runner, podSpec: spec.pod}
+",
+    ));
+    let places = |kind, start| {
+        plan.schema
+            .pod_places("example.com", "v1", kind, start)
+            .into_iter()
+            .map(|parts| Pattern { start: None, parts }.to_string())
+            .collect::<Vec<_>>()
+    };
+    use crate::path::Start;
+    assert_eq!(
+        places("Pipeline", Start::PodTemplate),
+        ["spec.tasks[*].template"]
+    );
+    assert_eq!(places("Runner", Start::PodSpec), ["spec.pod"]);
+    assert_eq!(
+        places("Runner", Start::Containers),
+        ["spec.pod.containers[*]", "spec.pod.initContainers[*]"]
+    );
+    let cases = [
+        ("    - {kind: X}\n", "spec.schema.workloads[0]: give the field that holds the pod: podTemplate or podSpec"),
+        ("    - {kind: X, podSpec: a, podTemplate: b}\n", "spec.schema.workloads[0]: give either podTemplate or podSpec, not both"),
+        ("    - {kind: X, podSpec: '@podSpec'}\n", "spec.schema.workloads[0].podSpec: \"@podSpec\": a field path from the top of the resource, without a start"),
+        ("    - {kind: X, podSpec: 'a['}\n", "spec.schema.workloads[0].podSpec: invalid path \"a[\": missing the closing ']' (at byte 2)"),
+        ("    - {podSpec: a}\n", "spec.schema.workloads[0]: missing field `kind`"),
+    ];
+    for (entry, expected) in cases {
+        assert_eq!(
+            err(&merge(&format!("  schema:\n    workloads:\n{entry}"))),
+            expected,
+            "{entry}"
+        );
+    }
 }

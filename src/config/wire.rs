@@ -249,6 +249,17 @@ pub(super) struct PatchSpec {
     /// apiVersion, kind, namespace and name. `{}` selects every item.
     #[schemars(with = "Option<TargetDoc>")]
     pub target: Option<TargetSpec>,
+    /// Where inside each item the target selects the patch applies: a field path as results
+    /// write them (`spec.template.spec.containers[name=app]`), with `[*]` for every element of
+    /// a list (`spec.volumes[*]`), from the item's top or from a named start: `@podTemplate`,
+    /// `@podSpec` or `@containers` (every element of `containers` and `initContainers` of the
+    /// pod spec, wherever the kind keeps it: Deployment, StatefulSet, DaemonSet, ReplicaSet,
+    /// ReplicationController, Job, CronJob, Pod, PodTemplate, and the kinds declared in
+    /// `spec.schema.workloads`). A merge2, jsonmerge or merge3 patch is merged into each place
+    /// with that place's schema (a container's `env` still merges by name); a json6902 patch's
+    /// pointers start at each place. Needs a target; apply patches take none. Default: the
+    /// item's top.
+    pub at: Option<String>,
     /// Options of this operation.
     pub options: Option<Options>,
 }
@@ -488,6 +499,27 @@ pub(super) struct SchemaSpec {
     pub open_api: Option<OpenApiSpec>,
     /// Merge metadata of single fields.
     pub merge_keys: Option<Vec<MergeKeySpec>>,
+    /// Where kinds the built-in schema lacks keep a pod template or a pod spec, for the named
+    /// starts of `at` (`@podTemplate`, `@podSpec`, `@containers`).
+    pub workloads: Option<Vec<WorkloadSpec>>,
+}
+
+/// A kind whose items hold a pod: give `podTemplate` or `podSpec`.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(extend("oneOf" = [{"required": ["podTemplate"]}, {"required": ["podSpec"]}]))]
+pub(super) struct WorkloadSpec {
+    /// API group of the kind; empty or absent for the core group.
+    #[serde(default)]
+    pub group: String,
+    /// The kind (every version of it).
+    pub kind: String,
+    /// Where its pod template is (an object with `metadata` and `spec`, the spec a PodSpec): a
+    /// field path from the top of the item, with `[*]` where it crosses a list
+    /// (`spec.template`, `spec.tasks[*].template`).
+    pub pod_template: Option<String>,
+    /// Where its pod spec is (an object with `containers`), as `podTemplate`.
+    pub pod_spec: Option<String>,
 }
 
 /// Where the OpenAPI document is: give `path` or `inline`.

@@ -27,9 +27,11 @@ use crate::krm::{FnResult, Item, Origin, Severity};
 use crate::merge::merge2::Outcome;
 use crate::merge::{apply, merge2, merge3};
 use crate::patch::{json6902, jsonmerge};
+use crate::path::{Path, Pattern};
 use crate::schema::{check_json6902, check_patch, Cursor, Finding, Gvk, Schema};
 use crate::select::bookkeeping;
 use crate::select::identity::{Id, Meta};
+use crate::select::places::{self, Place};
 use crate::select::target::Target;
 use crate::yaml::anchors::{anchors_of, Anchors};
 use crate::yaml::{self, Node};
@@ -43,6 +45,12 @@ struct Tally {
     changed: usize,
     /// Without target: which of its documents found a resource.
     found: Vec<bool>,
+    /// With `at:`: the places it found, over all items.
+    places: usize,
+    /// With `at:`: the items it found places in.
+    found_in: usize,
+    /// json6902: the places each operation reached (see `json6902::apply_counted`).
+    reached: Vec<usize>,
 }
 
 /// Applies a plan to items, one item at a time.
@@ -139,6 +147,7 @@ impl<'p> Engine<'p> {
             .iter()
             .map(|s| Tally {
                 found: vec![false; identity_documents(&s.action)],
+                reached: vec![0; operations(&s.action)],
                 ..Tally::default()
             })
             .collect();
@@ -177,6 +186,7 @@ impl<'p> Engine<'p> {
                 .iter()
                 .map(|t| Tally {
                     found: vec![false; t.found.len()],
+                    reached: vec![0; t.reached.len()],
                     ..Tally::default()
                 })
                 .collect(),
@@ -195,6 +205,11 @@ impl<'p> Engine<'p> {
             t.changed += o.changed;
             for (f, of) in t.found.iter_mut().zip(o.found) {
                 *f |= of;
+            }
+            t.places += o.places;
+            t.found_in += o.found_in;
+            for (r, or) in t.reached.iter_mut().zip(o.reached) {
+                *r += or;
             }
         }
         self.results.extend(other.results);
@@ -276,27 +291,37 @@ impl<'p> Engine<'p> {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {
                     return Done::Untouched;
                 };
+                let Some(at) = self.places(k, step, step.action.at(), item) else {
+                    return Done::Untouched;
+                };
                 let opts = options.merge2();
                 self.guarded(step, item, None, |node, ctx| {
-                    for p in &docs {
-                        match merge2::merge(node, p, ctx.schema, ctx.root, &opts, ctx.anchors) {
-                            Ok(Outcome::Merged) => {}
-                            Ok(Outcome::Deleted) => return Ok(Applied::Deleted),
-                            Err(e) => return Err(Cause::Merge(e)),
+                    at.apply(node, ctx, |node, cursor| {
+                        for p in &docs {
+                            match merge2::merge(node, p, ctx.schema, cursor, &opts, ctx.anchors) {
+                                Ok(Outcome::Merged) => {}
+                                Ok(Outcome::Deleted) => return Ok(Applied::Deleted),
+                                Err(e) => return Err(Cause::Merge(e)),
+                            }
                         }
-                    }
-                    Ok(Applied::Merged(Vec::new()))
+                        Ok(Applied::Merged(Vec::new()))
+                    })
                 })
             }
             Action::JsonMerge { select, docs } => {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {
                     return Done::Untouched;
                 };
-                self.guarded(step, item, None, |node, _| {
-                    for p in &docs {
-                        jsonmerge::merge(node, p).map_err(Cause::JsonMerge)?;
-                    }
-                    Ok(Applied::Merged(Vec::new()))
+                let Some(at) = self.places(k, step, step.action.at(), item) else {
+                    return Done::Untouched;
+                };
+                self.guarded(step, item, None, |node, ctx| {
+                    at.apply(node, ctx, |node, _| {
+                        for p in &docs {
+                            jsonmerge::merge(node, p).map_err(Cause::JsonMerge)?;
+                        }
+                        Ok(Applied::Merged(Vec::new()))
+                    })
                 })
             }
             Action::Apply { select, docs } => {
@@ -314,19 +339,48 @@ impl<'p> Engine<'p> {
                     Ok(Applied::Merged(Vec::new()))
                 })
             }
-            Action::Json6902 { target, ops } => {
+            Action::Json6902 { target, at, ops } => {
                 if !self.targets(k, step, target, item) {
                     return Done::Untouched;
                 }
-                self.check(step, item, Checked::Operations(ops));
+                if at.is_none() {
+                    // Pointers below an `at:` place are not paths from the kind's root.
+                    self.check(step, item, Checked::Operations(ops));
+                }
+                let Some(at) = self.places(k, step, at.as_ref(), item) else {
+                    return Done::Untouched;
+                };
                 let opts = options.json6902();
-                self.guarded(step, item, None, |node, _| {
-                    json6902::apply_with(node, ops, &opts).map_err(Cause::Json6902)?;
-                    Ok(Applied::Merged(Vec::new()))
-                })
+                let mut reached = vec![0; ops.len()];
+                // At a place, the pointers are below a `[*]`, with its rules for what is missing.
+                let run = match at {
+                    At::Root => json6902::apply_counted,
+                    At::Places(_) => json6902::apply_at_place,
+                };
+                let done = self.guarded(step, item, None, |node, ctx| {
+                    at.apply(node, ctx, |node, _| {
+                        let counts = run(node, ops, &opts).map_err(Cause::Json6902)?;
+                        for (r, n) in reached.iter_mut().zip(counts) {
+                            *r += n;
+                        }
+                        Ok(Applied::Merged(Vec::new()))
+                    })
+                });
+                if !matches!(done, Done::Changed) {
+                    return done;
+                }
+                // Operations whose `[*]` all select nothing here changed nothing here.
+                if !ops.is_empty() && reached.iter().all(|n| *n == 0) {
+                    return Done::Untouched;
+                }
+                for (r, n) in self.tallies[k].reached.iter_mut().zip(reached) {
+                    *r += n;
+                }
+                done
             }
             Action::Merge3 {
                 target,
+                at: None,
                 original,
                 updated,
             } => {
@@ -336,6 +390,35 @@ impl<'p> Engine<'p> {
                 self.check(step, item, Checked::Document(0, updated));
                 self.merge3(step, item, original, updated, None)
             }
+            Action::Merge3 {
+                target,
+                at: Some(pattern),
+                original,
+                updated,
+            } => {
+                if !self.targets(k, step, target, item) {
+                    return Done::Untouched;
+                }
+                let Some(at) = self.places(k, step, Some(pattern), item) else {
+                    return Done::Untouched;
+                };
+                let opts = step.options.merge3();
+                self.guarded(step, item, None, |node, ctx| {
+                    at.apply(node, ctx, |node, cursor| {
+                        merge3::merge(
+                            node,
+                            original,
+                            updated,
+                            ctx.schema,
+                            cursor,
+                            &opts,
+                            ctx.anchors,
+                        )
+                        .map(Applied::Merged)
+                        .map_err(Cause::Merge)
+                    })
+                })
+            }
             Action::Update { original, updated } => self.update(k, step, original, updated, item),
         }
     }
@@ -343,17 +426,17 @@ impl<'p> Engine<'p> {
     /// The documents of a merge step that apply to the item: all of them when the step's target
     /// selects it, those with the item's identity when the step has no target. `None` when
     /// nothing applies.
-    fn chosen<'d>(
+    fn chosen<'d, T: AsRef<Target>>(
         &mut self,
         k: usize,
         step: &Step,
-        select: &Select,
+        select: &Select<T>,
         docs: &'d [Node<'static>],
         item: &Item<'_>,
     ) -> Option<Vec<&'d Node<'static>>> {
         let chosen: Vec<(usize, &'d Node<'static>)> = match select {
             Select::Target(target) => {
-                if !self.targets(k, step, target, item) {
+                if !self.targets(k, step, (**target).as_ref(), item) {
                     return None;
                 }
                 docs.iter().enumerate().collect()
@@ -372,8 +455,12 @@ impl<'p> Engine<'p> {
                 chosen
             }
         };
-        for &(d, doc) in &chosen {
-            self.check(step, item, Checked::Document(d, doc));
+        // A patch at an `at:` place is not a partial resource: the kind's schema does not
+        // describe it from its root.
+        if step.action.at().is_none() {
+            for &(d, doc) in &chosen {
+                self.check(step, item, Checked::Document(d, doc));
+            }
         }
         Some(chosen.into_iter().map(|(_, doc)| doc).collect())
     }
@@ -679,15 +766,22 @@ impl<'p> Engine<'p> {
                     }
                 }
             }
+            if !self.failed {
+                self.results.extend(unreached(step, tally));
+            }
             // When the run fails nothing is applied; saying otherwise would mislead.
             if tally.changed > 0 && !self.failed {
-                self.results.push(
-                    FnResult::new(
-                        Severity::Info,
-                        format!("{}: applied to {} resource(s)", step.label(), tally.changed),
-                    )
-                    .tag("patch", tag),
-                );
+                let message = match step.action.at() {
+                    Some(at) => format!(
+                        "{}: {} in {}",
+                        step.label(),
+                        counted(tally.places, at.place_noun()),
+                        counted(tally.found_in, "resource")
+                    ),
+                    None => format!("{}: applied to {} resource(s)", step.label(), tally.changed),
+                };
+                self.results
+                    .push(FnResult::new(Severity::Info, message).tag("patch", tag));
             }
         }
         if plan.steps.is_empty() {
@@ -745,6 +839,161 @@ fn own_identity_documents(action: &Action) -> &[Node<'static>] {
         } => docs,
         Action::Update { updated, .. } => updated,
         _ => &[],
+    }
+}
+
+// ----- at: the places inside a resource a step applies at ----------------------------------
+
+/// Where in a resource a step's walker runs.
+enum At {
+    /// At its root: a step without `at:`.
+    Root,
+    /// At each of these places (never none), in document order.
+    Places(Vec<Place>),
+}
+
+impl At {
+    /// Runs `walk` at the root, or at each place with that place's schema position. A failure
+    /// at a place says which; conflicts are named from the root; places a strategic merge
+    /// deletes (`$patch: delete`) are removed once all have been merged, last first.
+    fn apply<'a>(
+        &self,
+        node: &mut Node<'a>,
+        ctx: &Ctx<'_, 'a>,
+        mut walk: impl FnMut(&mut Node<'a>, Cursor) -> Result<Applied, Cause>,
+    ) -> Result<Applied, Cause> {
+        let places = match self {
+            At::Root => return walk(node, ctx.root),
+            At::Places(places) => places,
+        };
+        let mut conflicts = Vec::new();
+        let mut deleted = Vec::new();
+        for p in places {
+            // Each route was found on this tree, and a walker changes nothing outside its place.
+            let Some(here) = places::reach(node, &p.route, ctx.anchors) else {
+                continue;
+            };
+            match walk(here, p.cursor).map_err(|cause| at_place(&p.path, cause))? {
+                Applied::Merged(found) => {
+                    conflicts.extend(found.into_iter().map(|mut c| {
+                        c.path = joined(&p.path, &c.path);
+                        c
+                    }));
+                }
+                Applied::Deleted => deleted.push(&p.route),
+            }
+        }
+        for route in deleted.into_iter().rev() {
+            places::remove(node, route, ctx.anchors);
+        }
+        Ok(Applied::Merged(conflicts))
+    }
+}
+
+/// A failure at a place: a merge's own path is completed from the root; other causes are
+/// wrapped with the place.
+fn at_place(place: &Path, cause: Cause) -> Cause {
+    match cause {
+        Cause::Merge(mut e) => {
+            e.path = joined(place, &e.path);
+            Cause::Merge(e)
+        }
+        other => Cause::At {
+            place: place.clone(),
+            cause: Box::new(other),
+        },
+    }
+}
+
+fn joined(place: &Path, below: &Path) -> Path {
+    Path(place.0.iter().chain(&below.0).cloned().collect())
+}
+
+/// `1 container`, `14 containers`.
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// Warnings for what a step selected and did not reach: an `at:` that finds no place in any
+/// resource its target selects, a json6902 operation whose `[*]` select nothing in any. Only
+/// for a run that did not fail: a failure stops the counting.
+fn unreached(step: &Step, tally: &Tally) -> Vec<FnResult> {
+    let mut out = Vec::new();
+    if tally.selected == 0 {
+        return out; // the target's own warning says it
+    }
+    let resources = counted(tally.selected, "resource");
+    let tag = step.index.to_string();
+    if let Some(at) = step.action.at() {
+        if tally.found_in == 0 {
+            let msg = format!(
+                "{}: at {at} finds nothing in the {resources} the target selects",
+                step.label()
+            );
+            out.push(FnResult::new(Severity::Warning, msg).tag("patch", tag.clone()));
+            return out;
+        }
+    }
+    if let Action::Json6902 { ops, at, .. } = &step.action {
+        for (i, (op, n)) in ops.iter().zip(&tally.reached).enumerate() {
+            let wild = at.is_some()
+                || op.path().has_wildcard()
+                || matches!(op, json6902::Op::Move { from, .. } | json6902::Op::Copy { from, .. } if from.has_wildcard());
+            if wild && *n == 0 {
+                let msg = format!(
+                    "{}: op {i} ({} {}) reaches no place in the {resources} the target selects",
+                    step.label(),
+                    op.verb(),
+                    op.path()
+                );
+                out.push(FnResult::new(Severity::Warning, msg).tag("patch", tag.clone()));
+            }
+        }
+    }
+    out
+}
+
+impl Engine<'_> {
+    /// Where step `k` applies in the item: its root, or the places its `at:` names there.
+    /// `None` when `at:` finds no place, or when the item does not have the shape it describes
+    /// (the step fails).
+    fn places(
+        &mut self,
+        k: usize,
+        step: &Step,
+        at: Option<&Pattern>,
+        item: &Item<'_>,
+    ) -> Option<At> {
+        let Some(pattern) = at else {
+            return Some(At::Root);
+        };
+        let id = Id::of(&item.node);
+        let (g, v) = id.group_version();
+        let root = self.schema.root(g, v, &id.kind);
+        match places::find(&item.node, pattern, &self.schema, (g, v, &id.kind), root) {
+            Ok(found) if found.is_empty() => None,
+            Ok(found) => {
+                self.tallies[k].places += found.len();
+                self.tallies[k].found_in += 1;
+                Some(At::Places(found))
+            }
+            Err(e) => {
+                self.fail(failure(step, &item.node, None, Cause::Place(e)));
+                None
+            }
+        }
+    }
+}
+
+/// How many operations of a step are counted as reaching places or not.
+fn operations(action: &Action) -> usize {
+    match action {
+        Action::Json6902 { ops, .. } => ops.len(),
+        _ => 0,
     }
 }
 

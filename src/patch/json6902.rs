@@ -24,6 +24,39 @@
 //! element). Applied to a mapping, the same token is the member of that name, as in RFC 6901, so
 //! every pointer the RFC accepts means what the RFC says.
 //!
+//! **Wildcards** (our extension too): a token `[*]` applied to a sequence selects every element,
+//! in `path` and in `from`, at any depth, several per pointer: `/spec/containers/[*]/env/-`. An
+//! operation applies at each place its `[*]` select, in document order, as if each `[*]` were
+//! that element's index ([`apply_counted`] says at how many places each acted). The rules for
+//! places that are not there, which let a patch say "every container gets X":
+//!
+//! * **Nothing selected.** A `[*]` whose list is empty or missing, or anything missing on the way
+//!   to a `[*]` (a member, a selector's element, an index), selects no place there: the
+//!   operation does nothing (`test` holds). A scalar on the way is an error.
+//! * **A place below the last `[*]` lacks what the operation names:**
+//!   - `add` makes the members missing on its way: a list when the next token is `-` or `0`, a
+//!     mapping when it is a name (so `add .../[*]/env/-` gives a container without `env` one);
+//!     a selector or another index must find its element, as without wildcards;
+//!   - `remove` and `replace` skip that place (a missing member, a selector matching nothing,
+//!     an index past the end), so `remove .../[*]/env/[name=DEBUG]` removes it where it is;
+//!   - `test` fails: with `[*]` it holds when the value is at every place and equal there;
+//!   - `move` and `copy` skip a `from` that is missing there, and make `path`'s missing members
+//!     as `add` does.
+//! * **`move` and `copy` pair their `[*]`.** With `[*]` in `from` only, the values of all its
+//!   places are taken first (copied, or removed), then added at `path` in document order
+//!   (`move /a/[*]` to `/b/-` appends them in order). With `[*]` in both, `path`'s must be
+//!   `from`'s — the same tokens up to `path`'s last `[*]`, both going on below it — and each
+//!   element's value goes to a place in the same element. `copy` with `[*]` in `path` only
+//!   copies its one value to every place. Other `[*]` in `path` are refused when the patch is
+//!   read ([`PatchErrorKind::Unpaired`]).
+//! * A failure names the place: `op 0 (test /c/[*]/image): at /c/1/image: value does not
+//!   match`; with several, the first in document order.
+//! * [`apply_at_place`] runs a patch on one of the places a patch's `at:` selected (the engine's
+//!   `@containers`): all of each pointer is below that place, so the rules for places below a
+//!   `[*]` apply to every operation (`add /env/-` makes `env` where a container has none).
+//!
+//! Applied to a mapping, `[*]` is the member of that name, as in RFC 6901.
+//!
 //! **All or nothing**: [`apply`] runs the operations on a copy of the document and puts the copy
 //! in place only when every operation succeeded, so on error the document is exactly as it was
 //! (one clone per call: simpler than an undo log, and documents are small).
@@ -79,6 +112,9 @@ pub enum Token {
     End,
     /// `[key=value,...]`: the element of a sequence selected by its fields.
     Select(Selector),
+    /// `[*]`: every element of a sequence (our extension; see "Wildcards" in the module
+    /// documentation). On a mapping it is the member named `[*]`, as RFC 6901 reads it.
+    Every,
 }
 
 /// A key selector: `[name=app]`, `[containerPort=80,protocol=TCP]`.
@@ -203,6 +239,9 @@ impl Token {
         if text == "-" {
             return Token::End;
         }
+        if text == EVERY {
+            return Token::Every;
+        }
         if let Some(i) = canonical_index(text) {
             return Token::Index(i);
         }
@@ -221,9 +260,13 @@ impl Token {
             Token::Index(i) => i.to_string(),
             Token::End => "-".to_owned(),
             Token::Select(s) => s.to_string(),
+            Token::Every => EVERY.to_owned(),
         }
     }
 }
+
+/// The text of [`Token::Every`].
+const EVERY: &str = "[*]";
 
 impl fmt::Display for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -499,6 +542,16 @@ pub enum PatchErrorKind {
     TooLarge(usize),
     #[error("the result would nest deeper than {0} levels")]
     TooDeep(usize),
+    /// A `move` or `copy` whose `[*]` do not pair (see "Wildcards" in the module documentation).
+    #[error("{0}")]
+    Unpaired(&'static str),
+    /// The failure at one of the places a pointer with `[*]` selects: `place` is that place's
+    /// pointer (`pointer`), each `[*]` written as the index it stood for.
+    #[error("at {}: {kind}", place(.pointer))]
+    At {
+        pointer: String,
+        kind: Box<PatchErrorKind>,
+    },
 }
 
 /// How a pointer is shown in a message: `""` for the whole document.
@@ -523,9 +576,21 @@ impl PatchErrorKind {
     /// True when the failure means "the path is not there" (a missing member or element, or a
     /// selector that matches nothing): what a caller may choose to skip.
     pub fn is_missing(&self) -> bool {
+        match self {
+            PatchErrorKind::NotFound { .. } | PatchErrorKind::NoMatch { .. } => true,
+            PatchErrorKind::At { kind, .. } => kind.is_missing(),
+            _ => false,
+        }
+    }
+
+    /// What the rules of "Wildcards" count as a place that is not there: a missing member, a
+    /// selector that matches nothing, an index past the end of its list.
+    fn is_absent(&self) -> bool {
         matches!(
             self,
-            PatchErrorKind::NotFound { .. } | PatchErrorKind::NoMatch { .. }
+            PatchErrorKind::NotFound { .. }
+                | PatchErrorKind::NoMatch { .. }
+                | PatchErrorKind::OutOfRange { .. }
         )
     }
 }
@@ -672,14 +737,16 @@ fn parse_op<'p>(index: usize, item: &Node<'p>, flow: bool) -> Result<Op<'p>, Pat
             path,
             value: value()?,
         },
-        Verb::Move => Op::Move {
-            from: from()?,
-            path,
-        },
-        Verb::Copy => Op::Copy {
-            from: from()?,
-            path,
-        },
+        Verb::Move => {
+            let from = from()?;
+            check_pairing(verb, &from, &path).map_err(|k| fail(err.clone(), k))?;
+            Op::Move { from, path }
+        }
+        Verb::Copy => {
+            let from = from()?;
+            check_pairing(verb, &from, &path).map_err(|k| fail(err.clone(), k))?;
+            Op::Copy { from, path }
+        }
         Verb::Test => Op::Test {
             path,
             value: value()?,
@@ -738,11 +805,44 @@ pub fn apply_with<'a, 'p: 'a>(
     ops: &[Op<'p>],
     opts: &Options,
 ) -> Result<(), PatchError> {
+    apply_counted(doc, ops, opts).map(drop)
+}
+
+/// [`apply_with`], also saying how many places each operation acted on, in the order of `ops`:
+/// 1 for an operation without `[*]`; for one with `[*]`, the places it changed, tested, moved
+/// or copied, without those the rules of "Wildcards" skip (so 0 when its `[*]` select nothing).
+pub fn apply_counted<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    ops: &[Op<'p>],
+    opts: &Options,
+) -> Result<Vec<usize>, PatchError> {
+    apply_ops(doc, ops, opts, false)
+}
+
+/// [`apply_counted`] on one of the places a `[*]` (or a patch's `at:`) selected: every pointer
+/// is below a `[*]`, so the rules of "Wildcards" for places below one apply to all of it —
+/// `add` makes missing members, `remove` and `replace` skip what is not there, `move` and
+/// `copy` skip a missing `from` — and an operation counts 1 where it acted, 0 where it was
+/// skipped.
+pub fn apply_at_place<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    ops: &[Op<'p>],
+    opts: &Options,
+) -> Result<Vec<usize>, PatchError> {
+    apply_ops(doc, ops, opts, true)
+}
+
+fn apply_ops<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    ops: &[Op<'p>],
+    opts: &Options,
+    place: bool,
+) -> Result<Vec<usize>, PatchError> {
     if ops.is_empty() {
         if opts.nulls_written_as_null {
             write_nulls_as_null(doc);
         }
-        return Ok(());
+        return Ok(Vec::new());
     }
     let aliased = doc.has_alias()
         || ops.iter().any(|op| match op {
@@ -752,8 +852,10 @@ pub fn apply_with<'a, 'p: 'a>(
             _ => false,
         });
     let mut work = doc.clone();
+    let mut reached = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
-        let done = run(&mut work, op, opts, aliased).and_then(|()| {
+        let done = run_counted(&mut work, op, opts, aliased, place).and_then(|n| {
+            reached.push(n);
             if aliased {
                 check_aliases(&work).map_err(|k| (Which::Path, k))
             } else {
@@ -780,7 +882,7 @@ pub fn apply_with<'a, 'p: 'a>(
         write_nulls_as_null(&mut work);
     }
     *doc = work;
-    Ok(())
+    Ok(reached)
 }
 
 /// Empty nulls (`key:`, `key: !!null`) become a plain `null` (see
@@ -838,52 +940,9 @@ fn run<'a, 'p: 'a>(
         Op::Replace { path, value } => {
             replace(doc, path, value.clone(), opts, aliased).map_err(at_path)
         }
-        Op::Test { path, value } => {
-            let anchors = view(doc, aliased);
-            let found = match walk(doc, &anchors, path, path.tokens().len()) {
-                Ok((_, found)) => found,
-                Err(PatchErrorKind::NotFound { at: None })
-                    if opts.missing_member_reads_null && value.is_null() =>
-                {
-                    return Ok(());
-                }
-                Err(e) => return Err(at_path(e)),
-            };
-            let value_anchors = view(value, aliased);
-            let mut budget = anchors::BUDGET;
-            if json_equal(found, &anchors, value, &value_anchors, &mut budget).map_err(at_path)? {
-                Ok(())
-            } else {
-                Err(at_path(PatchErrorKind::TestFailed))
-            }
-        }
+        Op::Test { path, value } => test(doc, path, value, opts, aliased).map_err(at_path),
         Op::Copy { from, path } => {
-            let anchors = view(doc, aliased);
-            let n = from.tokens().len();
-            let (route, found) = match walk(doc, &anchors, from, n) {
-                Ok(found) => found,
-                Err(PatchErrorKind::NotFound { at: None }) if opts.missing_member_reads_null => {
-                    drop(anchors);
-                    return add(doc, path, Lifted::bare(Node::null()), aliased, false)
-                        .map_err(at_path);
-                }
-                Err(e) => return Err(at_from(e)),
-            };
-            let mut lifted = Lifted::bare(found.clone());
-            if n > 0 {
-                // The comments before the copied entry describe the value: they go with it.
-                let (_, parent) = walk(doc, &anchors, from, n - 1).map_err(at_from)?;
-                let parent = anchors.follow(parent);
-                if let Some(&i) = route.steps.last() {
-                    if let Some(e) = parent.entries().get(i) {
-                        lifted = Lifted::from_entry(e.clone());
-                    } else if let Some(item) = parent.items().get(i) {
-                        lifted = Lifted::from_item(item.clone());
-                    }
-                }
-            }
-            drop(anchors);
-            strip_anchors(&mut lifted.node);
+            let lifted = lift_copy(doc, from, opts, aliased)?;
             add(doc, path, lifted, aliased, false).map_err(at_path)
         }
         Op::Move { from, path } => {
@@ -925,12 +984,74 @@ fn run<'a, 'p: 'a>(
     }
 }
 
+/// `test`: the value at `path` equals `value` as JSON.
+fn test(
+    doc: &Node<'_>,
+    path: &Pointer,
+    value: &Node<'_>,
+    opts: &Options,
+    aliased: bool,
+) -> Result<(), PatchErrorKind> {
+    let anchors = view(doc, aliased);
+    let found = match walk(doc, &anchors, path, path.tokens().len()) {
+        Ok((_, found)) => found,
+        Err(PatchErrorKind::NotFound { at: None })
+            if opts.missing_member_reads_null && value.is_null() =>
+        {
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let value_anchors = view(value, aliased);
+    let mut budget = anchors::BUDGET;
+    if json_equal(found, &anchors, value, &value_anchors, &mut budget)? {
+        Ok(())
+    } else {
+        Err(PatchErrorKind::TestFailed)
+    }
+}
+
+/// The value at `from` as `copy` carries it: a copy without anchors, with the comments before
+/// its entry, which describe the value. A member missing from an existing mapping reads as
+/// `null` with [`Options::missing_member_reads_null`].
+fn lift_copy<'a>(
+    doc: &Node<'a>,
+    from: &Pointer,
+    opts: &Options,
+    aliased: bool,
+) -> Result<Lifted<'a>, Fail> {
+    let anchors = view(doc, aliased);
+    let n = from.tokens().len();
+    let (route, found) = match walk(doc, &anchors, from, n) {
+        Ok(found) => found,
+        Err(PatchErrorKind::NotFound { at: None }) if opts.missing_member_reads_null => {
+            return Ok(Lifted::bare(Node::null()));
+        }
+        Err(e) => return Err(at_from(e)),
+    };
+    let mut lifted = Lifted::bare(found.clone());
+    if n > 0 {
+        let (_, parent) = walk(doc, &anchors, from, n - 1).map_err(at_from)?;
+        let parent = anchors.follow(parent);
+        if let Some(&i) = route.steps.last() {
+            if let Some(e) = parent.entries().get(i) {
+                lifted = Lifted::from_entry(e.clone());
+            } else if let Some(item) = parent.items().get(i) {
+                lifted = Lifted::from_item(item.clone());
+            }
+        }
+    }
+    strip_anchors(&mut lifted.node);
+    Ok(lifted)
+}
+
 fn is_proper_prefix(a: &[Token], b: &[Token]) -> bool {
     a.len() < b.len() && a.iter().zip(b).all(|(x, y)| x.text() == y.text())
 }
 
 /// A value taken from (or destined for) a place, with what belonged to the place: the comments
 /// and blank lines before its entry, and the line comment of its key.
+#[derive(Clone)]
 struct Lifted<'a> {
     node: Node<'a>,
     head: Vec<Comment<'a>>,
@@ -1074,6 +1195,12 @@ fn seq_position(
     match tok {
         Token::Index(i) => Ok(Some(*i)),
         Token::End => Ok(None),
+        // Operations resolve their `[*]` to indexes before they walk (`expand`): one left here
+        // stands for no one element.
+        Token::Every => Err(PatchErrorKind::BadIndex {
+            list: list(),
+            token: EVERY.to_owned(),
+        }),
         Token::Select(sel) => {
             let mut hits = seq
                 .items()
@@ -1348,6 +1475,522 @@ fn take_place_comments<'a>(key: &mut Node<'a>, head: Vec<Comment<'a>>, line: Opt
     if line.is_some() {
         key.comments_mut().line = line;
     }
+}
+
+// ----- wildcards -----------------------------------------------------------------------------
+
+impl Pointer {
+    /// Whether a token is `[*]`: the operation applies at every place the pointer selects.
+    pub fn has_wildcard(&self) -> bool {
+        self.0.iter().any(is_every)
+    }
+
+    /// The position of the last `[*]` token.
+    fn last_wildcard(&self) -> Option<usize> {
+        self.0.iter().rposition(is_every)
+    }
+
+    /// The first `n` tokens of this pointer followed by the tokens of `rest` from `from` on.
+    fn joined(&self, n: usize, rest: &Pointer, from: usize) -> Pointer {
+        let head = self.0.get(..n).unwrap_or(&self.0);
+        let tail = rest.0.get(from..).unwrap_or_default();
+        Pointer(head.iter().chain(tail).cloned().collect())
+    }
+}
+
+/// `[*]`, parsed, or a token built by hand with that text.
+fn is_every(t: &Token) -> bool {
+    match t {
+        Token::Every => true,
+        Token::Name(s) => s == EVERY,
+        _ => false,
+    }
+}
+
+/// The `[*]` of a `move` or `copy` must say which value goes where (see "Wildcards"): `path`
+/// may hold `[*]` only where `from` holds the same one — the two equal up to `path`'s last
+/// `[*]` and both going on below it, so that each element's value goes to a place in the same
+/// element — except that a `copy` whose `from` has none copies its one value to every place.
+fn check_pairing(verb: Verb, from: &Pointer, path: &Pointer) -> Result<(), PatchErrorKind> {
+    let Some(last) = path.last_wildcard() else {
+        return Ok(());
+    };
+    if !from.has_wildcard() {
+        return match verb {
+            Verb::Copy => Ok(()),
+            _ => Err(PatchErrorKind::Unpaired(
+                "a move takes each value from one place: its path may hold [*] only where its \
+                 from holds the same [*]",
+            )),
+        };
+    }
+    let shared = from
+        .0
+        .iter()
+        .zip(&path.0)
+        .take_while(|(a, b)| a.text() == b.text())
+        .count();
+    if last >= shared {
+        Err(PatchErrorKind::Unpaired(
+            "the [*] of path must be those of from: from and path must be the same up to the \
+             last [*] of path",
+        ))
+    } else if from.0.len() == last + 1 || path.0.len() == last + 1 {
+        Err(PatchErrorKind::Unpaired(
+            "from and path must both go on below the [*] they share",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// A failure at one of the places a pointer with `[*]` selects, saying which.
+fn located(place: &Pointer, kind: PatchErrorKind) -> PatchErrorKind {
+    PatchErrorKind::At {
+        pointer: place.to_string(),
+        kind: Box::new(kind),
+    }
+}
+
+/// The places `ptr` selects, in document order: `ptr` with each `[*]` replaced by the index of
+/// an element and every token before its last `[*]` resolved (a sequence's by index), the
+/// tokens after it as written. A list, or anything on the way to a `[*]`, that is not there
+/// gives no place; a scalar on the way is an error. A `[*]` applied to a mapping is the
+/// member of that name, as RFC 6901 reads it.
+fn places(doc: &Node<'_>, ptr: &Pointer, aliased: bool) -> Result<Vec<Pointer>, PatchErrorKind> {
+    let Some(last) = ptr.last_wildcard() else {
+        return Ok(vec![ptr.clone()]);
+    };
+    let anchors = view(doc, aliased);
+    let mut out = Vec::new();
+    let mut prefix = Vec::with_capacity(ptr.0.len());
+    expand(doc, &anchors, ptr, 0, last, &mut prefix, &mut out)?;
+    Ok(out)
+}
+
+/// [`places`] below `node`, reached by the `depth` tokens in `prefix`. Recursion is as deep as
+/// the document's nesting: each level descends one level of it.
+fn expand(
+    node: &Node<'_>,
+    anchors: &View<'_, '_>,
+    ptr: &Pointer,
+    depth: usize,
+    last: usize,
+    prefix: &mut Vec<Token>,
+    out: &mut Vec<Pointer>,
+) -> Result<(), PatchErrorKind> {
+    let Some(tok) = ptr.0.get(depth).filter(|_| depth <= last) else {
+        out.push(Pointer(prefix.clone()).joined(depth, ptr, depth));
+        return Ok(());
+    };
+    let node = anchors.follow(node);
+    if is_every(tok) && node.is_seq() {
+        for (i, item) in node.items().iter().enumerate() {
+            prefix.push(Token::Index(i));
+            expand(item, anchors, ptr, depth + 1, last, prefix, out)?;
+            prefix.pop();
+        }
+        return Ok(());
+    }
+    let i = match child(node, tok, ptr, depth, anchors) {
+        Ok(i) => i,
+        Err(k) if k.is_absent() => return Ok(()),
+        Err(k) => return Err(k),
+    };
+    let (next, token) = if node.is_seq() {
+        (node.items().get(i), Token::Index(i))
+    } else {
+        (node.entries().get(i).map(|e| &e.value), tok.clone())
+    };
+    let next = next.ok_or_else(lost)?;
+    prefix.push(token);
+    expand(next, anchors, ptr, depth + 1, last, prefix, out)?;
+    prefix.pop();
+    Ok(())
+}
+
+/// Runs one operation at every place it selects, and says at how many it acted (see
+/// "Wildcards"). An operation without `[*]` is [`run`] as it is, unless all of it is below one
+/// (`place`: [`apply_at_place`]).
+fn run_counted<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    op: &Op<'p>,
+    opts: &Options,
+    aliased: bool,
+    place: bool,
+) -> Result<usize, Fail> {
+    let from = match op {
+        Op::Move { from, .. } | Op::Copy { from, .. } => Some(from),
+        _ => None,
+    };
+    if !place && !from.is_some_and(Pointer::has_wildcard) && !op.path().has_wildcard() {
+        return run(doc, op, opts, aliased).map(|()| 1);
+    }
+    // A failure at the place the operation names as written needs no "at".
+    run_places(doc, op, opts, aliased, place).map_err(|(which, kind)| match kind {
+        PatchErrorKind::At { pointer, kind } => {
+            let written = match (which, from) {
+                (Which::From, Some(from)) => from,
+                _ => op.path(),
+            };
+            if pointer == written.to_string() {
+                (which, *kind)
+            } else {
+                (which, PatchErrorKind::At { pointer, kind })
+            }
+        }
+        kind => (which, kind),
+    })
+}
+
+/// [`run_counted`] for an operation with `[*]`, or at a place.
+fn run_places<'a, 'p: 'a>(
+    doc: &mut Node<'a>,
+    op: &Op<'p>,
+    opts: &Options,
+    aliased: bool,
+    place: bool,
+) -> Result<usize, Fail> {
+    // Where `add` starts making missing members: below the last `[*]`, or the whole pointer at
+    // a place.
+    let below = |p: &Pointer| p.last_wildcard().map_or(0, |w| w + 1);
+    match op {
+        Op::Test { path, value } => {
+            let places = places(doc, path, aliased).map_err(at_path)?;
+            for p in &places {
+                test(doc, p, value, opts, aliased).map_err(|k| at_path(located(p, k)))?;
+            }
+            Ok(places.len())
+        }
+        Op::Add { path, value } => spread(
+            doc,
+            path,
+            &Lifted::bare(value.clone()),
+            below(path),
+            aliased,
+        ),
+        Op::Remove { path } => backwards(doc, path, aliased, |doc, p| {
+            unless_absent(remove(doc, p, aliased).map(drop))
+        }),
+        Op::Replace { path, value } => backwards(doc, path, aliased, |doc, p| {
+            unless_absent(replace(doc, p, value.clone(), opts, aliased))
+        }),
+        Op::Copy { from, path } if !from.has_wildcard() && path.has_wildcard() => {
+            // No place, nothing to copy: `from` is read only when there is somewhere to put it.
+            if places(doc, path, aliased).map_err(at_path)?.is_empty() {
+                return Ok(0);
+            }
+            if place {
+                let anchors = view(doc, aliased);
+                if let Err(k) = walk(doc, &anchors, from, from.0.len()) {
+                    return if k.is_absent() {
+                        Ok(0)
+                    } else {
+                        Err(at_from(k))
+                    };
+                }
+            }
+            let lifted = lift_copy(doc, from, opts, aliased)?;
+            spread(doc, path, &lifted, below(path), aliased)
+        }
+        Op::Move { from, path } | Op::Copy { from, path } => {
+            let moves = matches!(op, Op::Move { .. });
+            let Some(last) = path.last_wildcard() else {
+                return carry(doc, moves, from, path, place.then_some(0), opts, aliased);
+            };
+            // The `[*]` that `from` and `path` share (`check_pairing`) bind one element for
+            // both: each binding is an operation within that element.
+            let shared = path.joined(last + 1, path, path.0.len());
+            let bindings = places(doc, &shared, aliased).map_err(at_path)?;
+            let mut n = 0;
+            for b in &bindings {
+                let (f, p) = (
+                    b.joined(last + 1, from, last + 1),
+                    b.joined(last + 1, path, last + 1),
+                );
+                n += carry(doc, moves, &f, &p, Some(last + 1), opts, aliased)?;
+            }
+            Ok(n)
+        }
+    }
+}
+
+/// `f` at every place `path` selects, last place first, so that adding or removing an element
+/// of a list the places share leaves the positions of the places still to come as they were;
+/// `f` says whether it acted. The failure reported is the first in document order.
+fn backwards<'a>(
+    doc: &mut Node<'a>,
+    path: &Pointer,
+    aliased: bool,
+    mut f: impl FnMut(&mut Node<'a>, &Pointer) -> Result<bool, PatchErrorKind>,
+) -> Result<usize, Fail> {
+    let places = places(doc, path, aliased).map_err(at_path)?;
+    let mut acted = 0;
+    let mut failed = None;
+    for p in places.iter().rev() {
+        match f(doc, p) {
+            Ok(true) => acted += 1,
+            Ok(false) => {}
+            // The document is dropped on failure; going on finds the earlier failures.
+            Err(k) => failed = Some(at_path(located(p, k))),
+        }
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(acted),
+    }
+}
+
+/// Adds `value` at every place `path` selects (`add`, and `copy` from one place), making the
+/// missing members from token `below` on. When that `[*]` is the last token, the places are the
+/// elements of lists, and each list is rebuilt once with a copy of the value before each of its
+/// elements (one insertion at a time would move the list's tail once per element).
+fn spread<'a>(
+    doc: &mut Node<'a>,
+    path: &Pointer,
+    value: &Lifted<'a>,
+    below: usize,
+    aliased: bool,
+) -> Result<usize, Fail> {
+    let last = match path.last_wildcard() {
+        Some(last) if last + 1 == path.0.len() => last,
+        _ => {
+            return backwards(doc, path, aliased, |doc, p| {
+                make_parents(doc, p, below, aliased)?;
+                add(doc, p, value.clone(), aliased, false).map(|()| true)
+            })
+        }
+    };
+    let places = places(doc, path, aliased).map_err(at_path)?;
+    let lists = places.chunk_by(|a, b| a.0.get(..last) == b.0.get(..last));
+    for group in lists {
+        let Some(first) = group.first() else { continue };
+        let parent = first.joined(last, path, path.0.len());
+        before_each(doc, &parent, value, aliased).map_err(|k| at_path(located(first, k)))?;
+    }
+    Ok(places.len())
+}
+
+/// Puts a copy of `value` before each element of the list at `list`.
+fn before_each<'a>(
+    doc: &mut Node<'a>,
+    list: &Pointer,
+    value: &Lifted<'a>,
+    aliased: bool,
+) -> Result<(), PatchErrorKind> {
+    let depth = list.0.len();
+    if depth + 1 + nesting(&value.node) > MAX_DEPTH {
+        return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
+    }
+    let route = {
+        let anchors = view(doc, aliased);
+        let (mut route, node) = walk(doc, &anchors, list, depth)?;
+        follow_for_change(&anchors, node, depth, &mut route.expand);
+        route
+    };
+    let (node, _) = reach(doc, &route, depth).ok_or_else(lost)?;
+    let items = node.items_mut().ok_or_else(lost)?;
+    let old = std::mem::take(items);
+    items.reserve(2 * old.len());
+    for item in old {
+        items.push(value.clone().into_item());
+        items.push(item);
+    }
+    Ok(())
+}
+
+/// Adds `values` at `path` one after another, as that many `add`s would: appended in order at
+/// `-`, each before the one before it at an index, and at a mapping's member each replacing the
+/// one before, so the last stays. A list takes them in one splice.
+fn add_all<'a>(
+    doc: &mut Node<'a>,
+    path: &Pointer,
+    mut values: Vec<Lifted<'a>>,
+    aliased: bool,
+) -> Result<(), PatchErrorKind> {
+    let Some((tok, depth)) = path.0.last().map(|t| (t, path.0.len() - 1)) else {
+        return match values.pop() {
+            Some(v) => add(doc, path, v, aliased, false),
+            None => Ok(()),
+        };
+    };
+    let deepest = values.iter().map(|v| nesting(&v.node)).max().unwrap_or(0);
+    if depth + 1 + deepest > MAX_DEPTH {
+        return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
+    }
+    let (route, slot) = {
+        let anchors = view(doc, aliased);
+        let (mut route, parent) = walk(doc, &anchors, path, depth)?;
+        let parent = follow_for_change(&anchors, parent, depth, &mut route.expand);
+        (route, add_slot(parent, tok, path, depth, &anchors)?)
+    };
+    let Slot::Insert(i) = slot else {
+        return match values.pop() {
+            Some(v) => add(doc, path, v, aliased, false),
+            None => Ok(()),
+        };
+    };
+    if !matches!(tok, Token::End) {
+        values.reverse();
+    }
+    let (parent, in_flow) = reach(doc, &route, depth).ok_or_else(lost)?;
+    let was_empty = parent.is_flow() && parent.items().is_empty();
+    if was_empty && !in_flow && values.first().is_some_and(|v| !v.node.is_flow()) {
+        parent.make_block();
+    }
+    let items = parent.items_mut().ok_or_else(lost)?;
+    if i > items.len() {
+        return Err(lost());
+    }
+    items.splice(i..i, values.into_iter().map(Lifted::into_item));
+    Ok(())
+}
+
+/// A place below a `[*]` that is not there is skipped (`remove`, `replace`).
+fn unless_absent(done: Result<(), PatchErrorKind>) -> Result<bool, PatchErrorKind> {
+    match done {
+        Ok(()) => Ok(true),
+        Err(k) if k.is_absent() => Ok(false),
+        Err(k) => Err(k),
+    }
+}
+
+/// Below a `[*]` (from token `below` on), `add` makes the members missing on its way to
+/// `ptr`'s parent: a list when the token after the member is `-` or `0`, a mapping when it is
+/// a name. Nothing is made for a member named like a selector or `[*]`, or followed by one,
+/// or by another index: the operation then fails as RFC 6902 says.
+fn make_parents(
+    doc: &mut Node<'_>,
+    ptr: &Pointer,
+    below: usize,
+    aliased: bool,
+) -> Result<(), PatchErrorKind> {
+    let parent = ptr.0.len().saturating_sub(1);
+    if parent <= below || walk(doc, &view(doc, aliased), ptr, parent).is_ok() {
+        return Ok(());
+    }
+    for d in below..parent {
+        let (Some(tok), Some(next)) = (ptr.0.get(d), ptr.0.get(d + 1)) else {
+            return Ok(());
+        };
+        let here = ptr.joined(d + 1, ptr, ptr.0.len());
+        match walk(doc, &view(doc, aliased), &here, d + 1) {
+            Ok(_) => continue,
+            Err(PatchErrorKind::NotFound { at: None }) => {}
+            Err(_) => return Ok(()),
+        }
+        if matches!(tok, Token::Select(_)) || is_every(tok) {
+            return Ok(());
+        }
+        let made = match next {
+            Token::End | Token::Index(0) => Node::seq(),
+            Token::Name(_) if !is_every(next) => Node::map(),
+            _ => return Ok(()),
+        };
+        add(doc, &here, Lifted::bare(made), aliased, false)?;
+    }
+    Ok(())
+}
+
+/// `move` or `copy` (`moves`) from `from`, which may hold `[*]` of its own, to `path`, which
+/// holds none left. `below`: both are below a `[*]` they share from that token on, so a
+/// `from` that is not there is skipped and `path`'s missing parents are made. With `[*]` in
+/// `from`, the values of all its places are taken first (copied, or removed: last first), then
+/// added at `path` in document order.
+fn carry<'a>(
+    doc: &mut Node<'a>,
+    moves: bool,
+    from: &Pointer,
+    path: &Pointer,
+    below: Option<usize>,
+    opts: &Options,
+    aliased: bool,
+) -> Result<usize, Fail> {
+    let at = |which: Which, p: &Pointer, k| match below {
+        Some(_) => (which, located(p, k)),
+        None => (which, k),
+    };
+    if !from.has_wildcard() {
+        if let Some(b) = below {
+            let anchors = view(doc, aliased);
+            if let Err(k) = walk(doc, &anchors, from, from.0.len()) {
+                return if k.is_absent() {
+                    Ok(0)
+                } else {
+                    Err(at(Which::From, from, k))
+                };
+            }
+            drop(anchors);
+            make_parents(doc, path, b, aliased).map_err(|k| at(Which::Path, path, k))?;
+        }
+        let op = if moves {
+            Op::Move {
+                from: from.clone(),
+                path: path.clone(),
+            }
+        } else {
+            Op::Copy {
+                from: from.clone(),
+                path: path.clone(),
+            }
+        };
+        return run(doc, &op, opts, aliased)
+            .map(|()| 1)
+            .map_err(|(which, k)| match which {
+                Which::From => at(which, from, k),
+                Which::Path => at(which, path, k),
+            });
+    }
+    let sources = places(doc, from, aliased).map_err(at_from)?;
+    let mut values = Vec::with_capacity(sources.len());
+    if moves {
+        if !opts.move_into_child {
+            if let Some(p) = sources
+                .iter()
+                .find(|s| moves_into_itself(doc, s, path, aliased))
+            {
+                return Err(at_from(located(p, PatchErrorKind::MoveIntoChild)));
+            }
+        }
+        for p in sources.iter().rev() {
+            match remove(doc, p, aliased) {
+                Ok(v) => values.push(v),
+                Err(k) if k.is_absent() => {}
+                Err(k) => return Err(at_from(located(p, k))),
+            }
+        }
+        values.reverse();
+    } else {
+        for p in &sources {
+            match lift_copy(doc, p, opts, aliased) {
+                Ok(v) => values.push(v),
+                Err((_, k)) if k.is_absent() => {}
+                Err((which, k)) => return Err((which, located(p, k))),
+            }
+        }
+    }
+    if values.is_empty() {
+        return Ok(0);
+    }
+    if let Some(b) = below {
+        make_parents(doc, path, b, aliased).map_err(|k| at(Which::Path, path, k))?;
+    }
+    let n = values.len();
+    add_all(doc, path, values, aliased).map_err(|k| at(Which::Path, path, k))?;
+    Ok(n)
+}
+
+/// Whether `path` lies inside the value at `from`, as written or as the two resolve.
+fn moves_into_itself(doc: &Node<'_>, from: &Pointer, path: &Pointer, aliased: bool) -> bool {
+    if is_proper_prefix(from.tokens(), path.tokens()) {
+        return true;
+    }
+    let anchors = view(doc, aliased);
+    let Ok((src, _)) = walk(doc, &anchors, from, from.0.len()) else {
+        return false;
+    };
+    let parent = path.0.len().saturating_sub(1);
+    matches!(walk(doc, &anchors, path, parent), Ok((dst, _)) if dst.steps.starts_with(&src.steps))
 }
 
 // ----- aliases -------------------------------------------------------------------------------
@@ -2156,5 +2799,322 @@ spec:
             to_json(docs[0].root.as_ref().unwrap()).unwrap(),
             serde_json::json!({"a": [{"b": null}, 1]})
         );
+    }
+
+    // ----- wildcards -----
+
+    /// `doc` patched with `patch`, and the places each operation reached.
+    fn counted(doc: &str, patch: &str) -> Result<(String, Vec<usize>), String> {
+        let docs = parse_stream(doc).map_err(|e| e.to_string())?;
+        let pdocs = parse_stream(patch).map_err(|e| e.to_string())?;
+        let ops = parse_ops(pdocs[0].root.as_ref().unwrap()).map_err(|e| e.to_string())?;
+        let mut d = docs[0].clone();
+        let before = emit(&d);
+        match apply_counted(d.root.as_mut().unwrap(), &ops, &Options::default()) {
+            Ok(n) => Ok((emit(&d), n)),
+            Err(e) => {
+                assert_eq!(emit(&d), before, "changed on error");
+                Err(e.to_string())
+            }
+        }
+    }
+
+    const PODS: &str = "\
+c:
+- name: a # first
+  image: x
+- name: b
+  image: y
+  env:
+  - name: K
+    value: v
+";
+
+    #[test]
+    fn wildcard_tokens_parse_and_print() {
+        let p = Pointer::parse("/spec/[*]/env/[*]/name").unwrap();
+        assert_eq!(p.tokens()[1], Token::Every);
+        assert_eq!(p.tokens()[3], Token::Every);
+        assert!(p.has_wildcard());
+        assert_eq!(p.to_string(), "/spec/[*]/env/[*]/name");
+        assert!(!Pointer::parse("/spec/[name=a]/[x]").unwrap().has_wildcard());
+        // `[*]` escaped or with more text is a name.
+        assert_eq!(
+            Pointer::parse("/[*]x").unwrap().tokens()[0],
+            Token::Name("[*]x".into())
+        );
+    }
+
+    #[test]
+    fn add_at_every_element_makes_the_list_it_appends_to() {
+        let (out, n) = counted(
+            PODS,
+            "- {op: add, path: '/c/[*]/env/-', value: {name: CA, value: /etc/ca}}\n",
+        )
+        .unwrap();
+        assert_eq!(n, [2]);
+        assert_eq!(
+            out,
+            "c:\n- name: a # first\n  image: x\n  env:\n  - name: CA\n    value: /etc/ca\n- name: b\n  image: y\n  env:\n  - name: K\n    value: v\n  - name: CA\n    value: /etc/ca\n"
+        );
+        // A member under a missing mapping: the mappings are made.
+        let (out, _) = counted(
+            "c:\n- name: a\n",
+            "- {op: add, path: '/c/[*]/resources/limits/cpu', value: 1}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "c:\n- name: a\n  resources:\n    limits:\n      cpu: 1\n"
+        );
+        // Nothing is made for a selector, or before a name that reads as a selector.
+        assert_eq!(
+            counted(
+                PODS,
+                "- {op: add, path: '/c/[*]/env/[name=K]/value', value: w}\n"
+            )
+            .unwrap_err(),
+            "op 0 (add /c/[*]/env/[name=K]/value): at /c/0/env/[name=K]/value: path does not \
+             exist (nothing at /c/0/env)"
+        );
+        assert!(counted(
+            "c:\n- {}\n",
+            "- {op: add, path: '/c/[*]/x/[a=b]', value: 1}\n"
+        )
+        .is_err());
+        // Without a wildcard, add keeps RFC 6902's rule: the parent must exist.
+        assert!(counted(PODS, "- {op: add, path: /c/0/env/-, value: 1}\n").is_err());
+    }
+
+    #[test]
+    fn a_wildcard_that_selects_nothing_does_nothing() {
+        for doc in ["c: []\n", "d: 1\n", "c:\n- name: a\n  env: []\n"] {
+            for op in [
+                "{op: add, path: '/c/[*]/x', value: 1}",
+                "{op: remove, path: '/c/[*]'}",
+                "{op: replace, path: '/c/[*]/name', value: 1}",
+                "{op: test, path: '/c/[*]/env/[*]/name', value: 1}",
+                "{op: copy, from: '/c/[*]/env/[*]', path: /d}",
+                "{op: move, from: '/c/[*]/env/[*]', path: /d}",
+                "{op: copy, from: /d, path: '/c/[*]/env/[*]/k'}",
+            ] {
+                if doc.contains("name: a") && !op.contains("env") {
+                    continue;
+                }
+                assert_eq!(
+                    counted(doc, &format!("- {op}\n")),
+                    Ok((doc.to_owned(), vec![0])),
+                    "{doc} {op}"
+                );
+            }
+        }
+        // A scalar where a list or mapping must be is an error, before a wildcard as after.
+        assert_eq!(
+            counted("c: 1\n", "- {op: remove, path: '/c/[*]/x'}\n").unwrap_err(),
+            "op 0 (remove /c/[*]/x): /c is a scalar, it has no members"
+        );
+    }
+
+    #[test]
+    fn remove_and_replace_skip_the_places_that_lack_their_target() {
+        let (out, n) = counted(PODS, "- {op: remove, path: '/c/[*]/env/[name=K]'}\n").unwrap();
+        assert_eq!(n, [1]);
+        assert_eq!(
+            out,
+            "c:\n- name: a # first\n  image: x\n- name: b\n  image: y\n  env: []\n"
+        );
+        let (out, n) = counted(
+            PODS,
+            "- {op: replace, path: '/c/[*]/env/0/value', value: w}\n",
+        )
+        .unwrap();
+        assert_eq!(n, [1]);
+        assert!(out.contains("value: w"));
+        let (out, n) = counted(PODS, "- {op: replace, path: '/c/[*]/image', value: z}\n").unwrap();
+        assert_eq!((out.matches("image: z").count(), n), (2, vec![2]));
+        // Every element of the list itself, whatever its position.
+        let (out, n) = counted("l: [a, b, c]\n", "- {op: remove, path: '/l/[*]'}\n").unwrap();
+        assert_eq!((out.as_str(), n), ("l: []\n", vec![3]));
+    }
+
+    #[test]
+    fn test_holds_when_it_holds_at_every_place() {
+        assert_eq!(
+            counted(PODS, "- {op: test, path: '/c/[*]/name', value: a}\n").unwrap_err(),
+            "op 0 (test /c/[*]/name): at /c/1/name: value does not match"
+        );
+        let doc = "c:\n- {n: 1}\n- {n: 1.0}\n";
+        assert_eq!(
+            counted(doc, "- {op: test, path: '/c/[*]/n', value: 1}\n")
+                .unwrap()
+                .1,
+            [2]
+        );
+        // A place below the wildcard that is missing fails the test.
+        assert_eq!(
+            counted(PODS, "- {op: test, path: '/c/[*]/env/0/value', value: v}\n").unwrap_err(),
+            "op 0 (test /c/[*]/env/0/value): at /c/0/env/0/value: path does not exist (nothing \
+             at /c/0/env)"
+        );
+        // Nested: every env var of every container.
+        let (_, n) = counted(
+            PODS,
+            "- {op: test, path: '/c/[*]/env/[*]/name', value: K}\n",
+        )
+        .unwrap();
+        assert_eq!(n, [1]);
+    }
+
+    #[test]
+    fn add_before_every_element_and_the_first_failure_in_document_order() {
+        let (out, n) = counted("l: [a, b]\n", "- {op: add, path: '/l/[*]', value: v}\n").unwrap();
+        assert_eq!((out.as_str(), n), ("l: [v, a, v, b]\n", vec![2]));
+        // Both elements fail; the error names the first.
+        assert_eq!(
+            counted("l: [1, 2]\n", "- {op: add, path: '/l/[*]/x', value: v}\n").unwrap_err(),
+            "op 0 (add /l/[*]/x): at /l/0/x: /l/0 is a scalar, it has no members"
+        );
+        // All or nothing: a later operation that fails undoes the wildcard's changes.
+        assert!(counted(
+            PODS,
+            "- {op: add, path: '/c/[*]/p', value: 1}\n- {op: remove, path: /zzz}\n"
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn move_and_copy_with_wildcards() {
+        // Every value of from, in document order, to one place.
+        let (out, n) = counted(
+            "a: [x, y, z]\nb: [w]\n",
+            "- {op: move, from: '/a/[*]', path: /b/-}\n",
+        )
+        .unwrap();
+        assert_eq!((out.as_str(), n), ("a: []\nb: [w, x, y, z]\n", vec![3]));
+        // All are taken out first, then added in document order (the emptied flow list that
+        // receives them becomes block, as any does).
+        let (out, _) =
+            counted("a: [x, y]\n", "- {op: move, from: '/a/[*]', path: /a/0}\n").unwrap();
+        assert_eq!(out, "a:\n- y\n- x\n");
+        let (out, _) =
+            counted("a: [x, y]\n", "- {op: copy, from: '/a/[*]', path: /a/-}\n").unwrap();
+        assert_eq!(out, "a: [x, y, x, y]\n");
+        // One value to every place.
+        let (out, n) =
+            counted(PODS, "- {op: copy, from: /c/0/image, path: '/c/[*]/old'}\n").unwrap();
+        assert_eq!((out.matches("old: x").count(), n), (2, vec![2]));
+        // Paired: each element's value to a place in the same element; missing ones skipped.
+        let (out, n) = counted(
+            PODS,
+            "- {op: copy, from: '/c/[*]/env/0/value', path: '/c/[*]/first'}\n",
+        )
+        .unwrap();
+        assert_eq!(n, [1]);
+        assert!(out.ends_with("    value: v\n  first: v\n"), "{out}");
+        let (out, n) = counted(
+            PODS,
+            "- {op: move, from: '/c/[*]/image', path: '/c/[*]/spec/image'}\n",
+        )
+        .unwrap();
+        assert_eq!(n, [2]);
+        assert!(
+            out.contains("- name: a # first\n  spec:\n    image: x\n"),
+            "{out}"
+        );
+        // Each element's list values, nested below the pairing.
+        let (out, _) = counted(
+            "c:\n- p: [1, 2]\n- p: [3]\n",
+            "- {op: copy, from: '/c/[*]/p/[*]', path: '/c/[*]/q/-'}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "c:\n- p: [1, 2]\n  q:\n  - 1\n  - 2\n- p: [3]\n  q:\n  - 3\n"
+        );
+        assert_eq!(
+            counted("a: [{b: 1}]\n", "- {op: move, from: '/a/[*]', path: /a/0/b/c}\n")
+                .unwrap_err(),
+            "op 0 (move from /a/[*]): at /a/0: a value cannot be moved into one of its own children"
+        );
+    }
+
+    #[test]
+    fn unpaired_wildcards_are_refused_when_the_patch_is_read() {
+        let cases = [
+            (
+                "{op: move, from: /a, path: '/b/[*]/c'}",
+                "a move takes each value",
+            ),
+            (
+                "{op: copy, from: '/a/[*]/x', path: '/b/[*]/x'}",
+                "must be the same up to",
+            ),
+            (
+                "{op: copy, from: '/a/[*]', path: '/a/[*]/x'}",
+                "both go on below",
+            ),
+            (
+                "{op: move, from: '/a/[*]/x', path: '/a/[*]'}",
+                "both go on below",
+            ),
+        ];
+        for (op, msg) in cases {
+            let text = format!("- {op}\n");
+            let docs = parse_stream(&text).unwrap();
+            let err = parse_ops(docs[0].root.as_ref().unwrap()).unwrap_err();
+            assert!(err.to_string().contains(msg), "{op}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_wildcard_on_a_mapping_is_a_member_name() {
+        let (out, n) = counted(
+            "m:\n  '[*]': 1\n",
+            "- {op: replace, path: '/m/[*]', value: 2}\n",
+        )
+        .unwrap();
+        assert_eq!((out.as_str(), n), ("m:\n  '[*]': 2\n", vec![1]));
+    }
+
+    #[test]
+    fn wildcards_keep_comments_and_follow_aliases() {
+        let doc = "base: &b\n  x: 1\nl:\n- *b # alias\n- y: 2 # kept\n";
+        let (out, n) = counted(doc, "- {op: add, path: '/l/[*]/z', value: 3}\n").unwrap();
+        assert_eq!(n, [2]);
+        // The same as one operation per element.
+        let (each, _) = counted(
+            doc,
+            "- {op: add, path: /l/0/z, value: 3}\n- {op: add, path: /l/1/z, value: 3}\n",
+        )
+        .unwrap();
+        assert_eq!(out, each);
+        assert!(out.starts_with("base: &b\n  x: 1\n") && out.ends_with("- y: 2 # kept\n  z: 3\n"));
+    }
+
+    #[test]
+    fn at_a_place_every_pointer_is_below_a_wildcard() {
+        let at_place = |doc: &str, patch: &str| -> Result<(String, Vec<usize>), String> {
+            let mut d = parse_stream(doc).unwrap()[0].clone();
+            let pdocs = parse_stream(patch).unwrap();
+            let ops = parse_ops(pdocs[0].root.as_ref().unwrap()).unwrap();
+            apply_at_place(d.root.as_mut().unwrap(), &ops, &Options::default())
+                .map(|n| (emit(&d), n))
+                .map_err(|e| e.to_string())
+        };
+        let container = "name: a\n";
+        let (out, n) = at_place(
+            container,
+            "- {op: add, path: /env/-, value: {name: X}}\n- {op: remove, path: '/env/[name=Y]'}\n- {op: replace, path: /image, value: i}\n- {op: copy, from: /nope, path: /x}\n- {op: move, from: /name, path: /meta/name}\n",
+        )
+        .unwrap();
+        assert_eq!(out, "env:\n- name: X\nmeta:\n  name: a\n");
+        assert_eq!(n, [1, 0, 0, 0, 1]);
+        // test still fails where the value is not there, without naming the place twice.
+        assert_eq!(
+            at_place(container, "- {op: test, path: /image, value: i}\n").unwrap_err(),
+            "op 0 (test /image): path does not exist"
+        );
+        // Without wildcards or a place, RFC 6902's rules.
+        assert!(counted(container, "- {op: add, path: /env/-, value: 1}\n").is_err());
     }
 }

@@ -139,6 +139,28 @@ pub(super) fn by_name(name: &str) -> Option<u32> {
     u32::try_from(i).ok()
 }
 
+/// The fields of the type `at` that have a type of their own in the tables: (name, type), for a
+/// list its element type; sorted by name.
+pub(super) fn typed_fields(at: u32) -> impl Iterator<Item = (&'static str, u32)> {
+    let fields = usize::try_from(at)
+        .ok()
+        .and_then(|i| TYPES.get(i))
+        .map_or(&[][..], |t| t.3);
+    fields.iter().filter_map(|f| target(f.2).map(|t| (f.0, t)))
+}
+
+/// How many types the tables hold: type indexes are below it.
+pub(super) fn type_count() -> usize {
+    TYPES.len()
+}
+
+/// Every kind: (group, version, kind), sorted.
+pub(super) fn kinds() -> impl Iterator<Item = (&'static str, &'static str, &'static str)> {
+    KINDS
+        .iter()
+        .map(|Kind(g, v, k, _)| (GROUPS.get(usize::from(*g)).copied().unwrap_or(""), *v, *k))
+}
+
 /// Compares `a + b` with `c` without building `a + b`.
 fn cmp_concat(a: &str, b: &str, c: &str) -> Ordering {
     a.bytes().chain(b.bytes()).cmp(c.bytes())

@@ -516,6 +516,8 @@ impl<'s> Walker<'s> {
                 Token::Index(i) => Some(Seg::Index(*i)),
                 Token::End => Some(Seg::Field("-".to_string())),
                 Token::Select(s) => Some(Seg::Key(s.fields().to_vec())),
+                // Every element: a key that names none (shown `[]`, any element).
+                Token::Every => Some(Seg::Key(Vec::new())),
                 Token::Name(_) => None,
             };
             if let (false, Some(seg)) = (elements.is_unknown(), seg) {
@@ -532,6 +534,7 @@ impl<'s> Walker<'s> {
                 Token::Index(i) => i.to_string(),
                 Token::End => "-".to_string(),
                 Token::Select(s) => s.to_string(),
+                Token::Every => token.to_string(),
             };
             match self.child(&objects, &name) {
                 Child::Free => return,

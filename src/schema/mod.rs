@@ -81,6 +81,7 @@ mod ext;
 mod graph;
 mod merge_keys;
 mod openapi;
+mod pods;
 mod shape;
 #[rustfmt::skip]
 mod shape_data;
@@ -95,6 +96,7 @@ pub use check::{
 };
 pub use comment::field_meta_from_comment;
 pub use error::{SchemaError, SchemaErrorKind};
+pub use pods::{PodHolder, PodKind};
 
 use graph::Graph;
 
@@ -192,6 +194,9 @@ pub struct Schema {
     crds: Graph,
     merge_keys: Graph,
     openapi: Graph,
+    /// Where kinds keep their pods (`pods.rs`): derived from the built-in tables on first use,
+    /// and as declared.
+    pods: pods::Pods,
 }
 
 impl Schema {

@@ -118,6 +118,11 @@ fixtures! {
         strict_makes_schema_findings_errors,
         a_custom_resource_patch_is_checked_against_its_crd,
     ],
+    wildcards: [
+        at_containers_adds_an_env_var_to_every_container_of_every_workload,
+        json6902_wildcard_sets_image_pull_policy_on_every_container,
+        at_with_keys_and_wildcards_at_two_levels,
+    ],
     kustomize_parity: [
         crd_lists_are_replaced_with_kustomize_options,
         crd_lists_merge_by_key_by_default,

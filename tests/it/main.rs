@@ -19,4 +19,5 @@ mod properties;
 mod regressions;
 mod support;
 mod walkers_corpus;
+mod wildcards;
 mod yaml_roundtrip;
