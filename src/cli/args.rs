@@ -159,14 +159,18 @@ functionConfig (apiVersion: fn.krm-merge.dev/v1alpha1, kind: Merge):
       original: |             merge3: the common ancestor (or originalPath: FILE)
       target:                 group, version, kind, name, namespace (anchored regexes),
         kind: Deployment      labelSelector, annotationSelector; omitted: the patch's own identity
+      at: \"@containers\"       where in each resource: a field path with [*] and [k=v], or
+                              @podTemplate, @podSpec, @containers (every workload kind)
       options: {newListItems: append, inferMergeKeys: true, allowNameChange: false,
-                allowKindChange: false, conflicts: warn}
+                allowKindChange: false, conflicts: warn, compatibility: native,
+                crdMergeKeys: true, strict: false}
     schema:                   merge keys for kinds the built-in Kubernetes schema lacks
       openAPI: {path: FILE}   (or inline:), and/or
       mergeKeys: [{group: example.com, kind: Foo, path: spec.items, keys: [name]}]
+      workloads: [{group: example.com, kind: App, podTemplate: spec.template}]
 Also accepted: kustomize's PatchTransformer config, and a ConfigMap (kpt fn eval -- key=value)
 with keys type, patch, original, group, version, kind, name, namespace, labelSelector,
-annotationSelector.
+annotationSelector, at, and the options.
 
 Results: in KRM mode inside the ResourceList; in every other mode each warning and error is one
 line on stderr (info lines with -v, warnings silenced by -q), and --results FILE writes them all.
