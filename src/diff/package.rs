@@ -55,7 +55,9 @@ pub enum Format {
     /// A `Merge` functionConfig (`apiVersion: fn.krm-merge.dev/v1alpha1`).
     #[default]
     Merge,
-    /// A mapping holding a kustomization's `patches:` entries (each patch as text).
+    /// A mapping holding a kustomization's `patches:` entries (each patch as text), made for
+    /// kustomize ([`Options::kustomize`]): strategic merge patches kyaml applies as written,
+    /// JSON patches by index, plain strings YAML 1.1 reads as something else quoted.
     Kustomization,
 }
 
@@ -172,6 +174,10 @@ pub fn diff<'n>(
             }
             Ok(m)
         };
+    let diff_opts = Options {
+        kustomize: opts.format == Format::Kustomization,
+        ..opts.diff
+    };
     let base_index = index("base", base)?;
     let variant_index = index("variant", variant)?;
     let groups = target_groups(base)?;
@@ -192,10 +198,10 @@ pub fn diff<'n>(
         let root = schema.root(g, ver, &id.kind);
         let d = match opts.patch_type {
             PatchType::Merge2 => {
-                two_way::diff(&old, &new, schema, root, &with_identity(&opts.diff))
+                two_way::diff(&old, &new, schema, root, &with_identity(&diff_opts))
             }
-            PatchType::Json6902 => json6902::diff(&old, &new, schema, root, &opts.diff),
-            PatchType::JsonMerge => jsonmerge::diff(&old, &new, &with_identity(&opts.diff)),
+            PatchType::Json6902 => json6902::diff(&old, &new, schema, root, &diff_opts),
+            PatchType::JsonMerge => jsonmerge::diff(&old, &new, &with_identity(&diff_opts)),
         }
         .map_err(|source| PackageError::Diff {
             id: id.to_string(),
@@ -370,12 +376,52 @@ fn entry<'n>(
             e.set("patch", patch);
         }
         Format::Kustomization => {
-            e.set("target", target);
-            let text = emit_node(&patch, Default::default());
-            e.set("patch", Node::scalar(text, ScalarStyle::Any));
+            // A strategic merge patch names its resource itself. With a target, kustomize
+            // would write the patch's labels and annotations as strings first (a `null` that
+            // removes one would become the string "null").
+            if ty != PatchType::Merge2 {
+                e.set("target", target);
+            }
+            e.set(
+                "patch",
+                Node::scalar(kustomize_text(patch), ScalarStyle::Any),
+            );
         }
     }
     e
+}
+
+/// A patch as the text of a kustomization's `patch:`, read back by kustomize as the patch:
+/// plain strings YAML 1.1 reads as something else (`on`, `0777`) quoted, as kustomize reads
+/// patches as YAML 1.1; and, since kustomize trims the text, a `|` or `>` block that would end
+/// it (and lose its last line break) double-quoted.
+fn kustomize_text(mut patch: Node<'_>) -> String {
+    patch.quote_yaml11_lookalikes();
+    if let Some(last) = last_scalar(&mut patch) {
+        if matches!(
+            last.style(),
+            Some(ScalarStyle::Literal | ScalarStyle::Folded | ScalarStyle::Any)
+        ) && last.as_str().is_some_and(|t| t.contains('\n'))
+        {
+            let text = last.as_str().unwrap_or_default().to_owned();
+            last.set_text(text, ScalarStyle::DoubleQuoted);
+        }
+    }
+    emit_node(&patch, Default::default())
+}
+
+/// The scalar written last in a tree.
+fn last_scalar<'x, 'n>(node: &'x mut Node<'n>) -> Option<&'x mut Node<'n>> {
+    if node.is_scalar() {
+        return Some(node);
+    }
+    if node.is_map() {
+        return node
+            .entries_mut()?
+            .last_mut()
+            .and_then(|e| last_scalar(&mut e.value));
+    }
+    node.items_mut()?.last_mut().and_then(last_scalar)
 }
 
 fn config<'n>(opts: &PackageOptions, patches: Vec<Node<'n>>) -> Node<'n> {

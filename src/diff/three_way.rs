@@ -470,6 +470,7 @@ mod tests {
         let opts = Options {
             infer_keys: false,
             identity: false,
+            kustomize: false,
         };
         let d = diff(
             Some(&n(original)),

@@ -343,6 +343,7 @@ fn opts() -> Options {
     Options {
         infer_keys: false,
         identity: false,
+        kustomize: false,
     }
 }
 

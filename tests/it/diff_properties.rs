@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 
 use krm_merge::config;
-use krm_merge::diff::{self, package, three_way, two_way, DiffErrorKind, Options};
+use krm_merge::diff::{self, package, three_way, two_way, DiffErrorKind, Options, WarningKind};
 use krm_merge::merge::merge2;
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
@@ -430,6 +430,7 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
             let opts = Options {
                 infer_keys: infer,
                 identity: true,
+                kustomize: false,
             };
             let what = format!("{label}, infer {infer}");
             // Strategic merge.
@@ -503,6 +504,9 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                     );
                 }
             }
+            if infer {
+                check_kustomize_flavour(old, new, &schema, label, exact)?;
+            }
             // JSON patch: always exact.
             let d = diff::json6902::diff(old, new, &schema, root(&schema), &opts)
                 .expect("json6902 diff");
@@ -533,6 +537,130 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
         prop_assert_eq!(json(&got), json(new), "jsonmerge patch\n{}", emit(&d.patch));
     }
     Ok(())
+}
+
+/// The patches made for kustomize (`Options::kustomize`), applied as kustomize applies them
+/// (merge2 with kustomize's options, which reproduce kyaml's merge; JSON patches with
+/// kustomize's library's choices): NEW, unless a warning says why not; a strategic merge patch
+/// may be refused only where a declared key is missing from an element.
+fn check_kustomize_flavour(
+    old: &Node<'static>,
+    new: &Node<'static>,
+    schema: &Schema,
+    label: &str,
+    exact: bool,
+) -> Result<(), TestCaseError> {
+    let opts = Options {
+        infer_keys: false,
+        identity: true,
+        kustomize: true,
+    };
+    let apply = |patch: &Node<'static>| {
+        let mut got = old.clone();
+        merge2::merge(
+            &mut got,
+            patch,
+            schema,
+            root(schema),
+            &opts.merge2_options(),
+            &Default::default(),
+        )
+        .map(|_| got)
+    };
+    // kyaml walks the whole resource: where it fails on OLD itself (a scalar in a list merged
+    // by key), kustomize can patch nothing in it.
+    if apply(&Node::map()).is_err() {
+        return Ok(());
+    }
+    match two_way::diff(old, new, schema, root(schema), &opts) {
+        Ok(d) => {
+            let got = apply(&d.patch.clone().into_owned()).map_err(|e| {
+                TestCaseError::fail(format!(
+                    "{label}, kustomize: merge2 fails: {e}\n{}",
+                    emit(&d.patch)
+                ))
+            })?;
+            if d.warnings.is_empty() {
+                prop_assert_eq!(
+                    json(&got),
+                    json(new),
+                    "{}, kustomize: merge2 patch\n{}",
+                    label,
+                    emit(&d.patch)
+                );
+            } else {
+                // Nulls kyaml drops; elements without their key, which kyaml regroups.
+                prop_assert!(
+                    d.warnings.iter().all(|w| match w.kind {
+                        WarningKind::NullNotKept => !exact,
+                        WarningKind::KyamlRegroups => label == "declared keys",
+                        WarningKind::IdentityChanged => false,
+                    }),
+                    "{}: {:?}",
+                    label,
+                    d.warnings
+                );
+            }
+        }
+        Err(e) => prop_assert!(
+            label == "declared keys"
+                && matches!(
+                    e.kind,
+                    DiffErrorKind::Kustomize(_) | DiffErrorKind::MissingKey(_)
+                ),
+            "{}, kustomize: {}",
+            label,
+            e
+        ),
+    }
+    let d = diff::json6902::diff(old, new, schema, root(schema), &opts).expect("json6902 diff");
+    let text = emit(&d.patch);
+    prop_assert!(!text.contains("/["), "a selector for kustomize:\n{}", text);
+    let ops = json6902::parse_ops(&d.patch).expect("operations read back");
+    let mut got = old.clone();
+    json6902::apply_with(&mut got, &ops, &json6902::Options::kustomize()).map_err(|e| {
+        TestCaseError::fail(format!("{label}, kustomize: json6902 fails: {e}\n{text}"))
+    })?;
+    prop_assert_eq!(
+        json(&got),
+        json(new),
+        "{}, kustomize: json6902 patch\n{}",
+        label,
+        text
+    );
+    Ok(())
+}
+
+/// A kustomization's `patches:` (as the package diff writes them) as the `Merge` config that
+/// applies them as kustomize does: each entry with kustomize's options, its type left to
+/// detection (a list of operations is a JSON patch, as kustomize decides).
+pub fn kustomize_config(patches: &Node<'_>) -> Node<'static> {
+    let entries = patches
+        .get("patches")
+        .map(|p| p.items().to_vec())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let mut e = e.into_owned();
+            let mut o = Node::map();
+            o.set("newListItems", Node::string("prepend"));
+            o.set("inferMergeKeys", Node::plain("false"));
+            e.set("options", o);
+            e
+        })
+        .collect();
+    let mut spec = Node::map();
+    spec.set("patches", Node::seq_of(entries));
+    let mut c = yaml::parse_stream(
+        "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: k}\n",
+    )
+    .expect("config")
+    .remove(0)
+    .root
+    .expect("a document")
+    .into_owned();
+    c.set("spec", spec);
+    c
 }
 
 /// Runs a package diff's config on BASE, written as a stream, through the library's pipeline.
@@ -607,24 +735,38 @@ proptest! {
         if add {
             variant.push(parse(&resource("extra", &specs[0], &None)));
         }
+        let want: Vec<serde_json::Value> = variant
+            .iter()
+            .filter(|v| v.str_at(&["metadata", "name"]) != Some("extra"))
+            .map(json)
+            .collect();
         for ty in [package::PatchType::Merge2, package::PatchType::Json6902, package::PatchType::JsonMerge] {
             for infer in [false, true] {
                 let opts = package::PackageOptions {
                     patch_type: ty,
-                    diff: Options { infer_keys: infer, identity: true },
+                    diff: Options { infer_keys: infer, identity: true, kustomize: false },
                     ..Default::default()
                 };
                 let d = package::diff(&base, &variant, &Schema::builtin(), &opts).expect("package diff");
                 prop_assert_eq!(d.added.len(), usize::from(add));
                 let got = run_config(&d.config, &base)
                     .map_err(|e| TestCaseError::fail(format!("{ty:?}: {e}\n{}", emit(&d.config))))?;
-                let want: Vec<serde_json::Value> = variant
-                    .iter()
-                    .filter(|v| v.str_at(&["metadata", "name"]) != Some("extra"))
-                    .map(json)
-                    .collect();
-                prop_assert_eq!(got, want, "{:?}, infer {}\n{}", ty, infer, emit(&d.config));
+                prop_assert_eq!(&got, &want, "{:?}, infer {}\n{}", ty, infer, emit(&d.config));
             }
+            if ty == package::PatchType::JsonMerge {
+                continue;
+            }
+            // The kustomization's `patches:`, applied as kustomize applies them.
+            let opts = package::PackageOptions {
+                patch_type: ty,
+                format: package::Format::Kustomization,
+                ..Default::default()
+            };
+            let d = package::diff(&base, &variant, &Schema::builtin(), &opts).expect("package diff");
+            let config = kustomize_config(&d.config);
+            let got = run_config(&config, &base)
+                .map_err(|e| TestCaseError::fail(format!("{ty:?}, kustomization: {e}\n{}", emit(&d.config))))?;
+            prop_assert_eq!(&got, &want, "{:?}, kustomization\n{}", ty, emit(&d.config));
         }
     }
 }
