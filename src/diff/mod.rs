@@ -130,26 +130,26 @@ pub enum WarningKind {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            WarningKind::NullNotKept => write!(
-                f,
-                "{}: the new version holds null here, which this patch type can only express as \
-                 removing the field; the patched resource will not have it",
-                self.path
-            ),
-            WarningKind::KyamlRegroups => write!(
-                f,
-                "{}: this element lacks a merge key field; kustomize's strategic merge pairs \
-                 elements by the key fields they have and will lose or merge it",
-                self.path
-            ),
-            WarningKind::IdentityChanged => write!(
-                f,
-                "{}: the identity changes; the patch carries the new value, so it must be \
-                 applied with a target",
-                self.path
-            ),
-        }
+        write!(f, "{}: {}", self.path, self.kind)
+    }
+}
+
+impl fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WarningKind::NullNotKept => {
+                "the new version holds null here, which this patch type can only express as \
+                 removing the field; the patched resource will not have it"
+            }
+            WarningKind::KyamlRegroups => {
+                "this element lacks a merge key field; kustomize's strategic merge pairs \
+                 elements by the key fields they have and will lose or merge it"
+            }
+            WarningKind::IdentityChanged => {
+                "the identity changes; the patch carries the new value, so it must be applied \
+                 with a target"
+            }
+        })
     }
 }
 
