@@ -485,10 +485,18 @@ fn packages_diff(
     let d = match package::diff(&base, &variant, schema, &opts) {
         Ok(d) => d,
         Err(e) => {
-            let mut r = FnResult::new(Severity::Error, e.to_string());
-            if let package::PackageError::Diff { source, .. } = &e {
-                r = r.at_field(source.path.clone());
-            }
+            let r = match &e {
+                package::PackageError::Diff { id, source } => {
+                    let mut r = FnResult::new(Severity::Error, source.kind.to_string());
+                    r.resource = Some(id.as_ref().clone());
+                    if source.path.0.is_empty() {
+                        r
+                    } else {
+                        r.at_field(source.path.clone())
+                    }
+                }
+                other => FnResult::new(Severity::Error, other.to_string()),
+            };
             return conclude(io, &req.report, &reading, &[r]).unwrap_or(1);
         }
     };

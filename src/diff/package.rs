@@ -131,7 +131,10 @@ pub enum PackageError {
     Ambiguous { id: String },
     /// A resource's patch cannot be made.
     #[error("{id}: {source}")]
-    Diff { id: String, source: DiffError },
+    Diff {
+        id: Box<Id<'static>>,
+        source: DiffError,
+    },
     /// kustomize reads every patch that is not a list of operations as a strategic merge patch.
     #[error(
         "kustomize has no JSON merge patches: use merge2 or json6902 with the kustomization format"
@@ -204,7 +207,7 @@ pub fn diff<'n>(
             PatchType::JsonMerge => jsonmerge::diff(&old, &new, &with_identity(&diff_opts)),
         }
         .map_err(|source| PackageError::Diff {
-            id: id.to_string(),
+            id: Box::new(id.clone().into_owned()),
             source,
         })?;
         if !d.changed {
@@ -536,12 +539,40 @@ mod tests {
         };
         let d = diff(&base, &variant, &Schema::builtin(), &opts).unwrap();
         let text = emit_node(&d.config, Default::default());
+        // Strategic merge patches name their resource: no target (with one, kustomize would
+        // turn a label's null into the string "null").
         assert!(
-            text.starts_with("patches:\n- target:\n    group: apps\n"),
+            text.starts_with("patches:\n- patch: |\n    apiVersion: apps/v1\n"),
             "{text}"
         );
+        // JSON patches need one, and go by index.
+        let opts = PackageOptions {
+            format: Format::Kustomization,
+            patch_type: PatchType::Json6902,
+            ..PackageOptions::default()
+        };
+        let d = diff(&base, &variant, &Schema::builtin(), &opts).unwrap();
+        let text = emit_node(&d.config, Default::default());
         assert!(
-            text.contains("  patch: |\n    apiVersion: apps/v1\n"),
+            text.contains("- target:\n    group: apps\n    version: v1\n    kind: Deployment\n    name: web\n    namespace: default\n  patch: |\n    - op: replace\n      path: /spec/replicas\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn kustomization_text_survives_kustomizes_reading() {
+        // A block scalar that ends the patch would lose its line break to kustomize's trim;
+        // a plain `on` would be a boolean to YAML 1.1.
+        let base = docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: x\n");
+        let variant = docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  b: on\n  a: |\n    line\n");
+        let opts = PackageOptions {
+            format: Format::Kustomization,
+            ..PackageOptions::default()
+        };
+        let d = diff(&base, &variant, &Schema::builtin(), &opts).unwrap();
+        let text = emit_node(&d.config, Default::default());
+        assert!(
+            text.ends_with("    data:\n      b: \"on\"\n      a: \"line\\n\"\n"),
             "{text}"
         );
     }

@@ -88,7 +88,7 @@ pub fn diff<'n>(
     }
     let mut d = Differ::new(schema, opts, Mode::ALL);
     if d.kustomize {
-        d.kyaml_losses(&new, root, &FieldMeta::default())?;
+        d.kyaml_losses(Some(&old), &new, root, &FieldMeta::default())?;
     }
     let body = d.map(&old, &new, root, false)?;
     if d.kustomize && body.get(PATCH).is_some() {
@@ -98,6 +98,10 @@ pub fn diff<'n>(
         )));
     }
     let changed = !body.entries().is_empty();
+    if d.kustomize && !changed {
+        // No patch, no walk: kyaml loses nothing.
+        d.warnings.clear();
+    }
     let mut warnings = d.warnings;
     let patch = if opts.identity {
         with_identity(&old, body, &mut warnings)
@@ -768,7 +772,8 @@ enum Element<'n> {
 
 /// The patch of kustomize's flavour ([`Options::kustomize`]): what kyaml's merge applies as
 /// written. kyaml puts a merged list together as the patch's elements, in the patch's order,
-/// then the resource's others in the resource's order, and knows no `$setElementOrder`,
+/// then the resource's others in the resource's order (where elements use more than one key
+/// field, only the new elements come first: the others stay in place), and knows no `$setElementOrder`,
 /// `$retainKeys` or `$deleteFromPrimitiveList`; it merges elements of keyed lists (an element's
 /// `$patch: replace` does nothing), pairs them by the text of the key fields some element has
 /// (no defaults), refuses a value of another kind, and takes a list's `{$patch: replace}`
@@ -913,22 +918,44 @@ impl Differ<'_> {
                 Element::Changed(sub)
             });
         }
-        let settled: Vec<Option<usize>> = ni
-            .iter()
-            .zip(&new_keys)
-            .zip(&elements)
-            .map(|((_, k), e)| match e {
-                Element::Same => old_pos.get(k.as_slice()).copied(),
-                _ => None,
-            })
-            .collect();
-        let cut = settled_tail(&settled, |p| *p);
         let mut items: Vec<Node<'n>> = Vec::new();
-        for ((n, e), _) in ni.iter().zip(elements).zip(0..cut) {
-            items.push(match e {
-                Element::New(c) | Element::Changed(c) => c,
-                Element::Same => Node::map_of(key_fields(n, keys)),
-            });
+        if used.len() > 1 {
+            // Elements that use more than one key field (ports: `containerPort` and
+            // `protocol`): kyaml brings only the new elements forward and merges the others in
+            // place. NEW must be its new elements, then OLD's others in OLD's order.
+            let places: Vec<Option<usize>> = new_keys
+                .iter()
+                .map(|k| old_pos.get(k.as_slice()).copied())
+                .collect();
+            let first_kept = places
+                .iter()
+                .position(Option::is_some)
+                .unwrap_or(places.len());
+            let new_first = places.iter().skip(first_kept).all(Option::is_some);
+            let in_order = places.iter().flatten().is_sorted();
+            if !(new_first && in_order) {
+                return self.push_replace(out, ne, at);
+            }
+            items.extend(elements.into_iter().filter_map(|e| match e {
+                Element::New(c) | Element::Changed(c) => Some(c),
+                Element::Same => None,
+            }));
+        } else {
+            let settled: Vec<Option<usize>> = new_keys
+                .iter()
+                .zip(&elements)
+                .map(|(k, e)| match e {
+                    Element::Same => old_pos.get(k.as_slice()).copied(),
+                    _ => None,
+                })
+                .collect();
+            let cut = settled_tail(&settled, |p| *p);
+            for ((n, e), _) in ni.iter().zip(elements).zip(0..cut) {
+                items.push(match e {
+                    Element::New(c) | Element::Changed(c) => c,
+                    Element::Same => Node::map_of(key_fields(n, keys)),
+                });
+            }
         }
         for (o, ok) in oi.iter().zip(&old_keys) {
             if !new_pos.contains_key(ok.as_slice()) {
@@ -952,27 +979,31 @@ impl Differ<'_> {
         Ok(())
     }
 
-    /// What kyaml's walk does to NEW whatever the patch says (it walks every map of the
-    /// resource, all but the inside of lists without merge metadata): it drops the entries
-    /// without a value (`key:`), and puts the elements of keyed lists together again, losing
-    /// those without their key fields (both reported), and fails on an element of a keyed list
-    /// that is not a mapping (an error: kustomize cannot give such a resource).
+    /// What kyaml's walk does whatever the patch says (it walks every map of the resource, all
+    /// but the inside of lists without merge metadata): it drops the entries without a value
+    /// (`key:`), so a null NEW holds where NEW or OLD wrote it so is lost; it puts the elements
+    /// of keyed lists together again, losing those without their key fields (both reported);
+    /// and it fails on an element of a keyed list that is not a mapping (an error: kustomize
+    /// cannot give such a resource). `old`: OLD's node at the same place, if any.
     fn kyaml_losses(
         &mut self,
+        old: Option<&Node<'_>>,
         node: &Node<'_>,
         at: Cursor,
         meta: &FieldMeta,
     ) -> Result<(), DiffError> {
+        let bare = |n: &Node<'_>| n.is_null() && n.as_str() == Some("");
         match node.kind() {
             Kind::Map => {
                 for e in node.entries() {
                     let key = e.key.as_str().unwrap_or_default();
+                    let was = old.filter(|o| o.is_map()).and_then(|o| o.get(key));
                     self.path.push(Seg::field(key));
-                    if e.value.is_null() && e.value.as_str() == Some("") {
+                    if e.value.is_null() && (bare(&e.value) || was.is_some_and(bare)) {
                         self.warn(WarningKind::NullNotKept);
                     }
                     let (m, child) = align::field(self.schema, at, key, &[&e.key]);
-                    let done = self.kyaml_losses(&e.value, child, &m);
+                    let done = self.kyaml_losses(was, &e.value, child, &m);
                     self.path.pop();
                     done?;
                 }
@@ -988,20 +1019,28 @@ impl Differ<'_> {
                         "a list merged by key holds an element that is not a mapping",
                     )));
                 }
+                let olds: HashMap<Vec<String>, &Node<'_>> = old
+                    .map(Node::items)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|o| Some((key_values(o, &keys)?, o)))
+                    .collect();
                 let has = |e: &Node<'_>, k: &MapKey| {
                     e.get(&k.name)
                         .is_some_and(|v| v.is_scalar() && !v.is_null())
                 };
                 for (i, item) in items.iter().enumerate() {
                     self.path.push(Seg::Index(i));
-                    let lacks = key_values(item, &keys).is_none()
+                    let key = key_values(item, &keys);
+                    let lacks = key.is_none()
                         || keys
                             .iter()
                             .any(|k| !has(item, k) && items.iter().any(|other| has(other, k)));
                     if lacks {
                         self.warn(WarningKind::KyamlRegroups);
                     }
-                    let done = self.kyaml_losses(item, at, &FieldMeta::default());
+                    let was = key.and_then(|k| olds.get(&k).copied());
+                    let done = self.kyaml_losses(was, item, at, &FieldMeta::default());
                     self.path.pop();
                     done?;
                 }
@@ -1333,6 +1372,19 @@ mod tests {
             KUSTOMIZE,
         );
         assert_eq!(p, "spec:\n  containers:\n  - name: a\n    ports:\n    - $patch: replace\n    - containerPort: 443\n    - containerPort: 80\n    - containerPort: 53\n      protocol: UDP\n");
+        // With protocols in use kyaml brings only new elements forward.
+        let (p, _) = run(
+            &format!("{pod}    - containerPort: 80\n      protocol: TCP\n      name: a\n"),
+            &format!("{pod}    - containerPort: 53\n      protocol: UDP\n    - containerPort: 80\n      protocol: TCP\n      name: b\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - name: a\n    ports:\n    - containerPort: 53\n      protocol: UDP\n    - containerPort: 80\n      protocol: TCP\n      name: b\n");
+        let (p, _) = run(
+            &format!("{pod}    - containerPort: 80\n      protocol: TCP\n"),
+            &format!("{pod}    - containerPort: 80\n      protocol: TCP\n    - containerPort: 53\n      protocol: UDP\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - name: a\n    ports:\n    - $patch: replace\n    - containerPort: 80\n      protocol: TCP\n    - containerPort: 53\n      protocol: UDP\n");
         // Without protocols anywhere, ports pair on their numbers.
         let (p, _) = run(
             &format!("{pod}    - containerPort: 80\n"),
