@@ -309,7 +309,7 @@ fn target_groups(base: &[Node<'_>]) -> Result<HashMap<Key, usize>, PackageError>
 /// The target naming exactly this resource.
 fn target_of(id: &Id<'_>, groups: &HashMap<Key, usize>) -> Node<'static> {
     let (g, v) = id.group_version();
-    let pattern = |s: &str| Node::string(regex::escape(s));
+    let pattern = |s: &str| Node::string(quote_meta(s));
     let mut t = Node::map();
     let ns = id.effective_namespace();
     let shared = groups
@@ -339,6 +339,23 @@ fn target_of(id: &Id<'_>, groups: &HashMap<Key, usize>) -> Node<'static> {
         );
     }
     t
+}
+
+/// `s` as a regular expression that matches it alone (once anchored, as targets are): the
+/// characters that mean something outside a class escaped, as Go's `regexp.QuoteMeta` does,
+/// so that `web-settings` stays readable.
+fn quote_meta(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(
+            c,
+            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `$patch: delete` for this resource, with its identity.
@@ -575,6 +592,25 @@ mod tests {
             text.ends_with("    data:\n      b: \"on\"\n      a: \"line\\n\"\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn targets_match_their_names_alone() {
+        for name in [
+            "web-settings",
+            "a.b",
+            "x+y*z?",
+            "(a|b)",
+            "[c]{1}",
+            "^d$",
+            "e\\f",
+        ] {
+            let re = regex::Regex::new(&format!("^(?:{})$", quote_meta(name))).unwrap();
+            assert!(re.is_match(name), "{name}");
+            assert!(!re.is_match(&format!("{name}x")), "{name}");
+        }
+        assert_eq!(quote_meta("web-settings"), "web-settings");
+        assert_eq!(quote_meta("a.b"), "a\\.b");
     }
 
     #[test]

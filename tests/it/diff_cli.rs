@@ -614,3 +614,26 @@ fn what_cannot_be_made_is_an_error_and_nothing_is_written() {
     assert_eq!(out.code, 1);
     assert!(!added.exists());
 }
+
+/// The catalog example's config is what `krm-merge diff` makes of the base (the example) and
+/// the prod copy (the example rendered: its `.expected/diff.patch` applied), below its comment.
+#[test]
+fn the_make_overlay_example_is_the_diff_of_its_base_and_its_render() {
+    let example = root().join("functions/examples/krm-merge-make-overlay");
+    let d = dir("example");
+    let prod = d.join("prod");
+    copy_dir(&example, &prod);
+    let applied = run(git(&prod)
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(example.join(".expected/diff.patch")));
+    assert!(applied.status.success());
+    let out = diff(&[example.to_str().unwrap(), prod.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let config = fs::read_to_string(example.join("fn-config.yaml")).expect("fn-config.yaml");
+    let generated: String = config
+        .lines()
+        .skip_while(|l| l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(out.stdout, generated);
+}
