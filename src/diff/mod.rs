@@ -9,10 +9,12 @@
 //!   list elements have merge keys;
 //! * [`jsonmerge`] — an RFC 7386 merge patch;
 //! * [`package`] — resources of two streams paired by identity, one patch per changed resource,
-//!   as a `Merge` functionConfig or a kustomization's `patches:`.
+//!   as a `Merge` functionConfig or a kustomization's `patches:` (made for kustomize:
+//!   [`Options::kustomize`]).
 //!
 //! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
-//! with [`Options::merge2_options`], `json6902::apply`, `jsonmerge::merge`) gives NEW as data,
+//! with [`Options::merge2_options`], `json6902::apply` — with kustomize's options for the
+//! kustomize flavour —, `jsonmerge::merge`) gives NEW as data,
 //! except where a [`Warning`] says why it cannot (a strategic merge patch or a JSON merge patch
 //! cannot write a `null` into a mapping). Values copied from NEW keep NEW's comments and scalar
 //! styles.

@@ -23,6 +23,11 @@
 //! the schema), is sent whole when its order changed. Nulls NEW holds in mappings are reported
 //! ([`WarningKind::NullNotKept`]), fields named `$...` are errors.
 //!
+//! With [`Options::kustomize`] the patch is made for kustomize's merge (kyaml) instead, which
+//! knows none of `$setElementOrder`, `$retainKeys` and `$deleteFromPrimitiveList`: see the
+//! `impl` block of the kyaml functions below for what it does instead, and
+//! [`WarningKind::KyamlRegroups`] and [`DiffErrorKind::Kustomize`] for what it cannot do.
+//!
 //! `Differ` also makes the two halves of a three-way patch (`three_way.rs`): changes and
 //! additions only, or deletions only, as apimachinery's diff options do.
 //!
