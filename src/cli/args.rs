@@ -10,8 +10,7 @@
 //!   options, `-` is stdin;
 //! * `CONFIG` alone: kustomize's legacy exec plugin (kustomize sets
 //!   `KUSTOMIZE_PLUGIN_CONFIG_ROOT`; without it, a regular file is taken as the config);
-//! * `merge2`, `merge3`, `schema`, `completions`, each with its own `--help`; `diff` is
-//!   reserved (hidden) for patch generation.
+//! * `merge2`, `merge3`, `diff`, `schema`, `completions`, each with its own `--help`.
 //!
 //! Usage errors exit 2 and name the offending argument (clap's messages, with suggestions for
 //! typos).
@@ -21,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use krm_merge::config::{Conflicts, PatchOptions};
+use krm_merge::diff::package::{Format, PatchType};
 use krm_merge::merge::merge2::NewItems;
 
 /// What the process was asked to do.
@@ -56,8 +56,33 @@ pub enum Mode {
     Schema,
     /// `completions SHELL`: a completion script.
     Completions(Shell),
-    /// `diff`: reserved for patch generation, which this build does not have.
-    Diff,
+    /// `diff OLD NEW`: the patch that turns one version into the other.
+    Diff(DiffRequest),
+}
+
+/// What `diff` was asked: see `krm-merge diff --help`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DiffRequest {
+    /// OLD (BASE, or CURRENT with `--original`).
+    pub old: Source,
+    /// NEW (VARIANT, or MODIFIED with `--original`).
+    pub new: Source,
+    /// `--original LAST_APPLIED`: a three-way patch.
+    pub original: Option<Source>,
+    pub patch_type: PatchType,
+    /// `--schema FILE`: an OpenAPI v2 document.
+    pub schema: Option<PathBuf>,
+    /// `--format`: what a package diff is written as (given: package mode).
+    pub format: Option<Format>,
+    /// `--package`: OLD and NEW are packages even when each holds one resource.
+    pub package: bool,
+    /// `--added FILE`: where the resources only NEW has go.
+    pub added: Option<PathBuf>,
+    /// `--infer-merge-keys`.
+    pub infer_keys: bool,
+    /// `--conflicts`: what a three-way conflict is.
+    pub conflicts: Conflicts,
+    pub report: Report,
 }
 
 /// Where the standalone filter reads resources.
@@ -146,6 +171,8 @@ krm-merge                               read a ResourceList on stdin, apply its 
   krm-merge CONFIG                        kustomize legacy exec plugin (stdin: a YAML stream)
   krm-merge merge2 SRC DEST               merge SRC into DEST (2-way strategic merge)
   krm-merge merge3 ORIGINAL UPDATED DEST  merge the change ORIGINAL->UPDATED into DEST (3-way)
+  krm-merge diff OLD NEW                  print the patch that turns OLD into NEW (resources,
+                                          or packages: a Merge functionConfig)
   krm-merge schema                        print the JSON Schema of the functionConfig
   krm-merge completions SHELL             print a completion script (bash, zsh, fish, powershell)
   krm-merge --help | --version            (each command has its own --help)";
@@ -271,6 +298,26 @@ enum ConflictsArg {
     Error,
 }
 
+/// The patch type `diff` writes (`--type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DiffType {
+    /// A strategic merge patch, as kubectl makes them
+    Merge2,
+    /// RFC 6902 operations
+    Json6902,
+    /// An RFC 7386 merge patch
+    Jsonmerge,
+}
+
+/// What a package diff is written as (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    /// A Merge functionConfig
+    Merge,
+    /// The patches: entries of a kustomization
+    Kustomization,
+}
+
 /// The options of `merge2` and `merge3`: a patch's `options`.
 #[derive(Debug, Args)]
 struct MergeArgs {
@@ -334,6 +381,48 @@ enum Command {
         #[arg(long, value_name = "WHAT", default_value = "warn")]
         conflicts: ConflictsArg,
     },
+    /// Print the patch that turns OLD into NEW: two resources (a patch), or two packages (a
+    /// Merge functionConfig)
+    #[command(long_about = DIFF_ABOUT, after_help = DIFF_AFTER)]
+    Diff {
+        /// The old version (BASE; with --original, the live object): a file, a directory, or -
+        #[arg(value_name = "OLD")]
+        old: PathBuf,
+        /// The new version (VARIANT; with --original, the new configuration)
+        #[arg(value_name = "NEW")]
+        new: PathBuf,
+        /// The patch type
+        #[arg(long = "type", value_name = "TYPE", default_value = "merge2")]
+        patch_type: DiffType,
+        /// An OpenAPI v2 document (kustomize's openapi: format) with merge keys for more kinds
+        #[arg(long, value_name = "FILE")]
+        schema: Option<PathBuf>,
+        /// Make the patch kubectl apply sends: LAST_APPLIED the configuration applied last, OLD
+        /// the live object, NEW the new configuration (merge2 only)
+        #[arg(long, value_name = "LAST_APPLIED", conflicts_with_all = ["format", "package", "added"])]
+        original: Option<PathBuf>,
+        /// With --original: what a conflict (a field the live object changed too) is
+        #[arg(
+            long,
+            value_name = "WHAT",
+            default_value = "warn",
+            requires = "original"
+        )]
+        conflicts: ConflictsArg,
+        /// Packages: write a Merge functionConfig, or a kustomization's patches: entries
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<DiffFormat>,
+        /// Read OLD and NEW as packages even when each holds one resource
+        #[arg(long)]
+        package: bool,
+        /// Packages: write the resources only NEW has (no patch can make them) to FILE
+        #[arg(long, value_name = "FILE")]
+        added: Option<PathBuf>,
+        /// Pair the elements of lists no schema describes by a guessed key (name, ...), as
+        /// krm-merge's merge2 does unless told --no-infer-merge-keys; kubectl does not
+        #[arg(long)]
+        infer_merge_keys: bool,
+    },
     /// Print the JSON Schema of the functionConfig
     Schema,
     /// Print a completion script for SHELL
@@ -344,13 +433,59 @@ enum Command {
         #[arg(value_name = "SHELL")]
         shell: Shell,
     },
-    /// Reserved: patch generation from two versions of a resource
-    #[command(hide = true)]
-    Diff {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-        args: Vec<OsString>,
-    },
 }
+
+const DIFF_ABOUT: &str = "\
+Print the patch that turns OLD into NEW.
+
+Two resources (a file or - each, holding one resource, and any
+CustomResourceDefinitions whose merge keys the patch follows): the patch, with
+OLD's apiVersion, kind, name and namespace at its top, so that it needs no
+target. --type says which:
+
+merge2 (the default): a strategic merge patch as kubectl makes them
+(apimachinery's CreateTwoWayMergePatch): $setElementOrder, $patch: delete,
+$deleteFromPrimitiveList and $retainKeys where the schema calls for them, null
+for a removed field. Apply it with kubectl patch, or krm-merge merge2
+--no-infer-merge-keys (inferMergeKeys: false); made with --infer-merge-keys,
+with krm-merge's defaults. For kustomize, whose merge lacks these directives,
+use --format kustomization.
+
+json6902: RFC 6902 operations. Elements of lists with merge keys are addressed
+by key (containers/[name=app]/image), so that the patch survives a reordering;
+others by index.
+
+jsonmerge: an RFC 7386 merge patch.
+
+Values copied from NEW keep its comments and styles.
+
+Three-way (--original LAST_APPLIED CURRENT MODIFIED): the patch kubectl apply
+sends (CreateThreeWayMergePatch): CURRENT's changes to MODIFIED, and deletions
+of what LAST_APPLIED set and MODIFIED no longer does. A field CURRENT changed
+since LAST_APPLIED that the patch changes too is a conflict: a warning (the
+patch overwrites it), or with --conflicts error an error.
+
+Packages (a directory, read as kpt reads a package, or a stream holding several
+resources, on either side; or --package, --format, --added): one patch per
+changed resource, targeted at it by identity, in a Merge functionConfig, or with
+--format kustomization as a kustomization's patches: entries made for kustomize
+(strategic merge patches without the directives kustomize lacks, JSON patches
+by index). A resource only in OLD gets a $patch: delete; one only in NEW is a
+warning (a patch cannot create it; --added FILE gets it). Kptfiles and
+local-config resources are not compared.";
+
+const DIFF_AFTER: &str = "\
+Merge keys come from the built-in Kubernetes schema, the
+CustomResourceDefinitions among OLD and NEW (not for --format kustomization:
+kustomize does not read them), and --schema FILE, which a Merge functionConfig
+carries inline so that the function merges as the diff did.
+
+When OLD and NEW hold the same data, nothing is printed.
+
+Exit status: 0 the patch was written (warnings on stderr: what a patch cannot
+say, a conflict); 1 the patch cannot be made (malformed input, a list element
+without its merge key, a conflict with --conflicts error), nothing is written;
+2 usage error.";
 
 /// The clap command, for help, completions and the man page. The top-level help is laid out
 /// by hand (its usage lists every mode); error messages show clap's own short usage.
@@ -424,7 +559,32 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
             },
             Command::Schema => Mode::Schema,
             Command::Completions { shell } => Mode::Completions(shell),
-            Command::Diff { .. } => Mode::Diff,
+            Command::Diff {
+                old,
+                new,
+                patch_type,
+                schema,
+                original,
+                conflicts,
+                format,
+                package,
+                added,
+                infer_merge_keys,
+            } => Mode::Diff(diff_request(
+                old,
+                new,
+                original,
+                DiffOptions {
+                    patch_type,
+                    schema,
+                    conflicts,
+                    format,
+                    package,
+                    added,
+                    infer_merge_keys,
+                },
+                report,
+            )?),
         });
     }
     let Some(config) = cli.config else {
@@ -494,6 +654,101 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
         config,
         inputs,
         write,
+        report,
+    })
+}
+
+/// A usage error about `diff`'s arguments, with `diff`'s usage line.
+fn diff_usage(kind: clap::error::ErrorKind, msg: impl std::fmt::Display) -> clap::Error {
+    let mut cmd = command();
+    cmd.build();
+    match cmd.find_subcommand_mut("diff") {
+        Some(sub) => sub.error(kind, msg),
+        None => usage(kind, msg),
+    }
+}
+
+/// `diff`'s options, as clap read them.
+struct DiffOptions {
+    patch_type: DiffType,
+    schema: Option<PathBuf>,
+    conflicts: ConflictsArg,
+    format: Option<DiffFormat>,
+    package: bool,
+    added: Option<PathBuf>,
+    infer_merge_keys: bool,
+}
+
+/// `diff`'s arguments checked together.
+fn diff_request(
+    old: PathBuf,
+    new: PathBuf,
+    original: Option<PathBuf>,
+    o: DiffOptions,
+    report: Report,
+) -> Result<DiffRequest, clap::Error> {
+    use clap::error::ErrorKind;
+    let source = |p: PathBuf| {
+        if p.as_os_str() == "-" {
+            Source::Stdin
+        } else {
+            Source::Path(p)
+        }
+    };
+    let (old, new, original) = (source(old), source(new), original.map(source));
+    let stdins = [Some(&old), Some(&new), original.as_ref()]
+        .iter()
+        .filter(|s| **s == Some(&Source::Stdin))
+        .count();
+    if stdins > 1 {
+        return Err(diff_usage(
+            ErrorKind::ArgumentConflict,
+            "'-' (stdin) can be given once",
+        ));
+    }
+    let patch_type = match o.patch_type {
+        DiffType::Merge2 => PatchType::Merge2,
+        DiffType::Json6902 => PatchType::Json6902,
+        DiffType::Jsonmerge => PatchType::JsonMerge,
+    };
+    let format = o.format.map(|f| match f {
+        DiffFormat::Merge => Format::Merge,
+        DiffFormat::Kustomization => Format::Kustomization,
+    });
+    if original.is_some() && patch_type != PatchType::Merge2 {
+        return Err(diff_usage(
+            ErrorKind::ArgumentConflict,
+            "--original makes the strategic merge patch kubectl apply sends: --type merge2 only",
+        ));
+    }
+    if format == Some(Format::Kustomization) {
+        if patch_type == PatchType::JsonMerge {
+            return Err(diff_usage(
+                ErrorKind::ArgumentConflict,
+                "--format kustomization: kustomize has no JSON merge patches (use --type merge2 or json6902)",
+            ));
+        }
+        if o.infer_merge_keys {
+            return Err(diff_usage(
+                ErrorKind::ArgumentConflict,
+                "--format kustomization: kustomize never infers merge keys (leave out --infer-merge-keys)",
+            ));
+        }
+    }
+    Ok(DiffRequest {
+        old,
+        new,
+        original,
+        patch_type,
+        schema: o.schema,
+        format,
+        package: o.package,
+        added: o.added,
+        infer_keys: o.infer_merge_keys,
+        conflicts: match o.conflicts {
+            ConflictsArg::Warn => Conflicts::Warn,
+            ConflictsArg::Error => Conflicts::Error,
+        },
         report,
     })
 }
@@ -618,6 +873,84 @@ mod tests {
         assert_eq!(opts.new_list_items, NewItems::Prepend);
         assert_eq!(opts.conflicts, Conflicts::Error);
         assert!(!opts.infer_merge_keys);
+    }
+
+    #[test]
+    fn diff_requests() {
+        let Mode::Diff(req) = run(&["diff", "a.yaml", "-", "--type", "json6902", "-q"]) else {
+            panic!("diff");
+        };
+        assert_eq!(req.old, Source::Path("a.yaml".into()));
+        assert_eq!(req.new, Source::Stdin);
+        assert_eq!(req.patch_type, PatchType::Json6902);
+        assert_eq!(req.report.level, Level::Quiet);
+        assert_eq!((req.original, req.format, req.package), (None, None, false));
+        let Mode::Diff(req) = run(&[
+            "diff",
+            "--original",
+            "last.yaml",
+            "live.yaml",
+            "new.yaml",
+            "--conflicts=error",
+            "--schema",
+            "s.json",
+        ]) else {
+            panic!("diff");
+        };
+        assert_eq!(req.original, Some(Source::Path("last.yaml".into())));
+        assert_eq!(req.conflicts, Conflicts::Error);
+        assert_eq!(req.schema, Some(PathBuf::from("s.json")));
+        let Mode::Diff(req) = run(&["diff", "base", "prod", "--format", "kustomization"]) else {
+            panic!("diff");
+        };
+        assert_eq!(req.format, Some(Format::Kustomization));
+        assert_eq!(req.patch_type, PatchType::Merge2);
+        for (args, says) in [
+            (&["diff", "a"][..], "<NEW>"),
+            (&["diff", "-", "-"], "once"),
+            (&["diff", "--original", "-", "-", "b"], "once"),
+            (&["diff", "--type", "merge3", "a", "b"], "merge3"),
+            (&["diff", "--conflicts", "error", "a", "b"], "--original"),
+            (
+                &["diff", "--original", "o", "--type", "json6902", "a", "b"],
+                "merge2 only",
+            ),
+            (
+                &["diff", "--original", "o", "--format", "merge", "a", "b"],
+                "--format",
+            ),
+            (
+                &[
+                    "diff",
+                    "--format",
+                    "kustomization",
+                    "--type",
+                    "jsonmerge",
+                    "a",
+                    "b",
+                ],
+                "JSON merge",
+            ),
+            (
+                &[
+                    "diff",
+                    "--format",
+                    "kustomization",
+                    "--infer-merge-keys",
+                    "a",
+                    "b",
+                ],
+                "infers",
+            ),
+        ] {
+            let e = usage_error(args);
+            assert!(e.contains(says), "{args:?}: {e}");
+            // clap's own value errors show no usage; the others show diff's.
+            assert!(
+                args.contains(&"merge3") || e.contains("Usage: krm-merge diff"),
+                "{args:?}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -205,13 +205,22 @@ pub fn read_inputs(
     stdin: &mut dyn Read,
     config: Option<FileKey>,
 ) -> Result<Inputs, ReadFailure> {
-    let mut budget = Budget::new(MAX_INPUT);
+    read_inputs_within(inputs, stdin, config, &mut Budget::new(MAX_INPUT))
+}
+
+/// [`read_inputs`], within what is left of a budget shared with other reads (`diff`'s sides).
+pub fn read_inputs_within(
+    inputs: &[Source],
+    stdin: &mut dyn Read,
+    config: Option<FileKey>,
+    budget: &mut Budget,
+) -> Result<Inputs, ReadFailure> {
     let mut seen: HashMap<FileKey, PathBuf> = HashMap::new();
     let mut out = Inputs::default();
     for input in inputs {
         match input {
             Source::Stdin => {
-                let text = read_stdin(stdin, &mut budget)?;
+                let text = read_stdin(stdin, budget)?;
                 out.push(
                     "stdin".into(),
                     text,
@@ -233,7 +242,7 @@ pub fn read_inputs(
                     for f in w.found {
                         match f {
                             Found::Resources { path, rel, kptfile } => {
-                                let text = read_file(&path, &mut budget)?;
+                                let text = read_file(&path, budget)?;
                                 let name = path.display().to_string();
                                 out.push(name, text, true, Some(path), rel, kptfile);
                             }
@@ -261,7 +270,7 @@ pub fn read_inputs(
                 if meta.is_file() {
                     seen.insert(k, p.clone());
                 }
-                let text = read_file(p, &mut budget)?;
+                let text = read_file(p, budget)?;
                 let rel = p
                     .file_name()
                     .map(PathBuf::from)

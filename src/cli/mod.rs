@@ -7,7 +7,7 @@
 //! * **KRM mode** (no arguments) is the KRM Functions Specification's: the ResourceList comes
 //!   back with its results inside, on an error too (the items as they came); each error is
 //!   also one line on stderr, which is all kustomize shows of a function's failure.
-//! * **Every other mode** (`--config`, the exec plugin, `merge2`, `merge3`): each warning and
+//! * **Every other mode** (`--config`, the exec plugin, `merge2`, `merge3`, `diff`): each warning and
 //!   error result is one line on stderr (info too with `-v`, errors only with `-q`),
 //!   `--results FILE` writes them all; on an error **nothing** is written — no stdout, no file —
 //!   so that a pipe never carries unpatched resources (kustomize discards an exec plugin's
@@ -17,6 +17,7 @@
 //! hold state beyond one run.
 
 mod args;
+mod diff;
 mod files;
 mod out;
 mod walk;
@@ -64,10 +65,7 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             );
             io.out_code(&script, 0)
         }
-        Mode::Diff => usage(
-            io,
-            "diff: patch generation is not part of this version of krm-merge",
-        ),
+        Mode::Diff(req) => diff::run(&req, stdin, io),
         Mode::Krm => {
             if stdin.terminal {
                 return usage(io, WAITING);
@@ -240,7 +238,7 @@ fn standalone(
         Write::InPlace => write_in_place(&read, &pkg, io),
         Write::Output(dir) => write_output(dir, &read, &pkg, io),
         Write::Diff { check } => {
-            let diff = diff(&read, &pkg);
+            let diff = unified_diffs(&read, &pkg);
             let code = if *check && pkg.changed() { 1 } else { 0 };
             io.out_code(diff.as_bytes(), code)
         }
@@ -315,7 +313,7 @@ fn changes(read: &Inputs, pkg: &PackageOutput) -> Vec<(String, &'static str)> {
 }
 
 /// `--diff`: every change as a unified diff, file by file.
-fn diff(read: &Inputs, pkg: &PackageOutput) -> String {
+fn unified_diffs(read: &Inputs, pkg: &PackageOutput) -> String {
     let mut text = String::new();
     for (i, f) in pkg.files.iter().enumerate() {
         let before = read.sources.get(i).map(|s| s.text.as_str());

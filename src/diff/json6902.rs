@@ -12,6 +12,9 @@
 //! one cannot, the list is edited by index. Other lists are edited by index (element by element,
 //! then `add` or `remove` at the end), or replaced whole when that takes fewer operations.
 //!
+//! With [`Options::kustomize`] no selector is written: kustomize's JSON patch library
+//! (evanphx/json-patch) knows only indices, so every list is edited by index.
+//!
 //! JSON patches can say everything YAML data holds (nulls included): applying the patch to OLD
 //! gives NEW exactly, as data. Values copied from NEW keep their comments and styles.
 //!
@@ -39,7 +42,8 @@ pub fn diff<'n>(
     let (old, new) = (expanded(old)?, expanded(new)?);
     let mut g = Gen {
         schema,
-        infer: opts.infer_keys,
+        infer: opts.infers(),
+        selectors: !opts.kustomize,
         ops: Vec::new(),
     };
     g.value(&old, &new, &mut Vec::new(), &FieldMeta::default(), root);
@@ -54,6 +58,9 @@ pub fn diff<'n>(
 struct Gen<'s, 'n> {
     schema: &'s Schema,
     infer: bool,
+    /// Keyed pointers (`[name=app]`) where list elements have merge keys; without them (for
+    /// kustomize, whose JSON patch library has none) every list is edited by index.
+    selectors: bool,
     ops: Vec<Node<'n>>,
 }
 
@@ -169,7 +176,9 @@ impl<'n> Gen<'_, 'n> {
             return;
         }
         let keyed = match align::list_kind(meta, self.infer, &[old, new], |_| false) {
-            ListKind::Keyed(keys) if old.items().iter().chain(new.items()).all(Node::is_map) => {
+            ListKind::Keyed(keys)
+                if self.selectors && old.items().iter().chain(new.items()).all(Node::is_map) =>
+            {
                 Some(keys)
             }
             _ => None,
@@ -412,6 +421,7 @@ mod tests {
         let opts = Options {
             infer_keys: infer,
             identity: true,
+            kustomize: false,
         };
         let d = diff(
             &old,

@@ -151,6 +151,7 @@ mod tests {
         let opts = Options {
             infer_keys: false,
             identity: false,
+            kustomize: false,
         };
         let d = diff(&old, &new, &opts).unwrap();
         let mut applied = old.clone();

@@ -9,10 +9,12 @@
 //!   list elements have merge keys;
 //! * [`jsonmerge`] — an RFC 7386 merge patch;
 //! * [`package`] — resources of two streams paired by identity, one patch per changed resource,
-//!   as a `Merge` functionConfig or a kustomization's `patches:`.
+//!   as a `Merge` functionConfig or a kustomization's `patches:` (made for kustomize:
+//!   [`Options::kustomize`]).
 //!
 //! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
-//! with [`Options::merge2_options`], `json6902::apply`, `jsonmerge::merge`) gives NEW as data,
+//! with [`Options::merge2_options`], `json6902::apply` — with kustomize's options for the
+//! kustomize flavour —, `jsonmerge::merge`) gives NEW as data,
 //! except where a [`Warning`] says why it cannot (a strategic merge patch or a JSON merge patch
 //! cannot write a `null` into a mapping). Values copied from NEW keep NEW's comments and scalar
 //! styles.
@@ -47,6 +49,14 @@ pub struct Options {
     /// strategic merge and JSON merge patches, so that a patch selects its resource without a
     /// target (the default). Off, a patch holds only what changed, as apimachinery's does.
     pub identity: bool,
+    /// Make patches for kustomize's `patches:` field rather than for apimachinery: strategic
+    /// merge patches that kyaml's merge applies as written (no `$setElementOrder`,
+    /// `$retainKeys` or `$deleteFromPrimitiveList`, which kyaml copies into the resource as
+    /// fields; list order given by kyaml's "the patch's elements first"; see [`two_way`]), and
+    /// JSON patches that address list elements by index (kustomize's JSON patch library knows
+    /// no `[name=app]` selectors). Merge keys are never inferred (kustomize does not). The
+    /// three-way patch ignores it.
+    pub kustomize: bool,
 }
 
 impl Default for Options {
@@ -54,19 +64,33 @@ impl Default for Options {
         Options {
             infer_keys: false,
             identity: true,
+            kustomize: false,
         }
     }
 }
 
 impl Options {
     /// The `merge2` options a strategic merge patch made with these options is applied with:
-    /// new list items appended, keys inferred as here.
+    /// new list items appended, keys inferred as here; with [`Options::kustomize`], kustomize's
+    /// (the patch's elements first, no inferred keys, kyaml's walk).
     pub fn merge2_options(&self) -> merge2::Options {
+        if self.kustomize {
+            return merge2::Options {
+                new_items: merge2::NewItems::Prepend,
+                infer_keys: false,
+                kustomize: true,
+            };
+        }
         merge2::Options {
             new_items: merge2::NewItems::Append,
             infer_keys: self.infer_keys,
             kustomize: false,
         }
+    }
+
+    /// Whether lists no schema describes are paired by kyaml's associative keys.
+    pub(crate) fn infers(&self) -> bool {
+        self.infer_keys && !self.kustomize
     }
 }
 
@@ -100,24 +124,34 @@ pub enum WarningKind {
     /// NEW's `apiVersion`, `kind`, `metadata.name` or `metadata.namespace` differs from OLD's:
     /// the patch carries NEW's value, so it no longer names OLD and needs a target.
     IdentityChanged,
+    /// With [`Options::kustomize`]: an element of a list merged by key lacks a key field (that
+    /// another element has). kyaml pairs such elements by the key fields they show and puts the
+    /// list together again wherever it merges, so kustomize loses or merges the element.
+    KyamlRegroups,
 }
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            WarningKind::NullNotKept => write!(
-                f,
-                "{}: the new version holds null here, which this patch type can only express as \
-                 removing the field; the patched resource will not have it",
-                self.path
-            ),
-            WarningKind::IdentityChanged => write!(
-                f,
-                "{}: the identity changes; the patch carries the new value, so it must be \
-                 applied with a target",
-                self.path
-            ),
-        }
+        write!(f, "{}: {}", self.path, self.kind)
+    }
+}
+
+impl fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WarningKind::NullNotKept => {
+                "the new version holds null here, which this patch type can only express as \
+                 removing the field; the patched resource will not have it"
+            }
+            WarningKind::KyamlRegroups => {
+                "this element lacks a merge key field; kustomize's strategic merge pairs \
+                 elements by the key fields they have and will lose or merge it"
+            }
+            WarningKind::IdentityChanged => {
+                "the identity changes; the patch carries the new value, so it must be applied \
+                 with a target"
+            }
+        })
     }
 }
 
@@ -143,6 +177,11 @@ pub enum DiffErrorKind {
     /// Aliases in an input name no anchor, or expand past the budget.
     #[error("{0}")]
     Alias(AliasError),
+    /// With [`Options::kustomize`]: kyaml's strategic merge cannot be made to give NEW here.
+    #[error(
+        "kustomize's strategic merge cannot give the new version here: {0}; a json6902 patch can"
+    )]
+    Kustomize(&'static str),
 }
 
 impl DiffError {

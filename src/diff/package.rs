@@ -55,7 +55,9 @@ pub enum Format {
     /// A `Merge` functionConfig (`apiVersion: fn.krm-merge.dev/v1alpha1`).
     #[default]
     Merge,
-    /// A mapping holding a kustomization's `patches:` entries (each patch as text).
+    /// A mapping holding a kustomization's `patches:` entries (each patch as text), made for
+    /// kustomize ([`Options::kustomize`]): strategic merge patches kyaml applies as written,
+    /// JSON patches by index, plain strings YAML 1.1 reads as something else quoted.
     Kustomization,
 }
 
@@ -129,7 +131,10 @@ pub enum PackageError {
     Ambiguous { id: String },
     /// A resource's patch cannot be made.
     #[error("{id}: {source}")]
-    Diff { id: String, source: DiffError },
+    Diff {
+        id: Box<Id<'static>>,
+        source: DiffError,
+    },
     /// kustomize reads every patch that is not a list of operations as a strategic merge patch.
     #[error(
         "kustomize has no JSON merge patches: use merge2 or json6902 with the kustomization format"
@@ -172,6 +177,10 @@ pub fn diff<'n>(
             }
             Ok(m)
         };
+    let diff_opts = Options {
+        kustomize: opts.format == Format::Kustomization,
+        ..opts.diff
+    };
     let base_index = index("base", base)?;
     let variant_index = index("variant", variant)?;
     let groups = target_groups(base)?;
@@ -192,13 +201,13 @@ pub fn diff<'n>(
         let root = schema.root(g, ver, &id.kind);
         let d = match opts.patch_type {
             PatchType::Merge2 => {
-                two_way::diff(&old, &new, schema, root, &with_identity(&opts.diff))
+                two_way::diff(&old, &new, schema, root, &with_identity(&diff_opts))
             }
-            PatchType::Json6902 => json6902::diff(&old, &new, schema, root, &opts.diff),
-            PatchType::JsonMerge => jsonmerge::diff(&old, &new, &with_identity(&opts.diff)),
+            PatchType::Json6902 => json6902::diff(&old, &new, schema, root, &diff_opts),
+            PatchType::JsonMerge => jsonmerge::diff(&old, &new, &with_identity(&diff_opts)),
         }
         .map_err(|source| PackageError::Diff {
-            id: id.to_string(),
+            id: Box::new(id.clone().into_owned()),
             source,
         })?;
         if !d.changed {
@@ -300,7 +309,7 @@ fn target_groups(base: &[Node<'_>]) -> Result<HashMap<Key, usize>, PackageError>
 /// The target naming exactly this resource.
 fn target_of(id: &Id<'_>, groups: &HashMap<Key, usize>) -> Node<'static> {
     let (g, v) = id.group_version();
-    let pattern = |s: &str| Node::string(regex::escape(s));
+    let pattern = |s: &str| Node::string(quote_meta(s));
     let mut t = Node::map();
     let ns = id.effective_namespace();
     let shared = groups
@@ -330,6 +339,23 @@ fn target_of(id: &Id<'_>, groups: &HashMap<Key, usize>) -> Node<'static> {
         );
     }
     t
+}
+
+/// `s` as a regular expression that matches it alone (once anchored, as targets are): the
+/// characters that mean something outside a class escaped, as Go's `regexp.QuoteMeta` does,
+/// so that `web-settings` stays readable.
+fn quote_meta(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(
+            c,
+            '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `$patch: delete` for this resource, with its identity.
@@ -370,12 +396,52 @@ fn entry<'n>(
             e.set("patch", patch);
         }
         Format::Kustomization => {
-            e.set("target", target);
-            let text = emit_node(&patch, Default::default());
-            e.set("patch", Node::scalar(text, ScalarStyle::Any));
+            // A strategic merge patch names its resource itself. With a target, kustomize
+            // would write the patch's labels and annotations as strings first (a `null` that
+            // removes one would become the string "null").
+            if ty != PatchType::Merge2 {
+                e.set("target", target);
+            }
+            e.set(
+                "patch",
+                Node::scalar(kustomize_text(patch), ScalarStyle::Any),
+            );
         }
     }
     e
+}
+
+/// A patch as the text of a kustomization's `patch:`, read back by kustomize as the patch:
+/// plain strings YAML 1.1 reads as something else (`on`, `0777`) quoted, as kustomize reads
+/// patches as YAML 1.1; and, since kustomize trims the text, a `|` or `>` block that would end
+/// it (and lose its last line break) double-quoted.
+fn kustomize_text(mut patch: Node<'_>) -> String {
+    patch.quote_yaml11_lookalikes();
+    if let Some(last) = last_scalar(&mut patch) {
+        if matches!(
+            last.style(),
+            Some(ScalarStyle::Literal | ScalarStyle::Folded | ScalarStyle::Any)
+        ) && last.as_str().is_some_and(|t| t.contains('\n'))
+        {
+            let text = last.as_str().unwrap_or_default().to_owned();
+            last.set_text(text, ScalarStyle::DoubleQuoted);
+        }
+    }
+    emit_node(&patch, Default::default())
+}
+
+/// The scalar written last in a tree.
+fn last_scalar<'x, 'n>(node: &'x mut Node<'n>) -> Option<&'x mut Node<'n>> {
+    if node.is_scalar() {
+        return Some(node);
+    }
+    if node.is_map() {
+        return node
+            .entries_mut()?
+            .last_mut()
+            .and_then(|e| last_scalar(&mut e.value));
+    }
+    node.items_mut()?.last_mut().and_then(last_scalar)
 }
 
 fn config<'n>(opts: &PackageOptions, patches: Vec<Node<'n>>) -> Node<'n> {
@@ -490,14 +556,61 @@ mod tests {
         };
         let d = diff(&base, &variant, &Schema::builtin(), &opts).unwrap();
         let text = emit_node(&d.config, Default::default());
+        // Strategic merge patches name their resource: no target (with one, kustomize would
+        // turn a label's null into the string "null").
         assert!(
-            text.starts_with("patches:\n- target:\n    group: apps\n"),
+            text.starts_with("patches:\n- patch: |\n    apiVersion: apps/v1\n"),
             "{text}"
         );
+        // JSON patches need one, and go by index.
+        let opts = PackageOptions {
+            format: Format::Kustomization,
+            patch_type: PatchType::Json6902,
+            ..PackageOptions::default()
+        };
+        let d = diff(&base, &variant, &Schema::builtin(), &opts).unwrap();
+        let text = emit_node(&d.config, Default::default());
         assert!(
-            text.contains("  patch: |\n    apiVersion: apps/v1\n"),
+            text.contains("- target:\n    group: apps\n    version: v1\n    kind: Deployment\n    name: web\n    namespace: default\n  patch: |\n    - op: replace\n      path: /spec/replicas\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn kustomization_text_survives_kustomizes_reading() {
+        // A block scalar that ends the patch would lose its line break to kustomize's trim;
+        // a plain `on` would be a boolean to YAML 1.1.
+        let base = docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: x\n");
+        let variant = docs("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  b: on\n  a: |\n    line\n");
+        let opts = PackageOptions {
+            format: Format::Kustomization,
+            ..PackageOptions::default()
+        };
+        let d = diff(&base, &variant, &Schema::builtin(), &opts).unwrap();
+        let text = emit_node(&d.config, Default::default());
+        assert!(
+            text.ends_with("    data:\n      b: \"on\"\n      a: \"line\\n\"\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn targets_match_their_names_alone() {
+        for name in [
+            "web-settings",
+            "a.b",
+            "x+y*z?",
+            "(a|b)",
+            "[c]{1}",
+            "^d$",
+            "e\\f",
+        ] {
+            let re = regex::Regex::new(&format!("^(?:{})$", quote_meta(name))).unwrap();
+            assert!(re.is_match(name), "{name}");
+            assert!(!re.is_match(&format!("{name}x")), "{name}");
+        }
+        assert_eq!(quote_meta("web-settings"), "web-settings");
+        assert_eq!(quote_meta("a.b"), "a\\.b");
     }
 
     #[test]

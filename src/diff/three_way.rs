@@ -54,17 +54,23 @@ pub struct Conflict {
     pub patch: Option<String>,
 }
 
-impl fmt::Display for Conflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Conflict {
+    /// What happened here, without the path: `changed in the live object (5) and by the new
+    /// configuration (3); the patch overwrites the live change`.
+    pub fn message(&self) -> String {
         let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(removed)".to_owned());
-        write!(
-            f,
-            "{}: changed in the live object ({}) and by the new configuration ({}); the patch \
+        format!(
+            "changed in the live object ({}) and by the new configuration ({}); the patch \
              overwrites the live change",
-            self.path,
             show(&self.current),
             show(&self.patch)
         )
+    }
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message())
     }
 }
 
@@ -470,6 +476,7 @@ mod tests {
         let opts = Options {
             infer_keys: false,
             identity: false,
+            kustomize: false,
         };
         let d = diff(
             Some(&n(original)),

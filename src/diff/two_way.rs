@@ -23,6 +23,11 @@
 //! the schema), is sent whole when its order changed. Nulls NEW holds in mappings are reported
 //! ([`WarningKind::NullNotKept`]), fields named `$...` are errors.
 //!
+//! With [`Options::kustomize`] the patch is made for kustomize's merge (kyaml) instead, which
+//! knows none of `$setElementOrder`, `$retainKeys` and `$deleteFromPrimitiveList`: see the
+//! `impl` block of the kyaml functions below for what it does instead, and
+//! [`WarningKind::KyamlRegroups`] and [`DiffErrorKind::Kustomize`] for what it cannot do.
+//!
 //! `Differ` also makes the two halves of a three-way patch (`three_way.rs`): changes and
 //! additions only, or deletions only, as apimachinery's diff options do.
 //!
@@ -87,8 +92,21 @@ pub fn diff<'n>(
         return Err(DiffError::new(DiffErrorKind::NotAMap("new")));
     }
     let mut d = Differ::new(schema, opts, Mode::ALL);
+    if d.kustomize {
+        d.kyaml_losses(Some(&old), &new, root, &FieldMeta::default())?;
+    }
     let body = d.map(&old, &new, root, false)?;
+    if d.kustomize && body.get(PATCH).is_some() {
+        // kustomize ignores a patch that says `$patch: replace` at its top.
+        return Err(DiffError::new(DiffErrorKind::Kustomize(
+            "a top-level field changes between a mapping, a list and a scalar",
+        )));
+    }
     let changed = !body.entries().is_empty();
+    if d.kustomize && !changed {
+        // No patch, no walk: kyaml loses nothing.
+        d.warnings.clear();
+    }
     let mut warnings = d.warnings;
     let patch = if opts.identity {
         with_identity(&old, body, &mut warnings)
@@ -122,6 +140,8 @@ impl Mode {
 pub(super) struct Differ<'s> {
     schema: &'s Schema,
     infer: bool,
+    /// Patches for kyaml's strategic merge ([`Options::kustomize`]).
+    kustomize: bool,
     mode: Mode,
     /// Where the walk is, for errors and warnings.
     path: Vec<Seg>,
@@ -132,7 +152,8 @@ impl<'s> Differ<'s> {
     pub(super) fn new(schema: &'s Schema, opts: &Options, mode: Mode) -> Self {
         Differ {
             schema,
-            infer: opts.infer_keys,
+            infer: opts.infers(),
+            kustomize: opts.kustomize && mode == Mode::ALL,
             mode,
             path: Vec::new(),
             warnings: Vec::new(),
@@ -173,8 +194,29 @@ impl<'s> Differ<'s> {
         at: Cursor,
         retain: bool,
     ) -> Result<Node<'n>, DiffError> {
-        let mut out: Vec<Entry<'n>> = Vec::new();
         let old_index = align::FieldIndex::new(Some(old));
+        if self.kustomize {
+            // kyaml refuses a patch value of another kind than the resource's (a mapping for a
+            // scalar, ...): the map is replaced whole instead.
+            let changes_kind = new.entries().iter().find(|ne| {
+                old_index.get(&ne.key).is_some_and(|oe| {
+                    !oe.value.is_null() && !ne.value.is_null() && oe.value.kind() != ne.value.kind()
+                })
+            });
+            if let Some(ne) = changes_kind {
+                if self.path.is_empty() {
+                    self.path
+                        .push(Seg::field(ne.key.as_str().unwrap_or_default()));
+                    let e = self.err(DiffErrorKind::Kustomize(
+                        "a top-level field changes between a mapping, a list and a scalar",
+                    ));
+                    self.path.pop();
+                    return Err(e);
+                }
+                return self.replaced_map(new, at);
+            }
+        }
+        let mut out: Vec<Entry<'n>> = Vec::new();
         for ne in new.entries() {
             let key = ne.key.as_str().unwrap_or_default();
             self.path.push(Seg::field(key));
@@ -211,7 +253,8 @@ impl<'s> Differ<'s> {
                 });
             }
         }
-        if retain && (!out.is_empty() || dropped) {
+        // kyaml knows no `$retainKeys`; the nulls for the fields that went do its work.
+        if retain && !self.kustomize && (!out.is_empty() || dropped) {
             let mut keep: Vec<&str> = new
                 .entries()
                 .iter()
@@ -244,7 +287,17 @@ impl<'s> Differ<'s> {
         match (old.kind(), new.kind()) {
             (Kind::Map, Kind::Map) if meta.replace => {
                 if self.mode.changes && !same(old, new) {
-                    self.push_copy(out, ne, at, meta, None)?;
+                    if self.kustomize {
+                        // kyaml merges maps whatever the schema says: say `$patch: replace`.
+                        self.field_key(&ne.key)?;
+                        let value = self.replaced_map(new, at)?;
+                        out.push(Entry {
+                            key: ne.key.clone(),
+                            value,
+                        });
+                    } else {
+                        self.push_copy(out, ne, at, meta, None)?;
+                    }
                 }
             }
             (Kind::Map, Kind::Map) => {
@@ -317,7 +370,9 @@ impl<'s> Differ<'s> {
                 }
                 Ok(())
             }
+            ListKind::Set if self.kustomize => self.kyaml_set(old, ne, at, out),
             ListKind::Set => self.set_list(old, ne, at, out),
+            ListKind::Keyed(keys) if self.kustomize => self.kyaml_keyed(old, ne, at, &keys, out),
             ListKind::Keyed(keys) => {
                 let inferred = meta.list.is_none();
                 self.keyed_list(old, ne, meta, at, &keys, inferred, out)
@@ -624,6 +679,14 @@ impl<'s> Differ<'s> {
         let mut fixes: Vec<Vec<usize>> = Vec::new();
         let mut steps: Vec<usize> = Vec::new();
         self.inspect(new, at, meta, kind, &mut steps, &mut fixes)?;
+        if self.kustomize && !fixes.is_empty() {
+            // kyaml reads a `$patch` element of a list the resource lacks as data, and folds
+            // elements that share a key.
+            return Err(self.err(DiffErrorKind::Kustomize(
+                "a list holds two elements with one merge key, two equal values, or an element \
+                 without its merge key",
+            )));
+        }
         let mut copy = plain_copy(new);
         for fix in fixes {
             if let Some(list) = descend(&mut copy, &fix).and_then(Node::items_mut) {
@@ -700,6 +763,319 @@ impl<'s> Differ<'s> {
             Kind::Scalar | Kind::Alias => Ok(()),
         }
     }
+}
+
+/// What a list element of NEW is to kyaml's merge of a keyed list.
+enum Element<'n> {
+    /// Not in OLD: sent whole.
+    New(Node<'n>),
+    /// In OLD and changed: its key fields and the patch of its fields.
+    Changed(Node<'n>),
+    /// In OLD, the same.
+    Same,
+}
+
+/// The patch of kustomize's flavour ([`Options::kustomize`]): what kyaml's merge applies as
+/// written. kyaml puts a merged list together as the patch's elements, in the patch's order,
+/// then the resource's others in the resource's order (where elements use more than one key
+/// field, only the new elements come first: the others stay in place), and knows no `$setElementOrder`,
+/// `$retainKeys` or `$deleteFromPrimitiveList`; it merges elements of keyed lists (an element's
+/// `$patch: replace` does nothing), pairs them by the text of the key fields some element has
+/// (no defaults), refuses a value of another kind, and takes a list's `{$patch: replace}`
+/// element to replace the list.
+impl Differ<'_> {
+    /// NEW's map whole, after `$patch: replace`.
+    fn replaced_map<'n>(&mut self, new: &Node<'n>, at: Cursor) -> Result<Node<'n>, DiffError> {
+        let mut m = self.copy(new, at, &FieldMeta::default(), None)?;
+        if let Some(es) = m.entries_mut() {
+            es.insert(0, Entry::new(PATCH, Node::plain("replace")));
+        }
+        Ok(m)
+    }
+
+    /// A set of scalars: the fewest of NEW's values, from its start, that kyaml's order puts
+    /// in NEW's order; NEW whole after `{$patch: replace}` when a value goes (kyaml cannot
+    /// remove one) or a value repeats.
+    fn kyaml_set<'n>(
+        &mut self,
+        old: &Node<'_>,
+        ne: &Entry<'n>,
+        at: Cursor,
+        out: &mut Vec<Entry<'n>>,
+    ) -> Result<(), DiffError> {
+        let (oi, ni) = (old.items(), ne.value.items());
+        if same(old, &ne.value) {
+            return Ok(());
+        }
+        let keys = |items: &[Node<'_>]| -> Option<Vec<ScalarKey>> {
+            items
+                .iter()
+                .map(|i| ScalarKey::of(i).filter(|_| i.is_scalar()))
+                .collect()
+        };
+        let (Some(ok), Some(nk)) = (keys(oi), keys(ni)) else {
+            return self.push_replace(out, ne, at);
+        };
+        let old_pos: HashMap<&ScalarKey, usize> =
+            ok.iter().enumerate().map(|(i, k)| (k, i)).collect();
+        let new_set: HashSet<&ScalarKey> = nk.iter().collect();
+        let removed = ok.iter().any(|k| !new_set.contains(k));
+        if removed || old_pos.len() < ok.len() || new_set.len() < nk.len() {
+            return self.push_replace(out, ne, at);
+        }
+        let cut = settled_tail(&nk, |k| old_pos.get(k).copied());
+        if cut == 0 {
+            return Ok(());
+        }
+        self.field_key(&ne.key)?;
+        let mut list = shell(&ne.value);
+        if let Some(items) = list.items_mut() {
+            *items = ni.iter().take(cut).map(plain_copy).collect();
+        }
+        out.push(Entry {
+            key: ne.key.clone(),
+            value: list,
+        });
+        Ok(())
+    }
+
+    /// A list merged by key: NEW's elements from its start up to the last one that kyaml's
+    /// order would not put in place by itself (new ones whole, changed ones as their patch,
+    /// others as their key fields), then `$patch: delete` for those NEW dropped. NEW whole
+    /// after `{$patch: replace}` where kyaml would pair the elements otherwise than by key (an
+    /// element lacks a key field another has) or an element must be replaced whole.
+    fn kyaml_keyed<'n>(
+        &mut self,
+        old: &Node<'_>,
+        ne: &Entry<'n>,
+        at: Cursor,
+        keys: &[MapKey],
+        out: &mut Vec<Entry<'n>>,
+    ) -> Result<(), DiffError> {
+        let new = &ne.value;
+        let (oi, ni) = (old.items(), new.items());
+        if same(old, new) {
+            return Ok(());
+        }
+        let has = |e: &Node<'_>, k: &MapKey| {
+            e.get(&k.name)
+                .is_some_and(|v| v.is_scalar() && !v.is_null())
+        };
+        let used: Vec<&MapKey> = keys
+            .iter()
+            .filter(|k| oi.iter().chain(ni).any(|e| has(e, k)))
+            .collect();
+        let complete =
+            !used.is_empty() && oi.iter().chain(ni).all(|e| used.iter().all(|k| has(e, k)));
+        let ks = |items: &[Node<'_>]| -> Option<Vec<Vec<String>>> {
+            items.iter().map(|i| key_values(i, keys)).collect()
+        };
+        let (Some(old_keys), Some(new_keys)) = (ks(oi), ks(ni)) else {
+            return self.push_replace(out, ne, at);
+        };
+        let Some(new_pos) = unique_positions(&new_keys) else {
+            return Err(self.err(DiffErrorKind::Kustomize(
+                "two elements of the list have the same merge key",
+            )));
+        };
+        let (Some(old_pos), true) = (unique_positions(&old_keys), complete) else {
+            return self.push_replace(out, ne, at);
+        };
+        let replaced = self.schema.is_replaced(at);
+        let mut elements: Vec<Element<'n>> = Vec::with_capacity(ni.len());
+        for (n, nk) in ni.iter().zip(&new_keys) {
+            let Some(&i) = old_pos.get(nk.as_slice()) else {
+                elements.push(Element::New(self.copy(
+                    n,
+                    at,
+                    &FieldMeta::default(),
+                    None,
+                )?));
+                continue;
+            };
+            let o = &oi[i];
+            if same(o, n) {
+                elements.push(Element::Same);
+                continue;
+            }
+            if replaced {
+                return self.push_replace(out, ne, at);
+            }
+            self.path.push(align::key_seg(keys, nk));
+            let sub = self.map(o, n, at, false);
+            self.path.pop();
+            let mut sub = sub?;
+            if sub.get(PATCH).is_some() {
+                // kyaml keeps the resource's element where an element says `$patch: replace`.
+                return self.push_replace(out, ne, at);
+            }
+            let mut fields: Vec<Entry<'n>> = key_fields(n, keys)
+                .into_iter()
+                .filter(|k| k.key.as_str().is_some_and(|k| sub.get(k).is_none()))
+                .collect();
+            if let Some(es) = sub.entries_mut() {
+                fields.append(es);
+                *es = fields;
+            }
+            elements.push(if sub.entries().is_empty() {
+                Element::Same
+            } else {
+                Element::Changed(sub)
+            });
+        }
+        let mut items: Vec<Node<'n>> = Vec::new();
+        if used.len() > 1 {
+            // Elements that use more than one key field (ports: `containerPort` and
+            // `protocol`): kyaml brings only the new elements forward and merges the others in
+            // place. NEW must be its new elements, then OLD's others in OLD's order.
+            let places: Vec<Option<usize>> = new_keys
+                .iter()
+                .map(|k| old_pos.get(k.as_slice()).copied())
+                .collect();
+            let first_kept = places
+                .iter()
+                .position(Option::is_some)
+                .unwrap_or(places.len());
+            let new_first = places.iter().skip(first_kept).all(Option::is_some);
+            let in_order = places.iter().flatten().is_sorted();
+            if !(new_first && in_order) {
+                return self.push_replace(out, ne, at);
+            }
+            items.extend(elements.into_iter().filter_map(|e| match e {
+                Element::New(c) | Element::Changed(c) => Some(c),
+                Element::Same => None,
+            }));
+        } else {
+            let settled: Vec<Option<usize>> = new_keys
+                .iter()
+                .zip(&elements)
+                .map(|(k, e)| match e {
+                    Element::Same => old_pos.get(k.as_slice()).copied(),
+                    _ => None,
+                })
+                .collect();
+            let cut = settled_tail(&settled, |p| *p);
+            for ((n, e), _) in ni.iter().zip(elements).zip(0..cut) {
+                items.push(match e {
+                    Element::New(c) | Element::Changed(c) => c,
+                    Element::Same => Node::map_of(key_fields(n, keys)),
+                });
+            }
+        }
+        for (o, ok) in oi.iter().zip(&old_keys) {
+            if !new_pos.contains_key(ok.as_slice()) {
+                let mut marker = key_fields(o, keys);
+                marker.push(Entry::new(PATCH, Node::plain("delete")));
+                items.push(Node::map_of(marker));
+            }
+        }
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.field_key(&ne.key)?;
+        let mut list = shell(new);
+        if let Some(is) = list.items_mut() {
+            *is = items;
+        }
+        out.push(Entry {
+            key: ne.key.clone(),
+            value: list,
+        });
+        Ok(())
+    }
+
+    /// What kyaml's walk does whatever the patch says (it walks every map of the resource, all
+    /// but the inside of lists without merge metadata): it drops the entries without a value
+    /// (`key:`), so a null NEW holds where NEW or OLD wrote it so is lost; it puts the elements
+    /// of keyed lists together again, losing those without their key fields (both reported);
+    /// and it fails on an element of a keyed list that is not a mapping (an error: kustomize
+    /// cannot give such a resource). `old`: OLD's node at the same place, if any.
+    fn kyaml_losses(
+        &mut self,
+        old: Option<&Node<'_>>,
+        node: &Node<'_>,
+        at: Cursor,
+        meta: &FieldMeta,
+    ) -> Result<(), DiffError> {
+        let bare = |n: &Node<'_>| n.is_null() && n.as_str() == Some("");
+        match node.kind() {
+            Kind::Map => {
+                for e in node.entries() {
+                    let key = e.key.as_str().unwrap_or_default();
+                    let was = old.filter(|o| o.is_map()).and_then(|o| o.get(key));
+                    self.path.push(Seg::field(key));
+                    if e.value.is_null() && (bare(&e.value) || was.is_some_and(bare)) {
+                        self.warn(WarningKind::NullNotKept);
+                    }
+                    let (m, child) = align::field(self.schema, at, key, &[&e.key]);
+                    let done = self.kyaml_losses(was, &e.value, child, &m);
+                    self.path.pop();
+                    done?;
+                }
+            }
+            Kind::Seq => {
+                let ListKind::Keyed(keys) = align::list_kind(meta, false, &[node], |_| false)
+                else {
+                    return Ok(());
+                };
+                let items = node.items();
+                if items.iter().any(|i| !i.is_map()) {
+                    return Err(self.err(DiffErrorKind::Kustomize(
+                        "a list merged by key holds an element that is not a mapping",
+                    )));
+                }
+                let olds: HashMap<Vec<String>, &Node<'_>> = old
+                    .map(Node::items)
+                    .unwrap_or_default()
+                    .iter()
+                    .filter_map(|o| Some((key_values(o, &keys)?, o)))
+                    .collect();
+                let has = |e: &Node<'_>, k: &MapKey| {
+                    e.get(&k.name)
+                        .is_some_and(|v| v.is_scalar() && !v.is_null())
+                };
+                for (i, item) in items.iter().enumerate() {
+                    self.path.push(Seg::Index(i));
+                    let key = key_values(item, &keys);
+                    let lacks = key.is_none()
+                        || keys
+                            .iter()
+                            .any(|k| !has(item, k) && items.iter().any(|other| has(other, k)));
+                    if lacks {
+                        self.warn(WarningKind::KyamlRegroups);
+                    }
+                    let was = key.and_then(|k| olds.get(&k).copied());
+                    let done = self.kyaml_losses(was, item, at, &FieldMeta::default());
+                    self.path.pop();
+                    done?;
+                }
+            }
+            Kind::Scalar | Kind::Alias => {}
+        }
+        Ok(())
+    }
+}
+
+/// Where the tail of a list that kyaml's order leaves in place starts: `place` gives an
+/// element's position in OLD when it is an unchanged element of OLD (else `None`); the tail is
+/// the longest run of such elements at the end, in OLD's order. kyaml puts the patch's
+/// elements first, then OLD's others in OLD's order: a patch holding the elements before the
+/// tail gives the list.
+fn settled_tail<T>(items: &[T], place: impl Fn(&T) -> Option<usize>) -> usize {
+    let mut cut = items.len();
+    let mut next: Option<usize> = None;
+    while let Some(p) = cut
+        .checked_sub(1)
+        .and_then(|i| items.get(i))
+        .and_then(&place)
+    {
+        if next.is_some_and(|n| p >= n) {
+            break;
+        }
+        next = Some(p);
+        cut -= 1;
+    }
+    cut
 }
 
 impl DiffError {
@@ -806,6 +1182,7 @@ mod tests {
     const NO_ID: Options = Options {
         infer_keys: false,
         identity: false,
+        kustomize: false,
     };
 
     #[test]
@@ -830,6 +1207,7 @@ mod tests {
         let opts = Options {
             infer_keys: true,
             identity: false,
+            kustomize: false,
         };
         let (p, _) = run(
             "kind: Thing\nitems:\n- name: a\n  v: 1\n- name: b\n",
@@ -909,6 +1287,118 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "spec.containers[1]: list element has no merge key \"name\""
+        );
+    }
+
+    const KUSTOMIZE: Options = Options {
+        infer_keys: false,
+        identity: false,
+        kustomize: true,
+    };
+
+    #[test]
+    fn kustomize_patches_order_lists_by_their_start() {
+        let pod = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n";
+        // b changes, c goes, d comes before a: kyaml puts the patch's elements first.
+        let (p, _) = run(
+            &format!("{pod}  - name: a\n  - name: b\n    image: b:1\n  - name: c\n  - name: e\n"),
+            &format!("{pod}  - name: d\n  - name: a\n  - name: b\n    image: b:2\n  - name: e\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - name: d\n  - name: a\n  - name: b\n    image: b:2\n  - name: c\n    $patch: delete\n");
+        // Only the last element changes: the others are named so that they stay first.
+        let (p, _) = run(
+            &format!("{pod}  - name: a\n  - name: b\n"),
+            &format!("{pod}  - name: a\n  - name: b\n    image: b:2\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(
+            p,
+            "spec:\n  containers:\n  - name: a\n  - name: b\n    image: b:2\n"
+        );
+        // The first changes: the rest follows by itself.
+        let (p, _) = run(
+            &format!("{pod}  - name: a\n  - name: b\n"),
+            &format!("{pod}  - name: a\n    image: a:2\n  - name: b\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - name: a\n    image: a:2\n");
+    }
+
+    #[test]
+    fn kustomize_patches_avoid_the_directives_kyaml_lacks() {
+        // No `$retainKeys`: the null does it.
+        let (p, _) = run(
+            "apiVersion: apps/v1\nkind: Deployment\nspec:\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: {maxSurge: 1}\n",
+            "apiVersion: apps/v1\nkind: Deployment\nspec:\n  strategy:\n    type: Recreate\n",
+            KUSTOMIZE,
+        );
+        assert_eq!(
+            p,
+            "spec:\n  strategy:\n    type: Recreate\n    rollingUpdate: null\n"
+        );
+        // A value added to a set goes first; one removed needs the whole list.
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  finalizers: ";
+        let (p, _) = run(
+            &format!("{cm}[a, b]\n"),
+            &format!("{cm}[c, a, b]\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "metadata:\n  finalizers: [c]\n");
+        let (p, _) = run(&format!("{cm}[a, b]\n"), &format!("{cm}[b]\n"), KUSTOMIZE);
+        assert_eq!(p, "metadata:\n  finalizers: [{$patch: replace}, b]\n");
+        // A value of another kind: the map around it is replaced.
+        let (p, _) = run(
+            "kind: T\nspec:\n  a: 1\n  b: {c: d}\n",
+            "kind: T\nspec:\n  a: [1]\n  b: {c: d}\n",
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  $patch: replace\n  a: [1]\n  b: {c: d}\n");
+        let schema = Schema::builtin();
+        let err = diff(
+            &n("kind: T\nspec: 1\n"),
+            &n("kind: T\nspec: {a: 1}\n"),
+            &schema,
+            Cursor::default(),
+            &KUSTOMIZE,
+        )
+        .unwrap_err();
+        assert_eq!(err.path.to_string(), "spec");
+        assert!(matches!(err.kind, DiffErrorKind::Kustomize(_)));
+    }
+
+    #[test]
+    fn kustomize_patches_replace_lists_kyaml_would_pair_otherwise() {
+        // kyaml pairs ports by the text of the key fields some port has: no TCP default.
+        let pod = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n    ports:\n";
+        let (p, _) = run(
+            &format!("{pod}    - containerPort: 80\n    - containerPort: 53\n      protocol: UDP\n"),
+            &format!("{pod}    - containerPort: 443\n    - containerPort: 80\n    - containerPort: 53\n      protocol: UDP\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - name: a\n    ports:\n    - $patch: replace\n    - containerPort: 443\n    - containerPort: 80\n    - containerPort: 53\n      protocol: UDP\n");
+        // With protocols in use kyaml brings only new elements forward.
+        let (p, _) = run(
+            &format!("{pod}    - containerPort: 80\n      protocol: TCP\n      name: a\n"),
+            &format!("{pod}    - containerPort: 53\n      protocol: UDP\n    - containerPort: 80\n      protocol: TCP\n      name: b\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - name: a\n    ports:\n    - containerPort: 53\n      protocol: UDP\n    - containerPort: 80\n      protocol: TCP\n      name: b\n");
+        let (p, _) = run(
+            &format!("{pod}    - containerPort: 80\n      protocol: TCP\n"),
+            &format!("{pod}    - containerPort: 80\n      protocol: TCP\n    - containerPort: 53\n      protocol: UDP\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(p, "spec:\n  containers:\n  - name: a\n    ports:\n    - $patch: replace\n    - containerPort: 80\n      protocol: TCP\n    - containerPort: 53\n      protocol: UDP\n");
+        // Without protocols anywhere, ports pair on their numbers.
+        let (p, _) = run(
+            &format!("{pod}    - containerPort: 80\n"),
+            &format!("{pod}    - containerPort: 443\n    - containerPort: 80\n"),
+            KUSTOMIZE,
+        );
+        assert_eq!(
+            p,
+            "spec:\n  containers:\n  - name: a\n    ports:\n    - containerPort: 443\n"
         );
     }
 

@@ -581,15 +581,6 @@ fn usage_errors_name_the_argument_and_suggest() {
     let out = krm(&["--in-place", "pkg"], "");
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--config"), "{}", out.stderr);
-    // `diff` is reserved for patch generation.
-    let out = krm(&["diff", "a.yaml", "b.yaml"], "");
-    assert_eq!(out.code, 2);
-    assert!(
-        out.stderr
-            .contains("diff: patch generation is not part of this version"),
-        "{}",
-        out.stderr
-    );
 }
 
 #[test]

@@ -1,11 +1,14 @@
 //! Patch creation against apimachinery's strategic merge patch suite
-//! (tests/data/conformance/k8s-strategicpatch, see its README): every two-way case that checks
-//! the patch `CreateTwoWayMergePatch` makes (`options.checkPatchCreation` and `inputs.twoWay`)
-//! is run through `diff::two_way`, every three-way case (`inputs.threeWay`) through
-//! `diff::three_way`, with the suite's test schema given as the OpenAPI v2 document a user would
-//! write for it. Patches are compared as data, after the suite's list sorting (both sides, as the
-//! issue asks: apimachinery's `sortMergeListsByName`, which also sorts `$retainKeys` and
-//! `$deleteFromPrimitiveList` values).
+//! (tests/data/conformance/k8s-strategicpatch, see its README), through the binary: every
+//! two-way case that checks the patch `CreateTwoWayMergePatch` makes (`options.checkPatchCreation`
+//! and `inputs.twoWay`) is run as `krm-merge diff --schema FILE OLD NEW`, every three-way case
+//! (`inputs.threeWay`) as `krm-merge diff --schema FILE --original ORIGINAL CURRENT MODIFIED`
+//! (its conflicts read from `--results`), with the suite's test schema written to FILE as the
+//! OpenAPI v2 document a user would write for it and the cases' documents as resources of its
+//! kind. Patches are compared as data, without the identity fields the command puts in front,
+//! after the suite's list sorting (both sides, as the issue asks: apimachinery's
+//! `sortMergeListsByName`, which also sorts `$retainKeys` and `$deleteFromPrimitiveList`
+//! values).
 //!
 //! Every created patch must also apply: applied with `merge2` (two-way, to `original`) it must
 //! give the case's expected result (`modified`, or upstream's `twoWayResult` where upstream's
@@ -17,9 +20,10 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use krm_merge::diff::{three_way, two_way, Options};
+use krm_merge::diff::Options;
 use krm_merge::merge::merge2;
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::yaml::{self, Entry, Node};
@@ -343,6 +347,7 @@ fn opts() -> Options {
     Options {
         infer_keys: false,
         identity: false,
+        kustomize: false,
     }
 }
 
@@ -371,14 +376,80 @@ fn show(v: &Value) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
+// ----- the binary -------------------------------------------------------------------------------
+
+/// What `krm-merge diff` made of a case.
+struct Made {
+    /// The patch (`{}` when it printed nothing: nothing changed).
+    patch: Node<'static>,
+    /// The conflicts it reported, one line each.
+    conflicts: Vec<String>,
+}
+
+/// A directory of its own for each run.
+fn case_dir() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::SeqCst);
+    crate::support::tmp_dir("diff-conformance", &n.to_string())
+}
+
+/// Runs `krm-merge diff --schema FILE [--original ORIGINAL] OLD NEW` on the case's documents;
+/// `Err` holds what it said when it made no patch.
+fn binary(
+    c: &Case,
+    original: Option<&Node<'_>>,
+    old: &Node<'_>,
+    new: &Node<'_>,
+) -> Result<Made, String> {
+    let dir = case_dir();
+    let file = |name: &str, text: String| -> String {
+        let p = dir.join(name);
+        fs::write(&p, text).expect("write");
+        p.to_str().expect("utf8").to_owned()
+    };
+    let schema = file("schema.json", openapi(&c.schema).to_string());
+    let results = dir.join("results.yaml");
+    let mut args: Vec<String> = vec!["diff".into(), "--schema".into(), schema];
+    if let Some(o) = original {
+        args.push("--original".into());
+        args.push(file("original.yaml", crate::support::yaml_text(o)));
+    }
+    args.push("--results".into());
+    args.push(results.to_str().expect("utf8").to_owned());
+    args.push(file("old.yaml", crate::support::yaml_text(old)));
+    args.push(file("new.yaml", crate::support::yaml_text(new)));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = crate::support::krm(&argv, "");
+    let said = fs::read_to_string(&results).unwrap_or_default();
+    let _ = fs::remove_dir_all(&dir);
+    if out.code != 0 {
+        return Err(format!("exit {}: {}", out.code, out.stderr.trim()));
+    }
+    let conflicts = docs(&said)
+        .first()
+        .and_then(|r| r.get("results").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r.get("message").and_then(Value::as_str))
+        .filter(|m| m.starts_with("changed in the live object"))
+        .map(str::to_owned)
+        .collect();
+    let patch = yaml::parse_stream(&out.stdout)
+        .map_err(|e| format!("the patch is not YAML: {e}"))?
+        .into_iter()
+        .find_map(|d| d.root)
+        .map(Node::into_owned)
+        .unwrap_or_else(Node::map);
+    Ok(Made { patch, conflicts })
+}
+
 // ----- the two sets -------------------------------------------------------------------------------
 
 fn two_way_case(c: &Case) -> Result<(), String> {
     let (schema, root) = schema_of(c);
     let original = resource(c, s(&c.v, &["inputs", "original"]));
     let modified = resource(c, s(&c.v, &["inputs", "modified"]));
-    let d = two_way::diff(&original, &modified, &schema, root, &opts())
-        .map_err(|e| format!("error: {e}"))?;
+    let d = binary(c, None, &original, &modified)?;
     let got = sorted(
         c,
         strip(yaml::to_json(&d.patch).map_err(|e| e.to_string())?),
@@ -408,17 +479,13 @@ fn three_way_case(c: &Case) -> Result<(), String> {
     let original = resource(c, s(&c.v, &["inputs", "original"]));
     let current = resource(c, s(&c.v, &["inputs", "current"]));
     let modified = resource(c, s(&c.v, &["inputs", "modified"]));
-    let d = three_way::diff(Some(&original), &current, &modified, &schema, root, &opts())
-        .map_err(|e| format!("error: {e}"))?;
+    let d = binary(c, Some(&original), &current, &modified)?;
     let expect_conflict = flag(&c.v, &["options", "expectConflict"]);
     if expect_conflict == d.conflicts.is_empty() {
         return Err(format!(
             "conflicts: expected {}, got {:?}",
             if expect_conflict { "some" } else { "none" },
             d.conflicts
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
         ));
     }
     let got = sorted(

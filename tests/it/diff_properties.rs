@@ -6,6 +6,13 @@
 //! CURRENT gives MODIFIED; and for generated packages, running the `Merge` functionConfig the
 //! package diff writes on BASE gives VARIANT.
 //!
+//! The patches made for kustomize (`Options::kustomize`, the kustomization format) are applied as
+//! kustomize applies them (kustomize's options, which reproduce kyaml's merge and kustomize's
+//! JSON patch library).
+//!
+//! A sample of the same pairs and packages goes through the binary: `krm-merge diff`, then the
+//! patch or config run by `krm-merge --config` (`--schema` standing for the declared keys).
+//!
 //! Where NEW holds nulls a strategic merge or merge patch cannot write, the diff must say so
 //! (a warning) and the round trip is checked only without nulls; JSON patches always round trip.
 //!
@@ -15,7 +22,7 @@
 use std::fmt::Write as _;
 
 use krm_merge::config;
-use krm_merge::diff::{self, package, three_way, two_way, DiffErrorKind, Options};
+use krm_merge::diff::{self, package, three_way, two_way, DiffErrorKind, Options, WarningKind};
 use krm_merge::merge::merge2;
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
@@ -430,6 +437,7 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
             let opts = Options {
                 infer_keys: infer,
                 identity: true,
+                kustomize: false,
             };
             let what = format!("{label}, infer {infer}");
             // Strategic merge.
@@ -503,6 +511,9 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                     );
                 }
             }
+            if infer {
+                check_kustomize_flavour(old, new, &schema, label, exact)?;
+            }
             // JSON patch: always exact.
             let d = diff::json6902::diff(old, new, &schema, root(&schema), &opts)
                 .expect("json6902 diff");
@@ -533,6 +544,130 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
         prop_assert_eq!(json(&got), json(new), "jsonmerge patch\n{}", emit(&d.patch));
     }
     Ok(())
+}
+
+/// The patches made for kustomize (`Options::kustomize`), applied as kustomize applies them
+/// (merge2 with kustomize's options, which reproduce kyaml's merge; JSON patches with
+/// kustomize's library's choices): NEW, unless a warning says why not; a strategic merge patch
+/// may be refused only where a declared key is missing from an element.
+fn check_kustomize_flavour(
+    old: &Node<'static>,
+    new: &Node<'static>,
+    schema: &Schema,
+    label: &str,
+    exact: bool,
+) -> Result<(), TestCaseError> {
+    let opts = Options {
+        infer_keys: false,
+        identity: true,
+        kustomize: true,
+    };
+    let apply = |patch: &Node<'static>| {
+        let mut got = old.clone();
+        merge2::merge(
+            &mut got,
+            patch,
+            schema,
+            root(schema),
+            &opts.merge2_options(),
+            &Default::default(),
+        )
+        .map(|_| got)
+    };
+    // kyaml walks the whole resource: where it fails on OLD itself (a scalar in a list merged
+    // by key), kustomize can patch nothing in it.
+    if apply(&Node::map()).is_err() {
+        return Ok(());
+    }
+    match two_way::diff(old, new, schema, root(schema), &opts) {
+        Ok(d) => {
+            let got = apply(&d.patch.clone().into_owned()).map_err(|e| {
+                TestCaseError::fail(format!(
+                    "{label}, kustomize: merge2 fails: {e}\n{}",
+                    emit(&d.patch)
+                ))
+            })?;
+            if d.warnings.is_empty() {
+                prop_assert_eq!(
+                    json(&got),
+                    json(new),
+                    "{}, kustomize: merge2 patch\n{}",
+                    label,
+                    emit(&d.patch)
+                );
+            } else {
+                // Nulls kyaml drops; elements without their key, which kyaml regroups.
+                prop_assert!(
+                    d.warnings.iter().all(|w| match w.kind {
+                        WarningKind::NullNotKept => !exact,
+                        WarningKind::KyamlRegroups => label == "declared keys",
+                        WarningKind::IdentityChanged => false,
+                    }),
+                    "{}: {:?}",
+                    label,
+                    d.warnings
+                );
+            }
+        }
+        Err(e) => prop_assert!(
+            label == "declared keys"
+                && matches!(
+                    e.kind,
+                    DiffErrorKind::Kustomize(_) | DiffErrorKind::MissingKey(_)
+                ),
+            "{}, kustomize: {}",
+            label,
+            e
+        ),
+    }
+    let d = diff::json6902::diff(old, new, schema, root(schema), &opts).expect("json6902 diff");
+    let text = emit(&d.patch);
+    prop_assert!(!text.contains("/["), "a selector for kustomize:\n{}", text);
+    let ops = json6902::parse_ops(&d.patch).expect("operations read back");
+    let mut got = old.clone();
+    json6902::apply_with(&mut got, &ops, &json6902::Options::kustomize()).map_err(|e| {
+        TestCaseError::fail(format!("{label}, kustomize: json6902 fails: {e}\n{text}"))
+    })?;
+    prop_assert_eq!(
+        json(&got),
+        json(new),
+        "{}, kustomize: json6902 patch\n{}",
+        label,
+        text
+    );
+    Ok(())
+}
+
+/// A kustomization's `patches:` (as the package diff writes them) as the `Merge` config that
+/// applies them as kustomize does: each entry with kustomize's options, its type left to
+/// detection (a list of operations is a JSON patch, as kustomize decides).
+pub fn kustomize_config(patches: &Node<'_>) -> Node<'static> {
+    let entries = patches
+        .get("patches")
+        .map(|p| p.items().to_vec())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|e| {
+            let mut e = e.into_owned();
+            let mut o = Node::map();
+            o.set("newListItems", Node::string("prepend"));
+            o.set("inferMergeKeys", Node::plain("false"));
+            e.set("options", o);
+            e
+        })
+        .collect();
+    let mut spec = Node::map();
+    spec.set("patches", Node::seq_of(entries));
+    let mut c = yaml::parse_stream(
+        "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: k}\n",
+    )
+    .expect("config")
+    .remove(0)
+    .root
+    .expect("a document")
+    .into_owned();
+    c.set("spec", spec);
+    c
 }
 
 /// Runs a package diff's config on BASE, written as a stream, through the library's pipeline.
@@ -607,24 +742,205 @@ proptest! {
         if add {
             variant.push(parse(&resource("extra", &specs[0], &None)));
         }
+        let want: Vec<serde_json::Value> = variant
+            .iter()
+            .filter(|v| v.str_at(&["metadata", "name"]) != Some("extra"))
+            .map(json)
+            .collect();
         for ty in [package::PatchType::Merge2, package::PatchType::Json6902, package::PatchType::JsonMerge] {
             for infer in [false, true] {
                 let opts = package::PackageOptions {
                     patch_type: ty,
-                    diff: Options { infer_keys: infer, identity: true },
+                    diff: Options { infer_keys: infer, identity: true, kustomize: false },
                     ..Default::default()
                 };
                 let d = package::diff(&base, &variant, &Schema::builtin(), &opts).expect("package diff");
                 prop_assert_eq!(d.added.len(), usize::from(add));
                 let got = run_config(&d.config, &base)
                     .map_err(|e| TestCaseError::fail(format!("{ty:?}: {e}\n{}", emit(&d.config))))?;
-                let want: Vec<serde_json::Value> = variant
-                    .iter()
-                    .filter(|v| v.str_at(&["metadata", "name"]) != Some("extra"))
-                    .map(json)
-                    .collect();
-                prop_assert_eq!(got, want, "{:?}, infer {}\n{}", ty, infer, emit(&d.config));
+                prop_assert_eq!(&got, &want, "{:?}, infer {}\n{}", ty, infer, emit(&d.config));
+            }
+            if ty == package::PatchType::JsonMerge {
+                continue;
+            }
+            // The kustomization's `patches:`, applied as kustomize applies them.
+            let opts = package::PackageOptions {
+                patch_type: ty,
+                format: package::Format::Kustomization,
+                ..Default::default()
+            };
+            let d = package::diff(&base, &variant, &Schema::builtin(), &opts).expect("package diff");
+            let config = kustomize_config(&d.config);
+            let got = run_config(&config, &base)
+                .map_err(|e| TestCaseError::fail(format!("{ty:?}, kustomization: {e}\n{}", emit(&d.config))))?;
+            prop_assert_eq!(&got, &want, "{:?}, kustomization\n{}", ty, emit(&d.config));
+        }
+    }
+}
+
+// ----- through the binary -------------------------------------------------------------------
+
+/// `spec.items` of kind Thing declared as a list merged by `name`, as the OpenAPI v2 document
+/// `--schema` takes (the declaration the in-process properties make).
+fn declared_openapi() -> serde_json::Value {
+    serde_json::json!({"definitions": {"thing": {
+        "type": "object",
+        "x-kubernetes-group-version-kind": [{"group": "example.com", "version": "v1", "kind": "Thing"}],
+        "properties": {"spec": {"type": "object", "properties": {"items": {
+            "type": "array",
+            "x-kubernetes-patch-merge-key": "name",
+            "x-kubernetes-patch-strategy": "merge"}}}}}}})
+}
+
+/// A `Merge` config holding one patch of `ty` for the Thing, with the patch's key inference,
+/// and the declared schema when `declared`.
+fn config_for(ty: &str, patch: &str, infer: bool, declared: bool) -> String {
+    let mut spec = serde_json::json!({"patches": [{
+        "type": ty,
+        "target": {"kind": "Thing"},
+        "options": {"inferMergeKeys": infer},
+        "patch": patch,
+    }]});
+    if declared {
+        spec["schema"] = serde_json::json!({"openAPI": {"inline": declared_openapi()}});
+    }
+    let config = serde_json::json!({
+        "apiVersion": "fn.krm-merge.dev/v1alpha1", "kind": "Merge",
+        "metadata": {"name": "apply"}, "spec": spec,
+    });
+    crate::support::yaml_text(&yaml::from_json(&config))
+}
+
+/// One pair through `krm-merge diff` in each type, with and without `--infer-merge-keys` and
+/// `--schema`, each patch applied to OLD by `krm-merge --config`: NEW, unless the diff warned
+/// (a null it cannot say) or refused (a declared key missing from an element).
+fn check_pair_through_the_binary(old: &str, new: &str) -> Result<(), TestCaseError> {
+    let dir = crate::support::tmp_dir("diff-props", "pair");
+    let file = |name: &str, text: &str| -> String {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("write");
+        p.to_str().expect("utf8").to_owned()
+    };
+    let (old_file, new_file) = (file("old.yaml", old), file("new.yaml", new));
+    let schema_file = file("schema.json", &declared_openapi().to_string());
+    let want = json(&parse(new));
+    for declared in [false, true] {
+        for (ty, infer) in [
+            ("merge2", false),
+            ("merge2", true),
+            ("json6902", false),
+            ("json6902", true),
+            ("jsonmerge", false),
+        ] {
+            let mut args = vec!["diff", "--type", ty];
+            if infer {
+                args.push("--infer-merge-keys");
+            }
+            if declared {
+                args.extend(["--schema", schema_file.as_str()]);
+            }
+            args.extend([old_file.as_str(), new_file.as_str()]);
+            let what = format!("{ty}, infer {infer}, declared {declared}");
+            let out = crate::support::krm(&args, "");
+            if out.code == 1 && declared && out.stderr.contains("merge key") {
+                continue;
+            }
+            prop_assert_eq!(out.code, 0, "{}: {}", what, out.stderr);
+            if out.stdout.is_empty() {
+                prop_assert_eq!(json(&parse(old)), want.clone(), "{}: no patch", what);
+                continue;
+            }
+            let fn_file = file("fn.yaml", &config_for(ty, &out.stdout, infer, declared));
+            let applied = crate::support::krm(&["--config", &fn_file, &old_file], "");
+            prop_assert_eq!(
+                applied.code,
+                0,
+                "{}: {}\n{}",
+                what,
+                applied.stderr,
+                out.stdout
+            );
+            if !out.stderr.contains("warning:") {
+                prop_assert_eq!(
+                    json(&parse(&applied.stdout)),
+                    want.clone(),
+                    "{}: patch\n{}",
+                    what,
+                    out.stdout
+                );
             }
         }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 24, ..Config::default() })]
+
+    /// A sample of the pairs above, through the binary: `krm-merge diff`, then the patch run
+    /// by `krm-merge --config` on OLD, gives NEW.
+    #[test]
+    fn binary_diff_then_apply_gives_new(o in spec(true), pool in prop::collection::vec(val(true), 1..4), seed in any::<u64>()) {
+        let u = updated(&o, &pool, seed);
+        check_pair_through_the_binary(&resource("r", &o, &None), &resource("r", &u, &None))?;
+    }
+
+    /// A sample of generated packages through the binary: `krm-merge diff BASE VARIANT` (two
+    /// directories), its config run by `krm-merge --config` on BASE, gives VARIANT without the
+    /// resources only it has, which `--added` holds.
+    #[test]
+    fn binary_package_diff_then_function_gives_variant(
+        specs in prop::collection::vec(spec(false), 1..5),
+        pool in prop::collection::vec(val(false), 1..4),
+        seed in any::<u64>(),
+        drop in any::<prop::sample::Index>(),
+        add in any::<bool>(),
+    ) {
+        let dir = crate::support::tmp_dir("diff-props", "package");
+        let (base, variant) = (dir.join("base"), dir.join("variant"));
+        std::fs::create_dir_all(&base).expect("dir");
+        std::fs::create_dir_all(&variant).expect("dir");
+        let dropped = drop.index(specs.len() + 1);
+        let mut want = Vec::new();
+        for (i, s) in specs.iter().enumerate() {
+            let name = format!("r{i}");
+            std::fs::write(base.join(format!("{name}.yaml")), resource(&name, s, &None)).expect("write");
+            if i != dropped {
+                let text = resource(&name, &updated(s, &pool, seed.wrapping_add(i as u64)), &None);
+                want.push(json(&parse(&text)));
+                std::fs::write(variant.join(format!("{name}.yaml")), text).expect("write");
+            }
+        }
+        let extra = resource("extra", &specs[0], &None);
+        if add {
+            std::fs::write(variant.join("extra.yaml"), &extra).expect("write");
+        }
+        let (b, v) = (base.to_str().expect("utf8"), variant.to_str().expect("utf8"));
+        let added = dir.join("added.yaml");
+        for ty in ["merge2", "json6902", "jsonmerge"] {
+            let out = crate::support::krm(
+                &["diff", "--type", ty, b, v, "--added", added.to_str().expect("utf8")],
+                "",
+            );
+            prop_assert_eq!(out.code, 0, "{}: {}", ty, out.stderr);
+            let added_docs = crate::support::docs(&std::fs::read_to_string(&added).expect("added"));
+            prop_assert_eq!(added_docs.len(), usize::from(add));
+            if out.stdout.is_empty() {
+                let base_docs: Vec<serde_json::Value> = specs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| json(&parse(&resource(&format!("r{i}"), s, &None))))
+                    .collect();
+                prop_assert_eq!(&base_docs, &want, "{}: no patch", ty);
+                continue;
+            }
+            let fn_file = dir.join("fn.yaml");
+            std::fs::write(&fn_file, &out.stdout).expect("write");
+            let run = crate::support::krm(&["--config", fn_file.to_str().expect("utf8"), b], "");
+            prop_assert_eq!(run.code, 0, "{}: {}\n{}", ty, run.stderr, out.stdout);
+            prop_assert_eq!(crate::support::docs(&run.stdout), want.clone(), "{}\n{}", ty, out.stdout);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -8,6 +8,11 @@
 //! as data (by identity; maps unordered, lists ordered). Both failing counts as agreement; one
 //! failing is a mismatch.
 //!
+//! `generated::generated_patches_give_the_variant_under_kustomize` turns the check around for
+//! issue 17: from the same cases it takes base/variant pairs (a case's resources, and kustomize's
+//! output for them) and checks that the patches `krm-merge diff --format kustomization` writes,
+//! strategic merge and JSON patches, give the variant under `kubectl kustomize`.
+//!
 //! `kustomize_parity` needs `kubectl` on PATH: ignored when it is missing, a failure when
 //! `KRM_MERGE_REQUIRE_HOSTS=1` (as `.ci/run` sets).
 //!
@@ -18,6 +23,7 @@
 
 mod emit;
 mod gen;
+mod generated;
 mod rng;
 
 use std::collections::BTreeMap;

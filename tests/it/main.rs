@@ -5,6 +5,7 @@ mod catalog;
 mod cli;
 mod conformance;
 mod container;
+mod diff_cli;
 mod diff_conformance;
 mod diff_properties;
 mod fixtures;
