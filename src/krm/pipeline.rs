@@ -190,6 +190,7 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
     let config_id = Id::of(fc).into_owned();
     let plan = config::plan(fc, base.as_deref()).ok()?;
     let mut engine = Engine::new(&plan, Some(&config_id));
+    engine.one_document();
     learn_crds(src, &mut engine, |src, found| {
         let _ = parse_split(src, "items", &mut |node, _| {
             if engine::is_crd(&node) {
@@ -230,7 +231,11 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
     }
     let [doc] = &split.docs[..] else { return None };
     let root = doc.root.as_ref()?;
+    // Anchors outside the items may be aliased by them or alias theirs: the whole-input path
+    // reads the document around the items too.
     let is_plain_rl = root.is_map()
+        && !root.has_anchor()
+        && !root.has_alias()
         && !root.is_flow()
         && root.str_at(&["kind"]) == Some("ResourceList")
         && root.get("results").is_none()
@@ -326,8 +331,12 @@ fn halfway(src: &str) -> Option<usize> {
 
 /// `plan` applied to input held whole.
 fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'static>>) -> Output {
-    let Input { form, items } = input;
-    let run = engine::run(plan, items, config);
+    let Input { mut form, items } = input;
+    let wrapper = match &mut form {
+        krm::Form::Wrapped { doc, .. } => doc.root.as_mut(),
+        krm::Form::Stream { .. } => None,
+    };
+    let run = engine::run_document(plan, items, config, wrapper);
     if run.failed {
         // All or nothing: the items as they came in. A stream is its own text.
         if matches!(form, krm::Form::Stream { .. }) {
