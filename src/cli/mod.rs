@@ -173,6 +173,13 @@ fn usage(io: &mut Io<'_>, msg: &str) -> i32 {
 }
 
 /// `merge2 SRC DEST` / `merge3 ORIGINAL UPDATED DEST`: DEST's documents, merged, on stdout.
+///
+/// Input that cannot be merged is an error (exit 1) that names the file and the place, and DEST
+/// goes back as it came, as every other malformed input does: malformed YAML in any of the
+/// files, a DEST that is not resources, a SRC (or UPDATED, ORIGINAL) document that is not a
+/// mapping (`null`, a scalar or a list would replace DEST or make it vanish, which the
+/// functionConfig path refuses too), aliases in SRC that expand past the alias budget. SRC's
+/// aliases are expanded and its anchors dropped, as the functionConfig's are.
 fn merge_files(
     kind: PatchKind,
     patch: &str,
@@ -181,32 +188,68 @@ fn merge_files(
     opts: PatchOptions,
     io: &mut Io<'_>,
 ) -> i32 {
-    let docs = |text: &str, what: &str| -> Result<Vec<Node<'static>>, String> {
-        let parsed = yaml::parse_stream(text).map_err(|e| format!("{what}: {e}"))?;
-        Ok(parsed
-            .into_iter()
-            .filter_map(|d| d.root)
-            .map(Node::into_owned)
-            .collect())
+    let refuse = |io: &mut Io<'_>, message: String| {
+        io.out(dest);
+        io.finish(&[FnResult::new(Severity::Error, message)])
+    };
+    let input = match Input::read(dest) {
+        Ok(i) => i,
+        Err(e) => return refuse(io, format!("DEST: {e}")),
     };
     let what = if kind == PatchKind::Merge2 {
         "SRC"
     } else {
         "UPDATED"
     };
-    let patch_docs = match docs(patch, what) {
+    let patch_docs = match patch_documents(patch, what, kind) {
         Ok(d) => d,
-        Err(e) => return usage(io, &e),
+        Err(e) => return refuse(io, e),
     };
-    let original_docs = match original.map(|o| docs(o, "ORIGINAL")).transpose() {
-        Ok(d) => d.unwrap_or_default(),
-        Err(e) => return usage(io, &e),
-    };
-    let input = match Input::read(dest) {
-        Ok(i) => i,
-        Err(e) => return usage(io, &format!("DEST: {e}")),
+    if kind == PatchKind::Merge2 && patch_docs.is_empty() {
+        return refuse(
+            io,
+            "SRC: no document (the file is empty, or only comments): nothing to merge".to_owned(),
+        );
+    }
+    let original_docs = match original.map(|o| patch_documents(o, "ORIGINAL", kind)) {
+        Some(Ok(d)) => d,
+        Some(Err(e)) => return refuse(io, e),
+        None => Vec::new(),
     };
     let single = patch_docs.len() == 1 && input.items.len() == 1 && original_docs.len() <= 1;
     let plan = config::command_line(kind, patch_docs, original_docs, opts, single);
     io.output(&krm::run_input(dest, input, &plan))
+}
+
+/// The documents of a patch file: each a mapping, its aliases expanded and its anchors
+/// dropped. Errors name the file (`what`), the document and its line.
+fn patch_documents(text: &str, what: &str, kind: PatchKind) -> Result<Vec<Node<'static>>, String> {
+    let parsed = yaml::parse_stream(text).map_err(|e| format!("{what}: malformed YAML: {e}"))?;
+    let mut out = Vec::new();
+    let mut offset = 0;
+    let mut n = 0;
+    for doc in parsed {
+        let line = text.get(..offset).map_or(0, |s| s.matches('\n').count()) + 1;
+        offset += doc.text.len();
+        let Some(root) = doc.root else { continue };
+        n += 1;
+        if !root.is_map() {
+            let found = match root.kind() {
+                yaml::Kind::Seq => "a list",
+                yaml::Kind::Alias => "an alias",
+                _ if root.is_null() => "null",
+                _ => "a scalar",
+            };
+            return Err(format!(
+                "{what}: document {n} (from line {line}) is {found}; a {kind} patch is made of \
+                 partial resources (mappings)"
+            ));
+        }
+        let detached = yaml::anchors::detached(&root)
+            .map_err(|e| format!("{what}: document {n} (from line {line}): {e}"))?
+            .into_owned()
+            .into_owned();
+        out.push(detached);
+    }
+    Ok(out)
 }
