@@ -20,7 +20,7 @@
 //!
 //! What it must not do: parse or write text, or know the wire format.
 
-use crate::config::{Action, Conflicts, Plan, Select, Step};
+use crate::config::{Action, Conflicts, PatchKind, Plan, Select, Step};
 use crate::error::{Cause, PatchFailure};
 use crate::hash::{HashMap, HashSet};
 use crate::krm::invariants::{self, Before};
@@ -218,6 +218,7 @@ impl<'p> Engine<'p> {
     /// its items, once every item is written: an alias there of an anchor that a patch changed
     /// or deleted becomes a copy of what it read.
     pub fn wrapper_after(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
+        self.scope.admit_entries(root, range.clone());
         let how = Settle {
             document: true,
             untouched: true,
@@ -643,6 +644,13 @@ impl<'p> Engine<'p> {
                 return Done::Untouched;
             }
             self.localised = true;
+        }
+        if self.current.aliases && step.kind() == PatchKind::Json6902 {
+            // A JSON patch reads places after changing others: on plain data, an alias of a
+            // node an earlier operation changed reads what it read. Copies, put back as aliases
+            // where nothing changed them; an alias bomb stops the copying (within the budget)
+            // and keeps its aliases, which read what they read.
+            let _ = self.scope.localise_all(&mut item.node);
         }
         let before = Before::of(step, &item.node);
         let mut outcome = self.attempt(step, item, &before.id, &apply);

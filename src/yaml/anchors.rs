@@ -829,12 +829,19 @@ impl Scope {
         Ok(changed)
     }
 
-    /// Every alias of the current resource becomes a copy that can become it again (not those
-    /// inside the copies): for a JSON patch whose operations would leave an alias before its
-    /// anchor. At most [`BUDGET`] nodes are copied.
+    /// Every alias of the current resource becomes a copy that can become it again, those inside
+    /// the copies too: the resource reads as plain data, so that operations that read one place
+    /// after changing another (a JSON patch's) read what each alias read. When that would copy
+    /// more than [`BUDGET`] nodes (an alias bomb), nothing changes and the error says so.
     pub fn localise_all(&mut self, node: &mut Node<'_>) -> Result<bool, AliasError> {
         let mut left = BUDGET;
-        self.localise_every(node, &mut left)
+        let (before, saved) = (node.clone(), self.saved.len());
+        let r = self.localise_every(node, &mut left);
+        if r.is_err() {
+            *node = before;
+            self.saved.truncate(saved);
+        }
+        r
     }
 
     fn localise_every(
@@ -842,10 +849,10 @@ impl Scope {
         node: &mut Node<'_>,
         left: &mut usize,
     ) -> Result<bool, AliasError> {
-        if node.kind() == super::Kind::Alias {
-            return self.localise_alias(node, false, left);
-        }
         let mut changed = false;
+        if node.kind() == super::Kind::Alias {
+            changed = self.localise_alias(node, false, left)?;
+        }
         for i in 0..child_count(node) {
             if let Some(c) = child_mut(node, i) {
                 changed |= self.localise_every(c, left)?;
