@@ -890,7 +890,18 @@ impl<'p> Engine<'p> {
             return;
         }
         let id = Id::of(node);
-        let base = format!("{}_{}", id.kind.to_ascii_lowercase(), id.name);
+        // A file name in the package's directory, whatever the kind and name say: a name like
+        // `../../etc/x` must not become a path kpt writes outside the package.
+        let base: String = format!("{}_{}", id.kind.to_ascii_lowercase(), id.name)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let mut path = format!("{base}.yaml");
         let mut n = 2;
         while self.files.contains(&path) {

@@ -1189,6 +1189,15 @@ fn resources_a_patch_adds_bring_no_host_bookkeeping() {
             "{key}: {results:#?}"
         );
     }
+    // A name that reads as a path gives a file in the package's directory all the same.
+    let p2 = "  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      ---\n      apiVersion: v1\n      kind: Secret\n      metadata: {name: ../../../../tmp/x}\n";
+    let out = run(&[], rl(KEPT, &merge_fn(p2)).as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let items = items_of(&out.stdout);
+    assert_eq!(
+        items[1]["metadata"]["annotations"]["internal.config.kubernetes.io/path"],
+        "secret_____________tmp_x.yaml"
+    );
     // A stream (no files): the same annotations go, none are given.
     let stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n";
     let (code, stdout, stderr) = standalone("planted", &merge_fn(p), stream.as_bytes());
