@@ -20,14 +20,13 @@
 //!
 //! What it must not do: parse or write text, or know the wire format.
 
-use crate::config::{Action, Conflicts, PatchKind, Plan, Select, Step};
+use crate::config::{Action, Conflicts, Plan, Select, Step};
 use crate::error::{Cause, PatchFailure};
 use crate::hash::{HashMap, HashSet};
 use crate::krm::invariants::{self, Before};
 use crate::krm::{FnResult, Item, Origin, Severity};
 use crate::merge::merge2::Outcome;
 use crate::merge::{apply, merge2, merge3};
-use crate::patch::json6902::PatchErrorKind;
 use crate::patch::{json6902, jsonmerge};
 use crate::schema::{Cursor, Schema};
 use crate::select::bookkeeping;
@@ -637,33 +636,22 @@ impl<'p> Engine<'p> {
             return Done::Untouched;
         }
         if self.current.aliases && !self.localised {
-            // Made whole once, before its first patch: aliases of other items' anchors and on
-            // its identity become copies (put back when it is written, where nothing changed).
-            if let Err(e) = self.scope.localise(&mut item.node) {
-                self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
-                return Done::Untouched;
+            // Made whole once, before its first patch: every alias becomes a copy, so that every
+            // walker reads plain data (walkers read a place after changing another, decide
+            // deletions and pair list elements by data, which an alias hides). Past the alias
+            // budget (an alias bomb), only aliases of other items' anchors and on its identity
+            // become copies, and the walkers follow the rest. The copies become their aliases
+            // again when the item is written, where nothing changed them.
+            if self.scope.localise_all(&mut item.node).is_err() {
+                if let Err(e) = self.scope.localise(&mut item.node) {
+                    self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
+                    return Done::Untouched;
+                }
             }
             self.localised = true;
         }
-        if self.current.aliases && step.kind() == PatchKind::Json6902 {
-            // A JSON patch reads places after changing others: on plain data, an alias of a
-            // node an earlier operation changed reads what it read. Copies, put back as aliases
-            // where nothing changed them; an alias bomb stops the copying (within the budget)
-            // and keeps its aliases, which read what they read.
-            let _ = self.scope.localise_all(&mut item.node);
-        }
         let before = Before::of(step, &item.node);
-        let mut outcome = self.attempt(step, item, &before.id, &apply);
-        if let Err(Cause::Json6902(e)) = &outcome {
-            if matches!(e.kind, PatchErrorKind::DanglingAlias(_)) && self.current.aliases {
-                // Its operations would leave an alias before (or without) its anchor: they run
-                // again with the resource's aliases made copies, which become aliases again
-                // where they still read what they read.
-                if self.scope.localise_all(&mut item.node).is_ok() {
-                    outcome = self.attempt(step, item, &before.id, &apply);
-                }
-            }
-        }
+        let outcome = self.attempt(step, item, &before.id, &apply);
         let conflicts = match outcome {
             Ok(Applied::Deleted) => return Done::Deleted,
             Ok(Applied::Merged(conflicts)) => conflicts,

@@ -297,12 +297,23 @@ fn an_invalid_config() {
 #[test]
 fn an_alias_error() {
     // Anchors nested 20 deep around 60,000 scalars: copying them for a merge into the alias
-    // would make 1.2 million nodes, over the budget.
+    // would make 1.2 million nodes, over the budget (the alias itself is not made a copy
+    // first, as an alias bomb is beside it).
     let mut s = format!("[{}]", vec!["1"; 60_000].join(","));
     for k in (0..20).rev() {
         s = format!("&a{k} [{s}]");
     }
-    let stream = format!("{ITEMS}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x: {s}\n  y: *a19\n");
+    // Nine levels of nine aliases beside them (387 million strings expanded): the aliases stay.
+    let mut bomb = "  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n".to_owned();
+    for w in ["a", "b", "c", "d", "e", "f", "g", "h", "i"].windows(2) {
+        bomb.push_str(&format!(
+            "  {}: &{} [{}]\n",
+            w[1],
+            w[1],
+            vec![format!("*{}", w[0]); 9].join(", ")
+        ));
+    }
+    let stream = format!("{ITEMS}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x: {s}\n  y: *a19\n{bomb}");
     let config =
         merge_config("- target: {kind: ConfigMap}\n  patch: |\n    metadata: {labels: {a: b}}\n");
     nothing_lost("alias error", &stream, &config, "alias bomb", false);
