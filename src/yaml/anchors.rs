@@ -57,7 +57,7 @@ pub const BUDGET: usize = 1_000_000;
 /// Aliases that cannot be expanded, or anchored nodes too large to copy.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AliasError {
-    #[error("alias *{0} refers to no anchor defined before it")]
+    #[error("alias *{0} refers to no anchor defined before it (or to the node it is in)")]
     Unknown(String),
     #[error("expanding aliases would make more than {0} nodes (an alias bomb?)")]
     TooLarge(usize),

@@ -1388,3 +1388,28 @@ fn a_rename_onto_another_resource_is_an_error_naming_both() {
     let out = run(&[], rl(&dup, &merge_fn(p)).as_bytes());
     assert_eq!(out.code, 0, "{}", out.stderr);
 }
+
+#[test]
+fn an_alias_inside_the_node_it_names_is_left_alone_or_refused() {
+    // `&a {x: *a}` is recursive data, which no resource can hold: carried as it came when no
+    // patch selects it, an error naming the alias when one does.
+    let doc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: &a {x: *a}\n";
+    let (code, stdout, stderr) = standalone(
+        "recursive",
+        &merge_fn(&label_patch("Secret")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, doc.as_bytes());
+    let (code, stdout, stderr) = standalone(
+        "recursive-patched",
+        &merge_fn(&label_patch("ConfigMap")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("ConfigMap a: patch[0] (merge2): alias *a refers to no anchor defined before it (or to the node it is in)"),
+        "{stderr}"
+    );
+    assert_eq!(stdout, doc.as_bytes());
+}
