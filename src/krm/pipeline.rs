@@ -242,6 +242,9 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
         && !doc.end
         && root.get("functionConfig").is_some_and(|f| f.same_data(fc));
     let range = split.items.filter(|_| is_plain_rl)?;
+    if !wrapper_around(src, &range, root) {
+        return None;
+    }
     let (dash_col, opts) = layout?;
     let finish = engine.finish();
     for item in &finish.new_items {
@@ -263,6 +266,44 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
         whole.push_str(&krm::results_block(&finish.results));
     }
     Some(Output::new(whole, finish.results))
+}
+
+/// Whether the text around the items' range holds the ResourceList's other keys as the parse
+/// read them: the output is that text around the written items, so a range that ran into the
+/// next key (a last item ending in an explicit key without a value took the `key:` line after
+/// it) would drop that key. Then the whole-input path reads it instead. Costs a parse of the
+/// wrapper's own text.
+fn wrapper_around(src: &str, range: &std::ops::Range<usize>, root: &Node<'_>) -> bool {
+    let (Some(before), Some(after)) = (src.get(..range.start), src.get(range.end..)) else {
+        return false;
+    };
+    let around = format!("{before}{after}");
+    let Ok(docs) = parse_stream(&around) else {
+        return false;
+    };
+    let Some(read) = docs.iter().find_map(|d| d.root.as_ref()) else {
+        return false;
+    };
+    let others = |n: &Node<'_>| {
+        n.entries()
+            .iter()
+            .filter(|e| e.key.as_str() != Some("items"))
+            .count()
+    };
+    let mut theirs = read
+        .entries()
+        .iter()
+        .filter(|e| e.key.as_str() != Some("items"));
+    others(read) == others(root)
+        && root
+            .entries()
+            .iter()
+            .filter(|e| e.key.as_str() != Some("items"))
+            .all(|y| {
+                theirs
+                    .next()
+                    .is_some_and(|x| x.key.same_data(&y.key) && x.value.same_data(&y.value))
+            })
 }
 
 /// The directory of the functionConfig's file when kpt says where it is: where its `path:`

@@ -1413,3 +1413,26 @@ fn an_alias_inside_the_node_it_names_is_left_alone_or_refused() {
     );
     assert_eq!(stdout, doc.as_bytes());
 }
+
+#[test]
+fn a_last_item_ending_in_an_explicit_key_loses_nothing() {
+    // Found by the function fuzz target's new check that every way of reading agrees: the item
+    // by item path took the text of the last item to run into the next key (`extra:`), so the
+    // output dropped that key and gave its value to the item, exit 0. The text around the items
+    // is now checked against the parse, and such input read whole.
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: a}}\n  data:\n    ?  spec:\n        c:\nextra:\n  x: 1\nfunctionConfig:\n{}",
+        merge_fn(&label_patch("ConfigMap"))
+            .lines()
+            .map(|l| format!("  {l}\n"))
+            .collect::<String>()
+    );
+    let out = run(&[], input.as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let docs = yaml::parse_stream(&out.stdout).expect("YAML");
+    let root = docs.into_iter().find_map(|d| d.root).expect("a document");
+    assert_eq!(root.str_at(&["extra", "x"]), Some("1"), "{}", out.stdout);
+    let item = &root.get("items").expect("items").items()[0];
+    assert!(item.get("x").is_none(), "{}", out.stdout);
+    assert_eq!(item.str_at(&["metadata", "labels", "touched"]), Some("yes"));
+}
