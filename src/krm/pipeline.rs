@@ -202,7 +202,14 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
     let mut layout: Option<(usize, EmitOptions)> = None;
     let mut n = 0;
     let mut not_a_resource = false;
+    let mut misread = false;
     let split = parse_split(src, "items", &mut |node, info| {
+        if !starts_at_its_dash(info.text, info.dash_col) {
+            // The item's text does not start at its `-`: a line of the item before it went
+            // with this one (an explicit key's `:` alone on its line), and writing either
+            // item from its tree, or dropping it, would leave that line behind.
+            misread = true;
+        }
         if !node.is_map() {
             // Reported by the whole-input path, which names the item.
             not_a_resource = true;
@@ -226,7 +233,7 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
         }
     })
     .ok()?;
-    if not_a_resource {
+    if not_a_resource || misread {
         return None;
     }
     let [doc] = &split.docs[..] else { return None };
@@ -266,6 +273,22 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
         whole.push_str(&krm::results_block(&finish.results));
     }
     Some(Output::new(whole, finish.results))
+}
+
+/// Whether an item's text (from the end of the item before it) starts, after blank lines and
+/// comments, with its sequence's `-` at `dash_col`.
+fn starts_at_its_dash(text: &str, dash_col: usize) -> bool {
+    for line in text.lines() {
+        let body = line.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - body.len();
+        return indent == dash_col
+            && body.starts_with('-')
+            && matches!(body.as_bytes().get(1), None | Some(b' ' | b'\t'));
+    }
+    false
 }
 
 /// Whether the text around the items' range holds the ResourceList's other keys as the parse

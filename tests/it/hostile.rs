@@ -1436,3 +1436,24 @@ fn a_last_item_ending_in_an_explicit_key_loses_nothing() {
     assert!(item.get("x").is_none(), "{}", out.stdout);
     assert_eq!(item.str_at(&["metadata", "labels", "touched"]), Some("yes"));
 }
+
+#[test]
+fn an_item_ending_in_an_explicit_keys_colon_line_is_read_whole() {
+    // Found by the function fuzz target (an expanded input, written in block style): the `:`
+    // line that ends an explicit key went with the next item's text, so deleting the first item
+    // left that line behind: output no YAML reader accepts, exit 0. An item's text that does
+    // not start at its `-` sends the input to the whole-input path.
+    let items = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data:\n    ? [1, 2]\n    :\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n";
+    let p = "  - target: {kind: ConfigMap, name: a}\n    patch: |\n      $patch: delete\n";
+    for w in every_way("colon-line", items, &merge_fn(p)) {
+        assert_eq!(w.code, 0, "{}: {}", w.way, w.stderr);
+        assert_eq!(
+            w.items(),
+            vec![
+                serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}})
+            ],
+            "{}",
+            w.way
+        );
+    }
+}
