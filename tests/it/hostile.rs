@@ -1457,3 +1457,22 @@ fn an_item_ending_in_an_explicit_keys_colon_line_is_read_whole() {
         );
     }
 }
+
+#[test]
+fn a_walker_reads_an_alias_as_the_data_it_stands_for() {
+    // Found by the merges fuzz target's oracle: merge3 deleted an alias whole (upstream deleted
+    // the field) where, written out, the same data kept the field only the resource had.
+    // Before its first patch a resource's aliases become copies: every walker reads data.
+    let aliased = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  c: &c {n: a, image: x}\n  extra: *c\n";
+    let expanded = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  c: {n: a, image: x}\n  extra: {n: a, image: x}\n";
+    let p = "  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      data:\n        c: {n: a, image: x}\n        extra: {n: a, hmage: x}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      data:\n        c: {n: a, image: x}\n";
+    let (code, a, stderr) = standalone("walker-alias", &merge_fn(p), aliased.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, e, stderr) = standalone("walker-expanded", &merge_fn(p), expanded.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let (a, e) = (
+        String::from_utf8(a).expect("UTF-8"),
+        String::from_utf8(e).expect("UTF-8"),
+    );
+    assert_eq!(docs(&a), docs(&e), "aliased:\n{a}\nexpanded:\n{e}");
+}
