@@ -98,5 +98,46 @@ for path in sorted(glob.glob(os.path.join(DATA, "conformance", "*", "*.yaml"))):
         put("function", b"\x01" + yaml.safe_dump(config, sort_keys=False).encode())
         put("function", b"\x00" + json.dumps(yaml.safe_load(rl)).encode())
 
+# Anchors shared between items, and inside one resource (issue 14): shapes the test data above
+# rarely has, from which the fuzzer grows the rest.
+SHARED_ITEMS = """\
+- apiVersion: v1
+  kind: &k ConfigMap
+  metadata:
+    name: a
+    labels: &l {app: web}
+    annotations: {internal.config.kubernetes.io/path: a.yaml}
+  data: &d {k: v, m: &m [1, 2]}
+- apiVersion: v1
+  kind: *k
+  metadata: {name: b, labels: *l, annotations: {internal.config.kubernetes.io/path: b.yaml}}
+  data: *d
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: c, annotations: {internal.config.kubernetes.io/path: c.yaml}}
+  data: {x: *m, y: &d {k: w}, z: *d}
+"""
+ANCHOR_PATCHES = [
+    "- target: {kind: ConfigMap, name: a}\n  patch: |\n    $patch: delete\n",
+    "- target: {kind: ConfigMap, name: a}\n  patch: |\n    data: {k: w2}\n",
+    "- target: {kind: ConfigMap, name: b}\n  type: json6902\n  patch: |\n    - {op: add, path: /data/j, value: 1}\n",
+    "- target: {kind: ConfigMap, name: c}\n  type: json6902\n  patch: |\n    - {op: replace, path: /data/y/k, value: q}\n    - {op: copy, from: /data/z, path: /data/q}\n",
+    "- target: {kind: ConfigMap}\n  type: jsonmerge\n  patch: |\n    metadata: {annotations: 5}\n",
+    "- target: {labelSelector: app=web}\n  options: {allowNameChange: true}\n  patch: |\n    metadata: {name: c}\n",
+    "- type: merge3\n  original: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: a}\n  patch: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: ../n, annotations: {config.kubernetes.io/path: ../../x.yaml}}\n",
+]
+for patches in ANCHOR_PATCHES:
+    config = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: seed}\nspec:\n  patches:\n" + indent(patches)
+    rl = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + SHARED_ITEMS + "functionConfig:\n" + indent(config)
+    put("function", b"\x00" + rl.encode())
+    put("function", b"\x01" + config.encode())
+for a, b in [
+    ("data:\n  m: &m {k: v}\n  mm: *m\n  n: [*m, &m {k: z}, *m]\n", "data:\n  m: {k: w}\n"),
+    ("data:\n  m: &m {k: v}\n  mm: *m\n", "- {op: replace, path: /data/m/k, value: w}\n- {op: copy, from: /data/mm, path: /data/c}\n"),
+    ("spec:\n  containers:\n  - &c {name: a, image: x}\n  - {name: b, <<: *c}\nextra: *c\n", "spec:\n  containers:\n  - {name: a, image: y}\n"),
+]:
+    for flags in (b"\x00", b"\x07"):
+        put("merges", flags + (a + "---\n" + b + "---\n" + b).encode())
+
 for target in ("yaml_roundtrip", "merges", "function"):
     print(target, len(os.listdir(os.path.join(HERE, "corpus", target))), "seeds")

@@ -99,6 +99,37 @@ pub enum Cause {
     /// The patch failed at one of the places its `at:` names (a JSON patch or a JSON merge
     /// patch: a merge's own error carries the whole path already).
     At { place: Path, cause: Box<Cause> },
+    /// The patch's result breaks a promise every patch keeps, whatever its type.
+    Broken(Broken),
+}
+
+/// A patch's result that would break a promise every patch keeps on every resource (README
+/// "Selecting resources"), checked on the result whatever route the patch took.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Broken {
+    /// The resource would stop being a mapping (a JSON patch `replace ""` with a scalar).
+    #[error("the result would be {found}, not a resource (a mapping)")]
+    NotAResource { found: &'static str },
+    /// A field that identifies the resource would be gone.
+    #[error("the result would have no {field}; {rule}")]
+    Removed { field: Path, rule: &'static str },
+    /// A mapping that holds what a patch may not take would become something else.
+    #[error("{field} would become {found}, and with it {what}")]
+    Destroyed {
+        field: Path,
+        found: &'static str,
+        what: String,
+    },
+}
+
+impl Broken {
+    /// The field the promise is about.
+    pub fn field(&self) -> Path {
+        match self {
+            Broken::NotAResource { .. } => Path::root(),
+            Broken::Removed { field, .. } | Broken::Destroyed { field, .. } => field.clone(),
+        }
+    }
 }
 
 impl Cause {
@@ -108,6 +139,9 @@ impl Cause {
             Cause::Merge(e) => Some(&e.path),
             Cause::Place(e) => Some(&e.path),
             Cause::At { place, .. } => Some(place),
+            Cause::Broken(Broken::Removed { field, .. } | Broken::Destroyed { field, .. }) => {
+                Some(field)
+            }
             _ => None,
         }
     }
@@ -123,6 +157,7 @@ impl fmt::Display for Cause {
             Cause::PreviousIds(e) => write!(f, "cannot tell the resource's original name: {e}"),
             Cause::Place(e) => e.fmt(f),
             Cause::At { place, cause } => write!(f, "at {place}: {cause}"),
+            Cause::Broken(e) => e.fmt(f),
         }
     }
 }

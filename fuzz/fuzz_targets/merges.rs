@@ -4,16 +4,28 @@
 //! json6902 applies B's operations to A (when B reads as operations). No panic; every result
 //! is written as YAML that reads back as the same tree; jsonmerge (RFC 7386) is idempotent.
 //! Inputs whose own trees do not write back faithfully are skipped (see yaml_roundtrip).
+//!
+//! When A has aliases, each walker also runs as the function runs it: A read by an anchor
+//! `Scope` (its aliases marked and made copies), the result settled after the patch
+//! and as it is written. That result must read back as YAML (no alias without its anchor) and
+//! re-read to the intended data: what the same walker gives on A with its aliases expanded
+//! (issue 14: every node a patch does not select reads what it read).
 #![no_main]
 
 use krm_merge::merge::{apply, merge2, merge3};
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::select::identity::Id;
+use krm_merge::yaml::anchors::{Scope, Settle};
 use krm_merge::yaml::{self, EmitOptions, Node};
 use libfuzzer_sys::fuzz_target;
 
 fn check(what: &str, node: &Node<'_>) {
+    // A walker alone may delete or replace an anchored node that an alias elsewhere names: the
+    // function's anchor scope keeps those aliases, which `as_the_function_does` checks.
+    if yaml::anchors::first_dangling(node).is_some() {
+        return;
+    }
     let text = yaml::emit_node(node, EmitOptions::default());
     let back = match yaml::parse_stream(&text) {
         Ok(b) => b,
@@ -40,6 +52,72 @@ fn writes_back(node: &Node<'_>) -> bool {
             .and_then(|d| d.into_iter().find_map(|d| d.root))
             .is_some_and(|back| back.same_data(node))
     })
+}
+
+/// A tree's data with its aliases expanded; `None` past a small budget (an alias bomb).
+fn plain<'s>(node: &Node<'s>) -> Option<Node<'s>> {
+    let mut n = node.clone();
+    n.expand_aliases(100_000).ok()?;
+    Some(n)
+}
+
+/// Runs `walk` on A as the engine does (scoped, settled, written) and on A's data, and checks
+/// that both give the same data; a walker that fails on either is left alone.
+fn as_the_function_does<'s>(
+    what: &str,
+    a: &Node<'s>,
+    walk: impl Fn(&mut Node<'s>) -> bool,
+) {
+    if !a.has_alias() {
+        return;
+    }
+    let Some(mut expanded) = plain(a) else {
+        return;
+    };
+    krm_merge::yaml::anchors::strip_anchors(&mut expanded);
+    if !walk(&mut expanded) {
+        return;
+    }
+    let mut scoped = a.clone();
+    let mut scope = Scope::new();
+    let admitted = scope.admit(&mut scoped, false);
+    if admitted.unresolved.is_some() {
+        return;
+    }
+    // As the engine does before a resource's first patch: its aliases become copies (past the
+    // alias budget they stay, and the walkers follow them).
+    let _ = scope.localise_all(&mut scoped);
+    if !walk(&mut scoped) {
+        return;
+    }
+    let after_patch = Settle {
+        document: false,
+        untouched: false,
+        revert: false,
+    };
+    let written = Settle {
+        document: true,
+        untouched: false,
+        revert: true,
+    };
+    if scope.settle(&mut scoped, after_patch).is_err()
+        || scope.settle(&mut scoped, written).is_err()
+    {
+        return;
+    }
+    let text = yaml::emit_node(&scoped, EmitOptions::default());
+    let back = match yaml::parse_stream(&text) {
+        Ok(b) => b.into_iter().find_map(|d| d.root).unwrap_or_else(Node::null),
+        Err(e) => panic!("{what}, scoped: the result does not parse: {e}\n{text}"),
+    };
+    let Some(got) = plain(&back) else {
+        return;
+    };
+    assert!(
+        got.same_data(&expanded),
+        "{what}: aliases change what the patch does\nscoped:\n{text}\nplain:\n{}",
+        yaml::emit_node(&expanded, EmitOptions::default())
+    );
 }
 
 fn root(schema: &Schema, node: &Node<'_>) -> Cursor {
@@ -128,5 +206,35 @@ fuzz_target!(|data: &[u8]| {
             Ok(()) => check("json6902", &m),
             Err(_) => assert!(m.same_data(&a), "json6902 changed the document on error"),
         }
+        as_the_function_does("json6902", &a, |m| {
+            json6902::apply_with(m, &ops, &o).is_ok()
+        });
     }
+
+    // The patches as the function hands them to the walkers: aliases expanded, anchors dropped.
+    let (Ok(b), Ok(c)) = (
+        yaml::anchors::detached(&b).map(|n| n.into_owned().into_owned()),
+        yaml::anchors::detached(&c).map(|n| n.into_owned().into_owned()),
+    ) else {
+        return;
+    };
+    as_the_function_does("merge2", &a, |m| {
+        let Ok(anchors) = yaml::anchors::anchors_of(m) else {
+            return false;
+        };
+        merge2::merge(m, &b, &schema, at, &opts, &anchors).is_ok()
+    });
+    as_the_function_does("jsonmerge", &a, |m| jsonmerge::merge(m, &b).is_ok());
+    as_the_function_does("merge3", &a, |m| {
+        let Ok(anchors) = yaml::anchors::anchors_of(m) else {
+            return false;
+        };
+        merge3::merge(m, &b, &c, &schema, at, &opts3, &anchors).is_ok()
+    });
+    as_the_function_does("apply", &a, |m| {
+        let Ok(anchors) = yaml::anchors::anchors_of(m) else {
+            return false;
+        };
+        apply::apply(m, &b, &schema, at, &apply::Options { infer_keys }, &anchors).is_ok()
+    });
 });

@@ -441,6 +441,13 @@ fn write_output(dir: &Path, read: &Inputs, pkg: &PackageOutput, io: &mut Io<'_>)
 }
 
 /// `merge2 SRC DEST` / `merge3 ORIGINAL UPDATED DEST`: DEST's documents, merged, on stdout.
+///
+/// Input that cannot be merged is an error (exit 1) that names the file and the place, and
+/// nothing is written, as in every mode but KRM mode: malformed YAML in any of the
+/// files, a DEST that is not resources, a SRC (or UPDATED, ORIGINAL) document that is not a
+/// mapping (`null`, a scalar or a list would replace DEST or make it vanish, which the
+/// functionConfig path refuses too), aliases in SRC that expand past the alias budget. SRC's
+/// aliases are expanded and its anchors dropped, as the functionConfig's are.
 fn merge_files(
     kind: PatchKind,
     patch: &Path,
@@ -457,28 +464,30 @@ fn merge_files(
         (Ok(p), Ok(o), Ok(d)) => (p, o, d),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return read_failed(io, report, e),
     };
-    let docs = |text: &str, path: &Path| -> Result<Vec<Node<'static>>, String> {
-        let parsed = yaml::parse_stream(text).map_err(|e| format!("{}: {e}", path.display()))?;
-        Ok(parsed
-            .into_iter()
-            .filter_map(|d| d.root)
-            .map(Node::into_owned)
-            .collect())
+    let input = match Input::read(&dest_text) {
+        Ok(i) => i,
+        Err(e) => return failed(io, report, format!("{}: {e}", dest.display())),
     };
-    let patch_docs = match docs(&patch_text, patch) {
+    let patch_docs = match patch_documents(&patch_text, &patch.display().to_string(), kind) {
         Ok(d) => d,
         Err(e) => return failed(io, report, e),
     };
+    if kind == PatchKind::Merge2 && patch_docs.is_empty() {
+        return failed(
+            io,
+            report,
+            format!(
+                "{}: no document (the file is empty, or only comments): nothing to merge",
+                patch.display()
+            ),
+        );
+    }
     let original_docs = match original.zip(original_text.as_deref()) {
-        Some((p, t)) => match docs(t, p) {
+        Some((p, t)) => match patch_documents(t, &p.display().to_string(), kind) {
             Ok(d) => d,
             Err(e) => return failed(io, report, e),
         },
         None => Vec::new(),
-    };
-    let input = match Input::read(&dest_text) {
-        Ok(i) => i,
-        Err(e) => return failed(io, report, format!("{}: {e}", dest.display())),
     };
     let single = patch_docs.len() == 1 && input.items.len() == 1 && original_docs.len() <= 1;
     let plan = config::command_line(kind, patch_docs, original_docs, opts, single);
@@ -487,4 +496,37 @@ fn merge_files(
         return code;
     }
     io.out_code(output.text.as_bytes(), 0)
+}
+
+/// The documents of a patch file: each a mapping, its aliases expanded and its anchors
+/// dropped. Errors name the file (`what`), the document and its line.
+fn patch_documents(text: &str, what: &str, kind: PatchKind) -> Result<Vec<Node<'static>>, String> {
+    let parsed = yaml::parse_stream(text).map_err(|e| format!("{what}: malformed YAML: {e}"))?;
+    let mut out = Vec::new();
+    let mut offset = 0;
+    let mut n = 0;
+    for doc in parsed {
+        let line = text.get(..offset).map_or(0, |s| s.matches('\n').count()) + 1;
+        offset += doc.text.len();
+        let Some(root) = doc.root else { continue };
+        n += 1;
+        if !root.is_map() {
+            let found = match root.kind() {
+                yaml::Kind::Seq => "a list",
+                yaml::Kind::Alias => "an alias",
+                _ if root.is_null() => "null",
+                _ => "a scalar",
+            };
+            return Err(format!(
+                "{what}: document {n} (from line {line}) is {found}; a {kind} patch is made of \
+                 partial resources (mappings)"
+            ));
+        }
+        let detached = yaml::anchors::detached(&root)
+            .map_err(|e| format!("{what}: document {n} (from line {line}): {e}"))?
+            .into_owned()
+            .into_owned();
+        out.push(detached);
+    }
+    Ok(out)
 }

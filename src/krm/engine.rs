@@ -20,9 +20,10 @@
 //!
 //! What it must not do: parse or write text, or know the wire format.
 
-use crate::config::{Action, Compat, Conflicts, PatchKind, Plan, Select, Step};
+use crate::config::{Action, Conflicts, Plan, Select, Step};
 use crate::error::{Cause, PatchFailure};
-use crate::hash::HashSet;
+use crate::hash::{HashMap, HashSet};
+use crate::krm::invariants::{self, Before};
 use crate::krm::{FnResult, Item, Origin, Severity};
 use crate::merge::merge2::Outcome;
 use crate::merge::{apply, merge2, merge3};
@@ -33,7 +34,7 @@ use crate::select::bookkeeping;
 use crate::select::identity::{Id, Meta};
 use crate::select::places::{self, Place};
 use crate::select::target::Target;
-use crate::yaml::anchors::{anchors_of, Anchors};
+use crate::yaml::anchors::{anchors_of, Admitted, AliasError, Anchors, Scope, Settle};
 use crate::yaml::{self, Node};
 
 /// What each step did, counted over all items.
@@ -66,6 +67,24 @@ pub struct Engine<'p> {
     files: HashSet<String>,
     /// The patches already checked against a kind's schema: (step, document, apiVersion, kind).
     checked: HashSet<(usize, usize, String, String)>,
+    /// The anchors of the document being read: one per item of a stream, one for all the items
+    /// of a ResourceList or a `List` (`shared`).
+    scope: Scope,
+    shared: bool,
+    /// What the scope found in the item being processed, and whether it was made whole.
+    current: Admitted,
+    localised: bool,
+    /// The identities of the items written so far, to tell when a rename makes two resources
+    /// one: by a hash of the identity, whether that item was renamed (and from what).
+    seen: HashMap<u64, Seen>,
+    hasher: crate::hash::State,
+}
+
+/// An item written out, as [`Engine::seen`] remembers it.
+#[derive(Clone, Debug)]
+struct Seen {
+    /// The identity it had before a patch renamed it; `None`: named so from the start.
+    renamed_from: Option<Box<Id<'static>>>,
 }
 
 /// What is left when every item has been processed.
@@ -84,16 +103,26 @@ pub struct Run<'a> {
     pub failed: bool,
 }
 
-/// Applies every step of `plan` to `items` held in memory.
+/// Applies every step of `plan` to `items` held in memory, each item a document of its own.
+#[cfg(test)]
 pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&Id<'static>>) -> Run<'a> {
+    run_document(plan, items, config, None)
+}
+
+/// [`run`]; with `wrapper`, the items are one document with the root mapping of the
+/// ResourceList or `List` around them (its `items` entry empty meanwhile): anchors reach from
+/// the part before the items into them, from item to item, and from them into the part after.
+pub fn run_document<'a>(
+    plan: &Plan,
+    items: Vec<Item<'a>>,
+    config: Option<&Id<'static>>,
+    wrapper: Option<&mut Node<'a>>,
+) -> Run<'a> {
     let mut engine = Engine::new(plan, config);
     for item in items.iter().filter(|i| is_crd(&i.node)) {
         engine.add_crd(&item.node);
     }
-    let mut out: Vec<Item<'a>> = items
-        .into_iter()
-        .filter_map(|i| engine.process(i))
-        .collect();
+    let mut out = engine.process_document(items, wrapper);
     let finish = engine.finish();
     out.extend(finish.new_items);
     Run {
@@ -171,7 +200,58 @@ impl<'p> Engine<'p> {
             failed: false,
             files: HashSet::default(),
             checked: HashSet::default(),
+            scope: Scope::new(),
+            shared: false,
+            current: Admitted::default(),
+            localised: false,
+            seen: HashMap::default(),
+            hasher: crate::hash::State::default(),
         }
+    }
+
+    /// The items are one YAML document (a ResourceList's or a `List`'s): an item may alias an
+    /// anchor of an earlier one. Without this call each item is a document of its own (a
+    /// stream's).
+    pub fn one_document(&mut self) {
+        self.shared = true;
+    }
+
+    /// Reads the entries `range` of a wrapper's root mapping, the part of the document before
+    /// its items (their anchors may be aliased by the items).
+    pub fn wrapper_before(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
+        self.scope.admit_entries(root, range.clone());
+        let how = Settle {
+            document: true,
+            untouched: true,
+            revert: false,
+        };
+        if let Err(e) = self.scope.settle_entries(root, range, how) {
+            self.fail_document(&e);
+        }
+    }
+
+    /// Settles the entries `range` of a wrapper's root mapping, the part of the document after
+    /// its items, once every item is written: an alias there of an anchor that a patch changed
+    /// or deleted becomes a copy of what it read.
+    pub fn wrapper_after(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
+        self.scope.admit_entries(root, range.clone());
+        let how = Settle {
+            document: true,
+            untouched: true,
+            revert: false,
+        };
+        if let Err(e) = self.scope.settle_entries(root, range, how) {
+            self.fail_document(&e);
+        }
+    }
+
+    /// An error about the document outside its items.
+    fn fail_document(&mut self, e: &AliasError) {
+        self.results.push(FnResult::new(
+            Severity::Error,
+            format!("the document around the items: {e}"),
+        ));
+        self.failed = true;
     }
 
     /// An engine for another share of the same items (another thread's): same plan and
@@ -194,6 +274,12 @@ impl<'p> Engine<'p> {
             failed: false,
             files: HashSet::default(),
             checked: HashSet::default(),
+            scope: Scope::new(),
+            shared: self.shared,
+            current: Admitted::default(),
+            localised: false,
+            seen: HashMap::default(),
+            hasher: self.hasher.clone(),
         }
     }
 
@@ -222,6 +308,9 @@ impl<'p> Engine<'p> {
         let mut seen = HashSet::default();
         self.results
             .retain(|r| r.tags.iter().all(|(k, _)| k != "check") || seen.insert(r.to_string()));
+        for (h, seen) in other.seen {
+            self.remember(h, seen, None);
+        }
     }
 
     /// Learns the merge keys of a CustomResourceDefinition among the items. Call it for every
@@ -241,9 +330,126 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// Processes items held in memory; with `wrapper`, they are one document with the root
+    /// mapping of the ResourceList or `List` around them (its `items` entry empty meanwhile):
+    /// anchors reach from the part before the items into them, from item to item, and from them
+    /// into the part after. Without it, each item is a document of its own. The engine reads
+    /// documents apart again afterwards.
+    pub fn process_document<'a>(
+        &mut self,
+        items: Vec<Item<'a>>,
+        mut wrapper: Option<&mut Node<'a>>,
+    ) -> Vec<Item<'a>> {
+        let split = wrapper.as_deref().map(|root| {
+            let n = root.entries().len();
+            (root.position("items").unwrap_or(n), n)
+        });
+        if let (Some(root), Some((at, _))) = (wrapper.as_deref_mut(), split) {
+            self.one_document();
+            self.wrapper_before(root, 0..at);
+        }
+        let out = items.into_iter().filter_map(|i| self.process(i)).collect();
+        if let (Some(root), Some((at, n))) = (wrapper, split) {
+            self.wrapper_after(root, (at + 1).min(n)..n);
+        }
+        self.shared = false;
+        self.scope.reset();
+        out
+    }
+
     /// Applies every step, in order, to one item. `None`: a step deleted it.
-    pub fn process<'a>(&mut self, item: Item<'a>) -> Option<Item<'a>> {
-        self.process_from(item, 0)
+    pub fn process<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
+        if !self.shared {
+            self.scope.reset();
+        }
+        self.current = self.scope.admit(&mut item.node, self.shared);
+        self.localised = false;
+        let mut item = self.process_from(item, 0)?;
+        self.seal(&mut item);
+        Some(item)
+    }
+
+    /// The item as it will be written, read in its document: its aliases read what they read
+    /// (an alias of an anchor that a patch changed or deleted, here or in an earlier item,
+    /// becomes a copy of it, which carries the anchor on), the copies made to patch it become
+    /// their aliases again where nothing changed, and no other item written has its identity
+    /// after a rename. An item that must change for that is written from its tree.
+    fn seal(&mut self, item: &mut Item<'_>) {
+        let scoped = self.current.aliases || self.current.anchors;
+        if scoped && (self.shared || item.touched) {
+            let how = Settle {
+                document: true,
+                untouched: !item.touched,
+                revert: true,
+            };
+            match self.scope.settle(&mut item.node, how) {
+                Ok(true) => item.touched = true,
+                Ok(false) => {}
+                Err(e) => {
+                    let r = FnResult::new(
+                        Severity::Error,
+                        format!("its anchors, as the output reads them: {e}"),
+                    )
+                    .about(&item.node);
+                    self.results.push(r);
+                    self.failed = true;
+                }
+            }
+        }
+        self.note_identity(item);
+    }
+
+    /// Remembers the identity of an item written out; two items with one identity after a
+    /// rename fail the run, naming both.
+    fn note_identity(&mut self, item: &Item<'_>) {
+        let id = Id::of(&item.node);
+        let renamed_from = item
+            .first_id
+            .as_ref()
+            .filter(|f| !f.same(&id))
+            .map(|f| Box::new(f.clone()));
+        let h = self.identity_hash(&id);
+        let seen = Seen { renamed_from };
+        self.remember(h, seen, Some(&item.node));
+    }
+
+    fn identity_hash(&self, id: &Id<'_>) -> u64 {
+        use std::hash::BuildHasher;
+        self.hasher.hash_one((
+            id.api_version.as_ref(),
+            id.kind.as_ref(),
+            id.name.as_ref(),
+            id.effective_namespace(),
+        ))
+    }
+
+    /// Adds an item to [`Engine::seen`]; a second item with an identity that a rename gave one
+    /// of the two is an error about it (`node`, when known).
+    fn remember(&mut self, h: u64, seen: Seen, node: Option<&Node<'_>>) {
+        let Some(other) = self.seen.get(&h) else {
+            self.seen.insert(h, seen);
+            return;
+        };
+        if other.renamed_from.is_none() && seen.renamed_from.is_none() {
+            // Two resources with one identity in the input: not a patch's doing.
+            return;
+        }
+        let how = |s: &Seen| match &s.renamed_from {
+            Some(f) => format!("one renamed from {f}"),
+            None => "one named so in the input".to_owned(),
+        };
+        let msg = format!(
+            "two resources would have the same identity: {} and {}; a patch may not give a \
+             resource the apiVersion, kind, name and namespace of another",
+            how(&seen),
+            how(other)
+        );
+        let mut r = FnResult::new(Severity::Error, msg);
+        if let Some(n) = node {
+            r = r.about(n);
+        }
+        self.results.push(r);
+        self.failed = true;
     }
 
     fn process_from<'a>(&mut self, mut item: Item<'a>, first: usize) -> Option<Item<'a>> {
@@ -273,8 +479,11 @@ impl<'p> Engine<'p> {
     /// Items a step may touch: not bookkeeping (local-config resources, the Kptfile, the
     /// functionConfig itself), unless the step's target names a kind.
     fn candidate(&self, step: &Step, node: &Node<'_>) -> bool {
-        let bookkeeping = bookkeeping::is_bookkeeping_item(node)
-            || self.config.is_some_and(|c| is_function_config(c, node));
+        let follow = |n| self.scope.follow(n);
+        let bookkeeping = bookkeeping::is_bookkeeping_item_with(node, &follow)
+            || self
+                .config
+                .is_some_and(|c| is_function_config(c, &Id::of_with(node, &follow)));
         !bookkeeping
             || step
                 .action
@@ -444,7 +653,7 @@ impl<'p> Engine<'p> {
             Select::OwnIdentity => {
                 let mut chosen = Vec::new();
                 for (d, doc) in docs.iter().enumerate() {
-                    if is_for(item, &Id::of(doc)) {
+                    if is_for(&self.scope, item, &Id::of(doc)) {
                         self.tallies[k].found[d] = true;
                         chosen.push((d, doc));
                     }
@@ -468,10 +677,17 @@ impl<'p> Engine<'p> {
     /// Whether `target` selects the item, now or by the name it had when an earlier step
     /// renamed it (counted). Inconsistent build annotations fail the step.
     fn targets(&mut self, k: usize, step: &Step, target: &Target, item: &Item<'_>) -> bool {
-        let meta = Meta::of(&item.node);
-        let selected = match target.matches(&meta) {
-            Ok(true) => true,
-            Ok(false) => matches_first_id(target, &meta, item.first_id.as_ref()),
+        let selected = {
+            let scope = &self.scope;
+            let meta = Meta::of_with(&item.node, &|n| scope.follow(n));
+            match target.matches(&meta) {
+                Ok(true) => Ok(true),
+                Ok(false) => Ok(matches_first_id(target, &meta, item.first_id.as_ref())),
+                Err(e) => Err(e),
+            }
+        };
+        let selected = match selected {
+            Ok(s) => s,
             Err(e) => {
                 self.fail(failure(step, &item.node, None, Cause::PreviousIds(e)));
                 return false;
@@ -519,8 +735,13 @@ impl<'p> Engine<'p> {
         updated: &[Node<'static>],
         item: &mut Item<'a>,
     ) -> Done {
-        let Some(d) = updated.iter().position(|u| is_for(item, &Id::of(u))) else {
-            let deleted_upstream = original.iter().any(|o| is_for(item, &Id::of(o)));
+        let Some(d) = updated
+            .iter()
+            .position(|u| is_for(&self.scope, item, &Id::of(u)))
+        else {
+            let deleted_upstream = original
+                .iter()
+                .any(|o| is_for(&self.scope, item, &Id::of(o)));
             return if deleted_upstream {
                 Done::Deleted
             } else {
@@ -539,10 +760,12 @@ impl<'p> Engine<'p> {
     }
 
     /// Runs `apply` on the item's node with what the walkers need, and keeps the promises every
-    /// step keeps whatever its type: identity (unless the step may change it) and bookkeeping
-    /// put back, an emptied annotations map dropped as kustomize drops it, the first identity
-    /// remembered for later targets. A failure is reported about the resource as it was; the
-    /// node may be half patched, and the run fails, so the caller writes the input back.
+    /// step keeps whatever its type, checked on its result ([`invariants`]): still a resource,
+    /// identity (unless the step may change it) kept, bookkeeping put back (with a warning), an
+    /// emptied annotations map dropped as kustomize drops it, every alias reading what it read
+    /// ([`Scope::settle`]), the first identity remembered for later targets. A failure is
+    /// reported about the resource as it was; the node may be half patched, and the run fails,
+    /// so the caller writes the input back.
     fn guarded<'a>(
         &mut self,
         step: &Step,
@@ -550,31 +773,29 @@ impl<'p> Engine<'p> {
         document: Option<usize>,
         apply: impl FnOnce(&mut Node<'a>, &Ctx<'_, 'a>) -> Result<Applied, Cause>,
     ) -> Done {
-        let before = Id::of(&item.node).into_owned();
-        let saved = bookkeeping::bookkeeping(&item.node);
-        // kustomize writes no empty annotations map at all (its last step sets every
-        // resource's annotations, and an empty set removes the field): under its options an
-        // empty map goes whoever emptied it; by default only one the patch emptied.
-        let annotated =
-            step.options.compat == Compat::Kustomize || bookkeeping::has_annotations(&item.node);
-        let anchors = match anchors_of(&item.node) {
-            Ok(a) => a,
-            Err(e) => {
-                self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
-                return Done::Untouched;
+        if let Some(name) = self.current.unresolved.clone() {
+            let e = AliasError::Unknown(name);
+            self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
+            return Done::Untouched;
+        }
+        if self.current.aliases && !self.localised {
+            // Made whole once, before its first patch: every alias becomes a copy, so that every
+            // walker reads plain data (walkers read a place after changing another, decide
+            // deletions and pair list elements by data, which an alias hides). Past the alias
+            // budget (an alias bomb), only aliases of other items' anchors and on its identity
+            // become copies, and the walkers follow the rest. The copies become their aliases
+            // again when the item is written, where nothing changed them.
+            if self.scope.localise_all(&mut item.node).is_err() {
+                if let Err(e) = self.scope.localise(&mut item.node) {
+                    self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
+                    return Done::Untouched;
+                }
             }
-        };
-        let schema = self.schema_for(step);
-        let root = {
-            let (g, v) = before.group_version();
-            schema.root(g, v, &before.kind)
-        };
-        let ctx = Ctx {
-            schema,
-            root,
-            anchors: &anchors,
-        };
-        let conflicts = match apply(&mut item.node, &ctx) {
+            self.localised = true;
+        }
+        let before = Before::of(step, &item.node);
+        let outcome = self.attempt(step, item, &before.id, apply);
+        let conflicts = match outcome {
             Ok(Applied::Deleted) => return Done::Deleted,
             Ok(Applied::Merged(conflicts)) => conflicts,
             Err(cause) => {
@@ -582,7 +803,7 @@ impl<'p> Engine<'p> {
                 self.fail(PatchFailure {
                     step: step.index,
                     kind: step.kind(),
-                    resource: before,
+                    resource: before.id,
                     file,
                     document,
                     cause,
@@ -591,15 +812,27 @@ impl<'p> Engine<'p> {
             }
         };
         self.report_conflicts(step, &item.node, conflicts);
-        // A merge does not rename what it patches (kustomize's rule, with or without a target:
-        // a patch found by the resource's original name carries that old name).
-        if matches!(step.kind(), PatchKind::Merge2 | PatchKind::JsonMerge) {
-            restore_identity(&mut item.node, step, &before);
+        if self.current.aliases {
+            let how = Settle {
+                document: false,
+                untouched: false,
+                revert: false,
+            };
+            if let Err(e) = self.scope.settle(&mut item.node, how) {
+                self.fail_before(step, &item.node, &before.id, document, Cause::Anchors(e));
+                return Done::Untouched;
+            }
         }
-        bookkeeping::protect_bookkeeping(&mut item.node, saved);
-        bookkeeping::drop_emptied_annotations(&mut item.node, annotated);
-        if item.first_id.is_none() && !Id::of(&item.node).same(&before) {
-            item.first_id = Some(before);
+        let id = before.id.clone();
+        match invariants::enforce(step, &mut item.node, before) {
+            Ok(warnings) => self.results.extend(warnings),
+            Err(broken) => {
+                self.fail_before(step, &item.node, &id, document, Cause::Broken(broken));
+                return Done::Untouched;
+            }
+        }
+        if item.first_id.is_none() && !Id::of(&item.node).same(&id) {
+            item.first_id = Some(id);
         }
         Done::Changed
     }
@@ -679,6 +912,48 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// Runs a walker on the item, with its anchors and the schema's position of its kind.
+    fn attempt<'a>(
+        &self,
+        step: &Step,
+        item: &mut Item<'a>,
+        id: &Id<'static>,
+        apply: impl FnOnce(&mut Node<'a>, &Ctx<'_, 'a>) -> Result<Applied, Cause>,
+    ) -> Result<Applied, Cause> {
+        let anchors = anchors_of(&item.node).map_err(Cause::Anchors)?;
+        let schema = self.schema_for(step);
+        let root = {
+            let (g, v) = id.group_version();
+            schema.root(g, v, &id.kind)
+        };
+        let ctx = Ctx {
+            schema,
+            root,
+            anchors: &anchors,
+        };
+        apply(&mut item.node, &ctx)
+    }
+
+    /// A failure about the resource as it was before the step.
+    fn fail_before(
+        &mut self,
+        step: &Step,
+        node: &Node<'_>,
+        was: &Id<'static>,
+        document: Option<usize>,
+        cause: Cause,
+    ) {
+        let file = bookkeeping::file_of(node).map(|(p, i)| (p.to_owned(), i));
+        self.fail(PatchFailure {
+            step: step.index,
+            kind: step.kind(),
+            resource: was.clone(),
+            file,
+            document,
+            cause,
+        });
+    }
+
     fn fail(&mut self, failure: PatchFailure) {
         self.results.push(failure.to_result());
         self.failed = true;
@@ -719,7 +994,31 @@ impl<'p> Engine<'p> {
                     continue;
                 }
                 let mut node: Node<'static> = doc.clone();
+                // A resource a patch brings in says nothing about where a host keeps it: a
+                // planted `config.kubernetes.io/path` would have `kpt fn sink` write it anywhere.
+                for key in invariants::strip_host_bookkeeping(&mut node) {
+                    self.results.push(
+                        FnResult::new(
+                            Severity::Warning,
+                            format!(
+                                "{}: document {}: {key} is a host's bookkeeping annotation, which \
+                                 a resource a patch adds may not bring: dropped",
+                                step.label(),
+                                d + 1
+                            ),
+                        )
+                        .about(&node)
+                        .at_field(crate::path::Path::fields(&[
+                            "metadata",
+                            "annotations",
+                            &key,
+                        ]))
+                        .tag("patch", step.index.to_string()),
+                    );
+                }
                 self.place_new(&mut node);
+                self.current = Admitted::default();
+                self.localised = false;
                 self.tallies[k].changed += 1;
                 let item = Item {
                     node,
@@ -728,6 +1027,7 @@ impl<'p> Engine<'p> {
                     first_id: None,
                 };
                 if let Some(item) = self.process_from(item, k + 1) {
+                    self.note_identity(&item);
                     new_items.push(item);
                 }
             }
@@ -803,7 +1103,18 @@ impl<'p> Engine<'p> {
             return;
         }
         let id = Id::of(node);
-        let base = format!("{}_{}", id.kind.to_ascii_lowercase(), id.name);
+        // A file name in the package's directory, whatever the kind and name say: a name like
+        // `../../etc/x` must not become a path kpt writes outside the package.
+        let base: String = format!("{}_{}", id.kind.to_ascii_lowercase(), id.name)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         let mut path = format!("{base}.yaml");
         let mut n = 2;
         while self.files.contains(&path) {
@@ -1016,8 +1327,8 @@ fn failure(step: &Step, node: &Node<'_>, document: Option<usize>, cause: Cause) 
 
 /// The item is the resource `want` names: now, by the identity it had before an earlier step
 /// renamed it, or by the original identity kustomize's build annotations record.
-fn is_for(item: &Item<'_>, want: &Id<'_>) -> bool {
-    item.first_id.as_ref().is_some_and(|f| f.same(want)) || has_identity(&item.node, want)
+fn is_for(scope: &Scope, item: &Item<'_>, want: &Id<'_>) -> bool {
+    item.first_id.as_ref().is_some_and(|f| f.same(want)) || has_identity(scope, &item.node, want)
 }
 
 /// A step earlier in this run renamed the resource: the target selects it by the name and
@@ -1032,8 +1343,7 @@ fn matches_first_id(target: &Target, meta: &Meta<'_>, first: Option<&Id<'static>
 
 /// The item is the functionConfig itself, which kpt passes among the items: same apiVersion,
 /// kind and name.
-fn is_function_config(config: &Id<'_>, node: &Node<'_>) -> bool {
-    let id = Id::of(node);
+fn is_function_config(config: &Id<'_>, id: &Id<'_>) -> bool {
     !config.kind.is_empty()
         && id.api_version == config.api_version
         && id.kind == config.kind
@@ -1041,12 +1351,14 @@ fn is_function_config(config: &Id<'_>, node: &Node<'_>) -> bool {
 }
 
 /// The resource has the identity `want`, now or originally (kustomize's build annotations).
-fn has_identity(node: &Node<'_>, want: &Id<'_>) -> bool {
-    let id = Id::of(node);
+fn has_identity(scope: &Scope, node: &Node<'_>, want: &Id<'_>) -> bool {
+    let follow = |n| scope.follow(n);
+    let meta = Meta::of_with(node, &follow);
+    let id = &meta.id;
     if id.same(want) {
         return true;
     }
-    match Meta::of(node).original_id() {
+    match meta.original_id() {
         Ok(Some(orig)) => {
             id.api_version == want.api_version
                 && orig.kind == want.kind
@@ -1088,39 +1400,6 @@ fn conflict_text(c: &merge3::Conflict, settled: bool) -> String {
         format!("{clash}; {outcome}")
     } else {
         clash
-    }
-}
-
-/// kustomize's rule for merge patches: the patch cannot rename the resource, change its kind,
-/// or move it to another namespace, unless the options allow it.
-fn restore_identity(node: &mut Node<'_>, step: &Step, was: &Id<'static>) {
-    fn set(node: &mut Node<'_>, path: &[&str], value: &str) {
-        if node.str_at(path).unwrap_or("") == value {
-            return;
-        }
-        let Some((last, parents)) = path.split_last() else {
-            return;
-        };
-        let mut at = &mut *node;
-        for p in parents {
-            match at.map_at(p) {
-                Some(n) => at = n,
-                None => return,
-            }
-        }
-        if value.is_empty() {
-            at.remove(last);
-        } else {
-            at.set(last, Node::string(value.to_owned()));
-        }
-    }
-    if !step.options.allow_kind_change {
-        set(node, &["apiVersion"], &was.api_version);
-        set(node, &["kind"], &was.kind);
-    }
-    if !step.options.allow_name_change {
-        set(node, &["metadata", "name"], &was.name);
-        set(node, &["metadata", "namespace"], &was.namespace);
     }
 }
 

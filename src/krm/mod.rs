@@ -8,6 +8,7 @@
 //! What it must not do: merge, select, or decide exit codes.
 
 pub(crate) mod engine;
+mod invariants;
 pub mod package;
 pub mod pipeline;
 mod result;

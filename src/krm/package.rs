@@ -385,11 +385,12 @@ fn patch_file<'s>(
     match streamed {
         Streamed::Done => Ok(Done::Text(out.text, kept)),
         Streamed::Wrapped => {
-            let Input { form, items } = Input::read(src)?;
-            let items = items
-                .into_iter()
-                .filter_map(|i| engine.process(i))
-                .collect();
+            let Input { mut form, items } = Input::read(src)?;
+            let wrapper = match &mut form {
+                krm::Form::Wrapped { doc, .. } => doc.root.as_mut(),
+                krm::Form::Stream { .. } => None,
+            };
+            let items = engine.process_document(items, wrapper);
             Ok(Done::Wrapped(form, items))
         }
     }

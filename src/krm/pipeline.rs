@@ -190,6 +190,7 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
     let config_id = Id::of(fc).into_owned();
     let plan = config::plan(fc, base.as_deref()).ok()?;
     let mut engine = Engine::new(&plan, Some(&config_id));
+    engine.one_document();
     learn_crds(src, &mut engine, |src, found| {
         let _ = parse_split(src, "items", &mut |node, _| {
             if engine::is_crd(&node) {
@@ -201,7 +202,14 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
     let mut layout: Option<(usize, EmitOptions)> = None;
     let mut n = 0;
     let mut not_a_resource = false;
+    let mut misread = false;
     let split = parse_split(src, "items", &mut |node, info| {
+        if !starts_at_its_dash(info.text, info.dash_col) {
+            // The item's text does not start at its `-`: a line of the item before it went
+            // with this one (an explicit key's `:` alone on its line), and writing either
+            // item from its tree, or dropping it, would leave that line behind.
+            misread = true;
+        }
         if !node.is_map() {
             // Reported by the whole-input path, which names the item.
             not_a_resource = true;
@@ -225,18 +233,25 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
         }
     })
     .ok()?;
-    if not_a_resource {
+    if not_a_resource || misread {
         return None;
     }
     let [doc] = &split.docs[..] else { return None };
     let root = doc.root.as_ref()?;
+    // Anchors outside the items may be aliased by them or alias theirs: the whole-input path
+    // reads the document around the items too.
     let is_plain_rl = root.is_map()
+        && !root.has_anchor()
+        && !root.has_alias()
         && !root.is_flow()
         && root.str_at(&["kind"]) == Some("ResourceList")
         && root.get("results").is_none()
         && !doc.end
         && root.get("functionConfig").is_some_and(|f| f.same_data(fc));
     let range = split.items.filter(|_| is_plain_rl)?;
+    if !wrapper_around(src, &range, root) {
+        return None;
+    }
     let (dash_col, opts) = layout?;
     let finish = engine.finish();
     for item in &finish.new_items {
@@ -258,6 +273,60 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
         whole.push_str(&krm::results_block(&finish.results));
     }
     Some(Output::new(whole, finish.results))
+}
+
+/// Whether an item's text (from the end of the item before it) starts, after blank lines and
+/// comments, with its sequence's `-` at `dash_col`.
+fn starts_at_its_dash(text: &str, dash_col: usize) -> bool {
+    for line in text.lines() {
+        let body = line.trim_start();
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - body.len();
+        return indent == dash_col
+            && body.starts_with('-')
+            && matches!(body.as_bytes().get(1), None | Some(b' ' | b'\t'));
+    }
+    false
+}
+
+/// Whether the text around the items' range holds the ResourceList's other keys as the parse
+/// read them: the output is that text around the written items, so a range that ran into the
+/// next key (a last item ending in an explicit key without a value took the `key:` line after
+/// it) would drop that key. Then the whole-input path reads it instead. Costs a parse of the
+/// wrapper's own text.
+fn wrapper_around(src: &str, range: &std::ops::Range<usize>, root: &Node<'_>) -> bool {
+    let (Some(before), Some(after)) = (src.get(..range.start), src.get(range.end..)) else {
+        return false;
+    };
+    let around = format!("{before}{after}");
+    let Ok(docs) = parse_stream(&around) else {
+        return false;
+    };
+    let Some(read) = docs.iter().find_map(|d| d.root.as_ref()) else {
+        return false;
+    };
+    let others = |n: &Node<'_>| {
+        n.entries()
+            .iter()
+            .filter(|e| e.key.as_str() != Some("items"))
+            .count()
+    };
+    let mut theirs = read
+        .entries()
+        .iter()
+        .filter(|e| e.key.as_str() != Some("items"));
+    others(read) == others(root)
+        && root
+            .entries()
+            .iter()
+            .filter(|e| e.key.as_str() != Some("items"))
+            .all(|y| {
+                theirs
+                    .next()
+                    .is_some_and(|x| x.key.same_data(&y.key) && x.value.same_data(&y.value))
+            })
 }
 
 /// The directory of the functionConfig's file when kpt says where it is: where its `path:`
@@ -326,8 +395,12 @@ pub(super) fn halfway(src: &str) -> Option<usize> {
 
 /// `plan` applied to input held whole.
 fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'static>>) -> Output {
-    let Input { form, items } = input;
-    let run = engine::run(plan, items, config);
+    let Input { mut form, items } = input;
+    let wrapper = match &mut form {
+        krm::Form::Wrapped { doc, .. } => doc.root.as_mut(),
+        krm::Form::Stream { .. } => None,
+    };
+    let run = engine::run_document(plan, items, config, wrapper);
     if run.failed {
         // All or nothing: the items as they came in. A stream is its own text.
         if matches!(form, krm::Form::Stream { .. }) {

@@ -5,7 +5,7 @@
 //! What it must not do: change a node beyond putting back what a patch may not change
 //! ([`protect_bookkeeping`], [`drop_emptied_annotations`]), or know what a patch is.
 
-use super::identity::Id;
+use super::identity::{str_with, Follow, Id};
 use crate::yaml::{Entry, Node};
 
 /// Annotation marking a resource that is not applied to a cluster (kpt, kustomize).
@@ -41,12 +41,16 @@ pub fn is_bookkeeping_annotation(key: &str) -> bool {
 /// Items the hosts pass along for bookkeeping, which a patch touches only when its target names
 /// their kind: `local-config` resources, the `Kptfile`.
 pub fn is_bookkeeping_item(node: &Node<'_>) -> bool {
-    let id = Id::of(node);
+    is_bookkeeping_item_with(node, &|n| n)
+}
+
+/// [`is_bookkeeping_item`], reading through aliases with `follow`.
+pub fn is_bookkeeping_item_with<'n, 'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> bool {
+    let id = Id::of_with(node, follow);
     if id.kind == "Kptfile" && id.api_version.starts_with("kpt.dev/") {
         return true;
     }
-    node.str_at(&["metadata", "annotations", LOCAL_CONFIG])
-        .is_some_and(|v| v == "true")
+    str_with(node, &["metadata", "annotations", LOCAL_CONFIG], follow).is_some_and(|v| v == "true")
 }
 
 /// `(path, index)` of the file a resource came from, from kpt's annotations.

@@ -54,9 +54,16 @@ pub struct Id<'n> {
 }
 
 impl<'n> Id<'n> {
-    /// Reads the identity of a resource node, borrowing its strings.
+    /// Reads the identity of a resource node, borrowing its strings. Aliases are not followed
+    /// (see [`Id::of_with`]).
     pub fn of(node: &'n Node<'_>) -> Id<'n> {
-        let at = |path: &[&str]| Cow::Borrowed(node.str_at(path).unwrap_or(""));
+        Id::of_with(node, &|n| n)
+    }
+
+    /// Reads the identity of a resource node, reading each node on the way through `follow`
+    /// (what an alias stands for: `kind: *k` is the kind its anchor holds).
+    pub fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Id<'n> {
+        let at = |path: &[&str]| Cow::Borrowed(str_with(node, path, follow).unwrap_or(""));
         Id {
             api_version: at(&["apiVersion"]),
             kind: at(&["kind"]),
@@ -143,12 +150,17 @@ pub struct Meta<'n> {
 }
 
 impl<'n> Meta<'n> {
-    /// Reads a resource node.
+    /// Reads a resource node (aliases not followed; see [`Meta::of_with`]).
     pub fn of(node: &'n Node<'_>) -> Meta<'n> {
+        Meta::of_with(node, &|n| n)
+    }
+
+    /// Reads a resource node, reading each node on the way through `follow`.
+    pub fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Meta<'n> {
         Meta {
-            id: Id::of(node),
-            labels: string_map(node, &["metadata", "labels"]),
-            annotations: string_map(node, &["metadata", "annotations"]),
+            id: Id::of_with(node, follow),
+            labels: string_map_with(node, &["metadata", "labels"], follow),
+            annotations: string_map_with(node, &["metadata", "annotations"], follow),
         }
     }
 
@@ -209,11 +221,51 @@ pub struct PreviousIdsError {
 
 /// The string-valued entries of a map at `path` (labels, annotations).
 pub fn string_map<'n>(node: &'n Node<'_>, path: &[&str]) -> Vec<(&'n str, &'n str)> {
-    node.get_path(path)
+    string_map_with(node, path, &|n| n)
+}
+
+/// How a reader reaches what a node stands for: an alias's data (a [`crate::yaml::anchors::Scope`]
+/// knows it), any other node itself.
+pub type Follow<'f, 'n, 'a> = &'f dyn Fn(&'n Node<'a>) -> &'n Node<'a>;
+
+/// The node at a path of mapping keys, each node on the way (keys included) read through
+/// `follow`.
+pub fn get_with<'n, 'a>(
+    node: &'n Node<'a>,
+    path: &[&str],
+    follow: Follow<'_, 'n, 'a>,
+) -> Option<&'n Node<'a>> {
+    let mut at = follow(node);
+    for k in path {
+        let e = at
+            .entries()
+            .iter()
+            .find(|e| follow(&e.key).as_str() == Some(k))?;
+        at = follow(&e.value);
+    }
+    Some(at)
+}
+
+/// The text of the scalar at a path of mapping keys, read through `follow`.
+pub fn str_with<'n, 'a>(
+    node: &'n Node<'a>,
+    path: &[&str],
+    follow: Follow<'_, 'n, 'a>,
+) -> Option<&'n str> {
+    get_with(node, path, follow).and_then(Node::as_str)
+}
+
+/// [`string_map`], each key and value read through `follow`.
+pub fn string_map_with<'n, 'a>(
+    node: &'n Node<'a>,
+    path: &[&str],
+    follow: Follow<'_, 'n, 'a>,
+) -> Vec<(&'n str, &'n str)> {
+    get_with(node, path, follow)
         .map(|m| {
             m.entries()
                 .iter()
-                .filter_map(|e| Some((e.key.as_str()?, e.value.as_str()?)))
+                .filter_map(|e| Some((follow(&e.key).as_str()?, follow(&e.value).as_str()?)))
                 .collect()
         })
         .unwrap_or_default()

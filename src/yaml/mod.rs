@@ -170,6 +170,8 @@ pub(crate) struct Ext<'a> {
     pub(crate) anchor: Option<Cow<'a, str>>,
     pub(crate) comments: Comments<'a>,
     pub(crate) raw: Option<Raw<'a>>,
+    /// Which anchor occurrence of its document the node is or stands for ([`anchors::Mark`]).
+    pub(crate) mark: anchors::Mark,
 }
 
 /// Source text reused verbatim while the node is unchanged: scalars whose canonical rendering

@@ -551,6 +551,7 @@ impl<'a> Node<'a> {
                     text: own(r.text),
                     base: r.base,
                 }),
+                mark: e.mark,
             })
         });
         Node { repr, ext }

@@ -352,7 +352,8 @@ fn nested_anchors(depth: usize, n: usize) -> String {
 fn nested_anchors_in_an_item_are_bounded() {
     // Bug: merging into a resource copied every anchored node for its aliases, so anchors
     // nested 300 deep around 100,000 scalars (200 KB) made 30 million nodes (1.2 GB, 20 s).
-    // The copies now have a budget; past it the patch is an error.
+    // Now the resource's one alias becomes a copy (100,000 nodes) before the patch, and back
+    // into the alias when it is written: linear, and the patch applies.
     let data: String = nested_anchors(300, 100_000)
         .lines()
         .map(|l| format!("  {l}\n"))
@@ -360,6 +361,23 @@ fn nested_anchors_in_an_item_are_bounded() {
     let doc = format!("{FOO}data:\n{data}");
     let (code, stdout, stderr) = standalone(
         "nested-item",
+        &merge_fn(&label_patch("Foo")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(
+        out.contains("touched") && out.ends_with("  y: *a299\n"),
+        "{}",
+        head(&out)
+    );
+    assert!(out.len() < doc.len() + 100, "{}", head(&out));
+    // With an alias bomb beside them, the aliases stay aliases (the copies would be over the
+    // budget), and the walkers' copies of the nested anchored nodes are: an error.
+    let bomb: String = laughs("  ");
+    let doc = format!("{FOO}data:\n{data}{bomb}");
+    let (code, stdout, stderr) = standalone(
+        "nested-item-bomb",
         &merge_fn(&label_patch("Foo")),
         doc.as_bytes(),
     );
@@ -815,4 +833,659 @@ fn a_patch_failing_on_the_last_of_many_targets_changes_nothing() {
     let out = run(&[], json.as_bytes());
     let got = krm_error(&out, &["/spec/paused"]);
     assert_eq!(got, docs(&stream));
+}
+
+// ----- anchors shared between items, and inside one (issue 14, class 1) --------------------
+
+/// One way of reading a document of items, and what it gave.
+struct Way {
+    way: &'static str,
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Way {
+    /// The items as data, read in their document (an alias may name an anchor of an earlier
+    /// item), and their text as written. Panics when the output does not read back as YAML (an
+    /// alias left without its anchor).
+    /// In standalone mode a resource a merge3 update adds is a document of its own after the
+    /// wrapper (a file of its own with `--output`), so it counts as one of the items too.
+    fn items(&self) -> Vec<serde_json::Value> {
+        let all = docs(&self.stdout);
+        match all.split_first() {
+            Some((first, added)) => match first.get("items") {
+                Some(serde_json::Value::Array(items)) => {
+                    items.iter().chain(added).cloned().collect()
+                }
+                _ => panic!("{}: no items\n{}", self.way, self.stdout),
+            },
+            None => panic!("{}: no items\n{}", self.way, self.stdout),
+        }
+    }
+}
+
+/// `items` (a block sequence at column 0) in each form whose items are one YAML document, read
+/// each way the function reads it: a block ResourceList item by item, the same with earlier
+/// results (read whole), and a `List` in standalone mode (read whole). Each must give the same
+/// items.
+fn every_way(test: &str, items: &str, config: &str) -> Vec<Way> {
+    let mut ways = Vec::new();
+    let input = rl(items, config);
+    let out = run(&[], input.as_bytes());
+    ways.push(Way {
+        way: "ResourceList, item by item",
+        code: out.code,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    });
+    let with_results =
+        format!("{input}results:\n- message: from an earlier function\n  severity: info\n");
+    let out = run(&[], with_results.as_bytes());
+    ways.push(Way {
+        way: "ResourceList, whole",
+        code: out.code,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    });
+    let list = format!("apiVersion: v1\nkind: List\nitems:\n{items}");
+    let (code, stdout, stderr) = standalone(test, config, list.as_bytes());
+    ways.push(Way {
+        way: "List",
+        code,
+        stdout: String::from_utf8(stdout).expect("UTF-8"),
+        stderr,
+    });
+    let first = ways[0].items();
+    for w in &ways {
+        assert_eq!(w.code, ways[0].code, "{}: {}", w.way, w.stderr);
+        assert_eq!(w.items(), first, "{} and {} differ", w.way, ways[0].way);
+    }
+    ways
+}
+
+const SHARED: &str = "\
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: a
+  data: &d # the anchor
+    k: v
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: b
+  data: *d
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: c
+  data: *d
+";
+
+#[test]
+fn deleting_the_item_that_holds_an_anchor_keeps_what_its_aliases_read() {
+    // Bug: the aliases of b and c were left without their anchor: output no YAML reader
+    // accepts, exit 0.
+    let deletions = [
+        "  - target: {kind: ConfigMap, name: a}\n    patch: |\n      $patch: delete\n",
+        "  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n    patch: |\n      apiVersion: v1\n      kind: Secret\n      metadata: {name: s}\n",
+    ];
+    for p in deletions {
+        let ways = every_way("delete-anchor", SHARED, &merge_fn(p));
+        for w in &ways {
+            assert_eq!(w.code, 0, "{}: {}", w.way, w.stderr);
+            let items = w.items();
+            let b = items
+                .iter()
+                .find(|i| i["metadata"]["name"] == "b")
+                .expect("b");
+            let c = items
+                .iter()
+                .find(|i| i["metadata"]["name"] == "c")
+                .expect("c");
+            assert_eq!(b["data"], serde_json::json!({"k": "v"}), "{}", w.way);
+            assert_eq!(c["data"], serde_json::json!({"k": "v"}), "{}", w.way);
+            assert!(!items.iter().any(|i| i["metadata"]["name"] == "a"));
+        }
+        // b holds the data now, and carries the anchor on: c stays as it was written.
+        let out = &ways[0].stdout;
+        assert!(
+            out.contains("    name: b\n  data: &d\n    k: v\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n  data: *d\n"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn deleting_one_of_two_items_that_define_a_name_keeps_what_later_aliases_read() {
+    // Bug: c's alias read the anchor of a once b was gone: a silent change of value.
+    let items = "\
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: &d {k: first}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}, data: &d {k: second}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: *d}
+";
+    let p = "  - target: {kind: ConfigMap, name: b}\n    patch: |\n      $patch: delete\n";
+    for w in every_way("delete-second", items, &merge_fn(p)) {
+        assert_eq!(w.code, 0, "{}: {}", w.way, w.stderr);
+        let got = w.items();
+        assert_eq!(got.len(), 2, "{}", w.way);
+        assert_eq!(got[0]["data"]["k"], "first", "{}", w.way);
+        assert_eq!(got[1]["data"]["k"], "second", "{}", w.way);
+    }
+}
+
+#[test]
+fn patching_an_anchored_node_changes_no_alias_of_it() {
+    // Bug: every item aliasing the patched node changed with it, items no target selected
+    // included.
+    let patches = [
+        "  - target: {kind: ConfigMap, name: a}\n    patch: |\n      data: {k: w}\n".to_owned(),
+        "  - target: {kind: ConfigMap, name: a}\n    type: jsonmerge\n    patch: |\n      data: {k: w}\n".to_owned(),
+        "  - target: {kind: ConfigMap, name: a}\n    type: json6902\n    patch: |\n      - {op: replace, path: /data/k, value: w}\n".to_owned(),
+        "  - target: {kind: ConfigMap, name: a}\n    type: apply\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      data: {k: w}\n".to_owned(),
+        "  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      data: {k: v}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      data: {k: w}\n".to_owned(),
+    ];
+    for p in &patches {
+        for w in every_way("patch-anchor", SHARED, &merge_fn(p)) {
+            assert_eq!(w.code, 0, "{}: {p}: {}", w.way, w.stderr);
+            let got = w.items();
+            assert_eq!(got[0]["data"]["k"], "w", "{}: {p}", w.way);
+            assert_eq!(got[1]["data"]["k"], "v", "{}: {p}", w.way);
+            assert_eq!(got[2]["data"]["k"], "v", "{}: {p}", w.way);
+        }
+    }
+}
+
+#[test]
+fn patching_an_anchored_node_inside_one_resource_changes_no_alias_of_it() {
+    // Bug: `replace /data/m/k` also changed /data/mm and /data/n/0 (`mm: *m`).
+    let doc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  m: &m {k: v}\n  mm: *m # same\n  n: [*m]\n";
+    let patches = [
+        "  - target: {kind: ConfigMap}\n    type: json6902\n    patch: |\n      - {op: replace, path: /data/m/k, value: w}\n",
+        "  - target: {kind: ConfigMap}\n    patch: |\n      data: {m: {k: w}}\n",
+        "  - target: {kind: ConfigMap}\n    type: jsonmerge\n    patch: |\n      data: {m: {k: w}}\n",
+        // Read after the change: the alias still reads what it read.
+        "  - target: {kind: ConfigMap}\n    type: json6902\n    patch: |\n      - {op: replace, path: /data/m/k, value: w}\n      - {op: test, path: /data/mm/k, value: v}\n      - {op: copy, from: /data/n/0/k, path: /data/x}\n",
+    ];
+    for p in patches {
+        let (code, stdout, stderr) = standalone("inside", &merge_fn(p), doc.as_bytes());
+        assert_eq!(code, 0, "{p}: {stderr}");
+        let out = String::from_utf8(stdout).expect("UTF-8");
+        let got = &docs(&out)[0]["data"];
+        assert_eq!(got["m"]["k"], "w", "{p}: {out}");
+        assert_eq!(got["mm"]["k"], "v", "{p}: {out}");
+        assert_eq!(got["n"][0]["k"], "v", "{p}: {out}");
+        assert!(
+            out.contains("  mm: &m {k: v} # same\n  n: [*m]\n"),
+            "{p}: {out}"
+        );
+    }
+    // Removing the anchored node: the first alias holds the data and the anchor.
+    let p = "  - target: {kind: ConfigMap}\n    type: json6902\n    patch: |\n      - {op: remove, path: /data/m}\n";
+    let (code, stdout, stderr) = standalone("inside-remove", &merge_fn(p), doc.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(
+        out.ends_with("data:\n  mm: &m {k: v} # same\n  n: [*m]\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn items_that_alias_an_unchanged_anchor_stay_byte_for_byte() {
+    // Nothing b and c read changed: the ResourceList's items come back as they came, a
+    // patched item keeps its alias.
+    let p = "  - target: {kind: ConfigMap, name: b}\n    patch: |\n      metadata: {labels: {x: \"y\"}}\n";
+    let ways = every_way("unchanged-anchor", SHARED, &merge_fn(p));
+    assert_eq!(ways[0].code, 0, "{}", ways[0].stderr);
+    let want = SHARED.replace(
+        "    name: b\n  data: *d\n",
+        "    name: b\n    labels: {x: \"y\"}\n  data: *d\n",
+    );
+    assert!(ways[0].stdout.contains(&want), "{}", ways[0].stdout);
+    // A patch of nothing: the input's text.
+    let p = "  - target: {kind: Secret}\n    patch: |\n      data: {k: w}\n";
+    let input = rl(SHARED, &merge_fn(p));
+    let out = run(&[], input.as_bytes());
+    assert!(out.stdout.starts_with(&input), "{}", out.stdout);
+}
+
+#[test]
+fn a_patch_into_an_alias_of_another_items_anchor_works() {
+    // Bug: a JSON patch on b failed ("the result would use alias *d before its anchor") and a
+    // merge into it failed ("alias *d refers to no anchor in this resource").
+    let patches = [
+        "  - target: {kind: ConfigMap, name: b}\n    type: json6902\n    patch: |\n      - {op: add, path: /data/j, value: x}\n",
+        "  - target: {kind: ConfigMap, name: b}\n    patch: |\n      data: {j: x}\n",
+        "  - target: {kind: ConfigMap, name: b}\n    type: jsonmerge\n    patch: |\n      data: {j: x}\n",
+    ];
+    for p in patches {
+        for w in every_way("into-alias", SHARED, &merge_fn(p)) {
+            assert_eq!(w.code, 0, "{}: {p}: {}", w.way, w.stderr);
+            let got = w.items();
+            assert_eq!(got[0]["data"], serde_json::json!({"k": "v"}), "{}", w.way);
+            assert_eq!(
+                got[1]["data"],
+                serde_json::json!({"k": "v", "j": "x"}),
+                "{}",
+                w.way
+            );
+            assert_eq!(got[2]["data"], serde_json::json!({"k": "v"}), "{}", w.way);
+        }
+    }
+}
+
+#[test]
+fn anchors_around_the_items_are_read_too() {
+    // The wrapper's own keys are part of the document: before the items (an item aliases
+    // them) and after (they alias an item).
+    let config =
+        merge_fn("  - target: {kind: ConfigMap, name: a}\n    patch: |\n      data: {k: w}\n");
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nmetadata:\n  annotations: {{x: &n b}}\nitems:\n{}functionConfig:\n{}extra: *d\n",
+        SHARED.replace("    name: b\n", "    name: *n\n"),
+        config.lines().map(|l| format!("  {l}\n")).collect::<String>()
+    );
+    let out = run(&[], input.as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let all = docs(&out.stdout);
+    assert_eq!(
+        all[0]["extra"],
+        serde_json::json!({"k": "v"}),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(all[0]["items"][1]["metadata"]["name"], "b");
+    assert_eq!(all[0]["items"][1]["data"]["k"], "v");
+}
+
+// ----- what a patch may not take (issue 14, class 2) ----------------------------------------
+
+/// A resource with the hosts' bookkeeping, as kpt passes it.
+const KEPT: &str = "\
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: a
+    annotations:
+      config.kubernetes.io/path: a.yaml
+      internal.config.kubernetes.io/path: a.yaml
+      team: x
+  data: {k: v}
+";
+
+#[test]
+fn a_patch_that_changes_a_mappings_kind_cannot_take_bookkeeping_or_identity() {
+    // Bug: each of these removed every bookkeeping annotation or the name, exit 0, or (the last
+    // two) wrote a resource list the binary then refused to read.
+    let cases = [
+        ("merge2", "    patch: 'metadata: {annotations: []}'\n", "metadata.annotations would become a list"),
+        ("merge2", "    patch: 'metadata: {annotations: [a]}'\n", "metadata.annotations would become a list"),
+        ("jsonmerge", "    type: jsonmerge\n    patch: 'metadata: {annotations: 5}'\n", "metadata.annotations would become a number"),
+        ("json6902", "    type: json6902\n    patch: '[{op: replace, path: /metadata/annotations, value: \"\"}]'\n", "metadata.annotations would become a string"),
+        ("json6902", "    type: json6902\n    patch: '[{op: replace, path: /metadata/annotations, value: []}]'\n", "metadata.annotations would become a list"),
+        ("merge2", "    patch: 'metadata: x'\n", "metadata would become a string, and with it the resource's name"),
+        ("jsonmerge", "    type: jsonmerge\n    patch: 'metadata: [x]'\n", "metadata would become a list"),
+        ("json6902", "    type: json6902\n    patch: '[{op: replace, path: \"\", value: 5}]'\n", "the result would be a number, not a resource"),
+        ("json6902", "    type: json6902\n    patch: '[{op: replace, path: \"\", value: [a]}]'\n", "the result would be a list, not a resource"),
+        ("json6902", "    type: json6902\n    patch: '[{op: remove, path: /metadata/name}]'\n", "the result would have no metadata.name"),
+        ("json6902", "    type: json6902\n    patch: '[{op: remove, path: /kind}]'\n", "the result would have no kind"),
+        ("json6902", "    type: json6902\n    patch: '[{op: replace, path: /metadata, value: {}}]'\n", "the result would have no metadata.name"),
+        ("apply", "    type: apply\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n  - target: {kind: ConfigMap}\n    type: apply\n    patch: |\n      kind: ConfigMap\n      metadata: {name: a}\n", "the result would have no apiVersion"),
+    ];
+    for (kind, p, want) in cases {
+        let config = merge_fn(&format!("  - target: {{kind: ConfigMap}}\n{p}"));
+        let out = run(&[], rl(KEPT, &config).as_bytes());
+        let items = krm_error(&out, &[want, &format!("({kind})")]);
+        assert_eq!(
+            items,
+            docs(&KEPT.replace("- ", "").replace("\n  ", "\n")),
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn an_edit_of_a_bookkeeping_annotation_is_dropped_with_a_warning() {
+    let cases = [
+        "    patch: 'metadata: {annotations: {config.kubernetes.io/path: ../../x.yaml}}'\n",
+        "    patch: 'metadata: {annotations: null}'\n",
+        "    type: json6902\n    patch: '[{op: replace, path: /metadata/annotations, value: null}]'\n",
+        "    type: json6902\n    patch: '[{op: remove, path: /metadata/annotations}]'\n",
+        "    type: jsonmerge\n    patch: 'metadata: {annotations: {internal.config.kubernetes.io/path: null}}'\n",
+        "    type: json6902\n    patch: '[{op: add, path: /metadata/annotations/config.k8s.io~1id, value: \"9\"}]'\n",
+    ];
+    for p in cases {
+        let config = merge_fn(&format!("  - target: {{kind: ConfigMap}}\n{p}"));
+        let out = run(&[], rl(KEPT, &config).as_bytes());
+        assert_eq!(out.code, 0, "{p}: {}", out.stderr);
+        let items = items_of(&out.stdout);
+        let ann = &items[0]["metadata"]["annotations"];
+        assert_eq!(ann["config.kubernetes.io/path"], "a.yaml", "{p}");
+        assert_eq!(ann["internal.config.kubernetes.io/path"], "a.yaml", "{p}");
+        assert!(ann.get("config.k8s.io/id").is_none(), "{p}");
+        let results = results_of(&out.stdout);
+        assert!(
+            results.iter().any(|r| r["severity"] == "warning"
+                && r["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("bookkeeping annotation") && m.contains("dropped"))
+                && r["field"]["path"]
+                    .as_str()
+                    .is_some_and(|f| f.starts_with("metadata.annotations["))),
+            "{p}: {results:#?}"
+        );
+    }
+}
+
+// ----- resources a patch adds (issue 14, class 3) -------------------------------------------
+
+#[test]
+fn resources_a_patch_adds_bring_no_host_bookkeeping() {
+    // Bug: a resource merge3 added kept a planted path, where `kpt fn sink` or `kpt fn render`
+    // would write it: outside the package.
+    let p = "  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      ---\n      apiVersion: v1\n      kind: Secret\n      metadata:\n        name: planted\n        annotations:\n          config.kubernetes.io/path: ../../../../tmp/planted.yaml\n          internal.config.kubernetes.io/path: ../../../../tmp/planted.yaml\n          config.kubernetes.io/index: '7'\n          config.kubernetes.io/local-config: \"true\"\n          owner: me\n";
+    let out = run(&[], rl(KEPT, &merge_fn(p)).as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let items = items_of(&out.stdout);
+    let ann = &items[1]["metadata"]["annotations"];
+    assert_eq!(
+        ann,
+        &serde_json::json!({
+            "config.kubernetes.io/local-config": "true",
+            "owner": "me",
+            "internal.config.kubernetes.io/path": "secret_planted.yaml",
+            "internal.config.kubernetes.io/index": "0",
+        })
+    );
+    let results = results_of(&out.stdout);
+    for key in [
+        "config.kubernetes.io/path",
+        "internal.config.kubernetes.io/path",
+        "config.kubernetes.io/index",
+    ] {
+        assert!(
+            results.iter().any(|r| r["severity"] == "warning"
+                && r["message"].as_str().is_some_and(|m| m
+                    .contains(&format!("{key} is a host's bookkeeping annotation"))
+                    && m.contains("dropped"))),
+            "{key}: {results:#?}"
+        );
+    }
+    // A name that reads as a path gives a file in the package's directory all the same.
+    let p2 = "  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      ---\n      apiVersion: v1\n      kind: Secret\n      metadata: {name: ../../../../tmp/x}\n";
+    let out = run(&[], rl(KEPT, &merge_fn(p2)).as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let items = items_of(&out.stdout);
+    assert_eq!(
+        items[1]["metadata"]["annotations"]["internal.config.kubernetes.io/path"],
+        "secret_____________tmp_x.yaml"
+    );
+    // A stream (no files): the same annotations go, none are given.
+    let stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n";
+    let (code, stdout, stderr) = standalone("planted", &merge_fn(p), stream.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert!(!out.contains("tmp/planted"), "{out}");
+}
+
+// ----- the merge commands (issue 14, class 4) -----------------------------------------------
+
+#[test]
+fn the_merge_commands_refuse_what_would_replace_or_remove_dest() {
+    // Bug: a SRC that was `null` made DEST vanish (empty output, exit 0); a scalar or a list
+    // replaced it; a malformed DEST was exit 2 with nothing written.
+    let d = dir("merge-commands");
+    let dest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a} # keep\ndata: {k: v}\n";
+    let path = |name: &str, text: &str| {
+        let p = d.join(name);
+        std::fs::write(&p, text).expect("file");
+        p.display().to_string()
+    };
+    let dest_file = path("dest.yaml", dest);
+    for (src, want) in [
+        ("null\n", "src.yaml: document 1 (from line 1) is null"),
+        ("~\n", "src.yaml: document 1 (from line 1) is null"),
+        ("[a, b]\n", "src.yaml: document 1 (from line 1) is a list"),
+        (
+            "just text\n",
+            "src.yaml: document 1 (from line 1) is a scalar",
+        ),
+        (
+            "data: {j: 1}\n---\n# two\n5\n",
+            "src.yaml: document 2 (from line 2) is a scalar",
+        ),
+        ("", "src.yaml: no document"),
+        (
+            "data: {j: [\n",
+            "src.yaml: malformed YAML: line 1, column 11",
+        ),
+    ] {
+        let src_file = path("src.yaml", src);
+        let (code, stdout, stderr) = run_raw(&["merge2", &src_file, &dest_file], b"");
+        assert_eq!(code, 1, "{src:?}: {stderr}");
+        assert!(stderr.contains(want), "{src:?}: {stderr}");
+        // As in every mode but KRM mode, an error writes nothing (README "Input and output").
+        assert_eq!(
+            String::from_utf8_lossy(&stdout),
+            "",
+            "{src:?}: output written"
+        );
+        // merge3's UPDATED alike.
+        let (code, stdout, stderr) = run_raw(&["merge3", &dest_file, &src_file, &dest_file], b"");
+        if !src.is_empty() {
+            assert_eq!(code, 1, "merge3 {src:?}: {stderr}");
+            assert!(stderr.contains(want), "{stderr}");
+            assert_eq!(String::from_utf8_lossy(&stdout), "");
+        }
+    }
+    // A malformed DEST, and one that is not resources: located, exit 1, nothing written.
+    let src_file = path("src.yaml", "data: {j: 1}\n");
+    for (bad, want) in [
+        ("a: [\n", "bad.yaml: malformed YAML: line 1, column 4"),
+        (
+            "- a\n- b\n",
+            "bad.yaml: document 1 (from line 1) is not a resource",
+        ),
+    ] {
+        let bad_file = path("bad.yaml", bad);
+        let (code, stdout, stderr) = run_raw(&["merge2", &src_file, &bad_file], b"");
+        assert_eq!(code, 1, "{bad:?}: {stderr}");
+        assert!(stderr.contains(want), "{bad:?}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&stdout), "");
+    }
+    // A SRC alias bomb is the config's error too.
+    let bomb = format!("data:\n{}", laughs("  "));
+    let bomb_file = path("bomb.yaml", &bomb);
+    let (code, stdout, stderr) = run_raw(&["merge2", &bomb_file, &dest_file], b"");
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("alias bomb"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&stdout), "");
+    // What does merge still merges.
+    let (code, stdout, stderr) = run_raw(&["merge2", &src_file, &dest_file], b"");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&stdout),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a} # keep\ndata: {k: v, j: 1}\n"
+    );
+}
+
+// ----- selection through aliases (issue 14, class 7) ----------------------------------------
+
+#[test]
+fn identity_and_labels_are_read_through_aliases() {
+    // Bug: `kind: *k` read as no kind: the target passed the resource by, silently.
+    let items = "\
+- apiVersion: &v v1
+  kind: &k ConfigMap
+  metadata:
+    name: a
+    labels: &l {app: web}
+- apiVersion: *v
+  kind: *k
+  metadata:
+    name: b
+    labels: *l
+";
+    let cases = [
+        "  - target: {kind: ConfigMap, name: b}\n    patch: |\n      data: {x: y}\n",
+        "  - target: {version: v1, labelSelector: app=web, name: b}\n    patch: |\n      data: {x: y}\n",
+        "  - patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: b}\n      data: {x: y}\n",
+        "  - target: {kind: ConfigMap, name: b}\n    type: json6902\n    patch: |\n      - {op: add, path: /data, value: {x: y}}\n",
+    ];
+    for (n, p) in cases.iter().enumerate() {
+        for w in every_way("alias-identity", items, &merge_fn(p)) {
+            assert_eq!(w.code, 0, "{}: {p}: {}", w.way, w.stderr);
+            let got = w.items();
+            assert_eq!(
+                got[1]["data"],
+                serde_json::json!({"x": "y"}),
+                "{}: {p}",
+                w.way
+            );
+            assert_eq!(got[1]["kind"], "ConfigMap");
+            assert!(got[0].get("data").is_none(), "{}: {p}", w.way);
+        }
+        // The item keeps its aliases, but where the patch writes the field itself (the third
+        // patch writes apiVersion and kind).
+        if n == 2 {
+            continue;
+        }
+        let out = run(&[], rl(items, &merge_fn(p)).as_bytes());
+        assert!(
+            out.stdout.contains(
+                "- apiVersion: *v\n  kind: *k\n  metadata:\n    name: b\n    labels: *l\n"
+            ),
+            "{p}: {}",
+            out.stdout
+        );
+    }
+}
+
+// ----- identities (issue 14, class 15) ------------------------------------------------------
+
+#[test]
+fn a_rename_onto_another_resource_is_an_error_naming_both() {
+    let items = "\
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
+";
+    let cases = [
+        "  - target: {kind: ConfigMap, name: b}\n    type: json6902\n    patch: |\n      - {op: replace, path: /metadata/name, value: a}\n",
+        "  - target: {kind: ConfigMap, name: a}\n    options: {allowNameChange: true}\n    patch: |\n      metadata: {name: b}\n",
+    ];
+    for p in cases {
+        let out = run(&[], rl(items, &merge_fn(p)).as_bytes());
+        let got = krm_error(
+            &out,
+            &[
+                "two resources would have the same identity",
+                "renamed from ConfigMap",
+                "named so in the input",
+            ],
+        );
+        let stream = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n";
+        assert_eq!(got, docs(stream), "{p}");
+        let (code, stdout, stderr) = standalone("rename", &merge_fn(p), stream.as_bytes());
+        assert_eq!(code, 1, "{stderr}");
+        assert!(
+            stderr.contains("two resources would have the same identity"),
+            "{stderr}"
+        );
+        assert!(stdout.is_empty(), "an error writes nothing");
+    }
+    // Duplicates in the input are not a patch's doing; a rename elsewhere is fine.
+    let p = "  - target: {kind: ConfigMap, name: b}\n    type: json6902\n    patch: |\n      - {op: replace, path: /metadata/name, value: c}\n";
+    let dup = format!("{items}- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: a}}}}\n");
+    let out = run(&[], rl(&dup, &merge_fn(p)).as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn an_alias_inside_the_node_it_names_is_left_alone_or_refused() {
+    // `&a {x: *a}` is recursive data, which no resource can hold: carried as it came when no
+    // patch selects it, an error naming the alias when one does.
+    let doc = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: &a {x: *a}\n";
+    let (code, stdout, stderr) = standalone(
+        "recursive",
+        &merge_fn(&label_patch("Secret")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, doc.as_bytes());
+    let (code, stdout, stderr) = standalone(
+        "recursive-patched",
+        &merge_fn(&label_patch("ConfigMap")),
+        doc.as_bytes(),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("ConfigMap a: patch[0] (merge2): alias *a refers to no anchor defined before it (or to the node it is in)"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty(), "an error writes nothing");
+}
+
+#[test]
+fn a_last_item_ending_in_an_explicit_key_loses_nothing() {
+    // Found by the function fuzz target's new check that every way of reading agrees: the item
+    // by item path took the text of the last item to run into the next key (`extra:`), so the
+    // output dropped that key and gave its value to the item, exit 0. The text around the items
+    // is now checked against the parse, and such input read whole.
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: a}}\n  data:\n    ?  spec:\n        c:\nextra:\n  x: 1\nfunctionConfig:\n{}",
+        merge_fn(&label_patch("ConfigMap"))
+            .lines()
+            .map(|l| format!("  {l}\n"))
+            .collect::<String>()
+    );
+    let out = run(&[], input.as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let docs = yaml::parse_stream(&out.stdout).expect("YAML");
+    let root = docs.into_iter().find_map(|d| d.root).expect("a document");
+    assert_eq!(root.str_at(&["extra", "x"]), Some("1"), "{}", out.stdout);
+    let item = &root.get("items").expect("items").items()[0];
+    assert!(item.get("x").is_none(), "{}", out.stdout);
+    assert_eq!(item.str_at(&["metadata", "labels", "touched"]), Some("yes"));
+}
+
+#[test]
+fn an_item_ending_in_an_explicit_keys_colon_line_is_read_whole() {
+    // Found by the function fuzz target (an expanded input, written in block style): the `:`
+    // line that ends an explicit key went with the next item's text, so deleting the first item
+    // left that line behind: output no YAML reader accepts, exit 0. An item's text that does
+    // not start at its `-` sends the input to the whole-input path.
+    let items = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data:\n    ? [1, 2]\n    :\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n";
+    let p = "  - target: {kind: ConfigMap, name: a}\n    patch: |\n      $patch: delete\n";
+    for w in every_way("colon-line", items, &merge_fn(p)) {
+        assert_eq!(w.code, 0, "{}: {}", w.way, w.stderr);
+        assert_eq!(
+            w.items(),
+            vec![
+                serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}})
+            ],
+            "{}",
+            w.way
+        );
+    }
+}
+
+#[test]
+fn a_walker_reads_an_alias_as_the_data_it_stands_for() {
+    // Found by the merges fuzz target's oracle: merge3 deleted an alias whole (upstream deleted
+    // the field) where, written out, the same data kept the field only the resource had.
+    // Before its first patch a resource's aliases become copies: every walker reads data.
+    let aliased = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  c: &c {n: a, image: x}\n  extra: *c\n";
+    let expanded = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  c: {n: a, image: x}\n  extra: {n: a, image: x}\n";
+    let p = "  - type: merge3\n    original: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      data:\n        c: {n: a, image: x}\n        extra: {n: a, hmage: x}\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: a}\n      data:\n        c: {n: a, image: x}\n";
+    let (code, a, stderr) = standalone("walker-alias", &merge_fn(p), aliased.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, e, stderr) = standalone("walker-expanded", &merge_fn(p), expanded.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let (a, e) = (
+        String::from_utf8(a).expect("UTF-8"),
+        String::from_utf8(e).expect("UTF-8"),
+    );
+    assert_eq!(docs(&a), docs(&e), "aliased:\n{a}\nexpanded:\n{e}");
 }

@@ -296,12 +296,23 @@ fn an_invalid_config() {
 #[test]
 fn an_alias_error() {
     // Anchors nested 20 deep around 60,000 scalars: copying them for a merge into the alias
-    // would make 1.2 million nodes, over the budget.
+    // would make 1.2 million nodes, over the budget (the alias itself is not made a copy
+    // first, as an alias bomb is beside it).
     let mut s = format!("[{}]", vec!["1"; 60_000].join(","));
     for k in (0..20).rev() {
         s = format!("&a{k} [{s}]");
     }
-    let stream = format!("{ITEMS}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x: {s}\n  y: *a19\n");
+    // Nine levels of nine aliases beside them (387 million strings expanded): the aliases stay.
+    let mut bomb = "  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n".to_owned();
+    for w in ["a", "b", "c", "d", "e", "f", "g", "h", "i"].windows(2) {
+        bomb.push_str(&format!(
+            "  {}: &{} [{}]\n",
+            w[1],
+            w[1],
+            vec![format!("*{}", w[0]); 9].join(", ")
+        ));
+    }
+    let stream = format!("{ITEMS}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x: {s}\n  y: *a19\n{bomb}");
     let config =
         merge_config("- target: {kind: ConfigMap}\n  patch: |\n    metadata: {labels: {a: b}}\n");
     nothing_lost("alias error", &stream, &config, "alias bomb", false);
@@ -382,6 +393,79 @@ fn malformed_input() {
                 .as_str()
                 .is_some_and(|m| m.contains("line ")),
             "{what}: {results:?}"
+        );
+    }
+}
+
+#[test]
+fn a_patch_that_would_break_a_resource() {
+    // Checked on the result of each patch on each resource (issue 14): the run fails whole.
+    let config = merge_config(
+        "- target: {kind: Deployment}\n  patch: 'spec: {replicas: 2}'\n- target: {kind: Deployment, name: worker}\n  type: json6902\n  patch: |\n    - {op: replace, path: '', value: [1]}\n",
+    );
+    nothing_lost(
+        "broken resource",
+        ITEMS,
+        &config,
+        "the result would be a list, not a resource (a mapping)",
+        true,
+    );
+    let config =
+        merge_config("- target: {kind: ConfigMap}\n  type: jsonmerge\n  patch: 'metadata: [x]'\n");
+    nothing_lost(
+        "destroyed metadata",
+        ITEMS,
+        &config,
+        "metadata would become a list",
+        true,
+    );
+}
+
+#[test]
+fn a_rename_onto_another_resource() {
+    let config = merge_config(
+        "- target: {kind: Deployment, name: worker}\n  type: json6902\n  patch: |\n    - {op: replace, path: /metadata/name, value: web}\n",
+    );
+    nothing_lost(
+        "rename onto another",
+        ITEMS,
+        &config,
+        "two resources would have the same identity",
+        true,
+    );
+}
+
+#[test]
+fn a_failed_run_keeps_anchors_shared_between_items() {
+    // The first patch deletes the item holding the anchor, the second fails: the items come
+    // back as they came, aliases and all.
+    let items = "\
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: a
+  data: &d {k: v} # shared
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: b
+  data: *d
+";
+    let config = merge_config(
+        "- target: {kind: ConfigMap, name: a}\n  patch: '$patch: delete'\n- target: {kind: ConfigMap, name: b}\n  type: json6902\n  patch: '[{op: remove, path: /spec}]'\n",
+    );
+    for with_results in [false, true] {
+        let input = rl(items, &config, with_results);
+        let (code, stdout, stderr) = run(&[], input.as_bytes());
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("remove /spec"), "{stderr}");
+        let out = String::from_utf8(stdout).expect("UTF-8");
+        if !with_results {
+            assert!(out.starts_with(&input), "{out}");
+        }
+        assert!(
+            out.contains("  data: &d {k: v} # shared\n") && out.contains("  data: *d\n"),
+            "{out}"
         );
     }
 }
