@@ -82,6 +82,7 @@ impl<'a> Input<'a> {
     /// Reads a ResourceList, a List, or a plain stream of documents.
     pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
         let mut docs = yaml::parse_stream(src)?;
+        docs.iter_mut().for_each(nothing_is_no_root);
         let content: Vec<usize> = (0..docs.len())
             .filter(|&i| docs[i].root.is_some())
             .collect();
@@ -322,6 +323,22 @@ pub enum Streamed {
     Wrapped,
 }
 
+/// A document written as nothing (`---` and then no content, comments aside: its root is an
+/// empty plain scalar without tag or anchor) is legal YAML and holds no resource: it gets no
+/// root, so the readers skip it (its text, comments included, is still written back). A null written out (`~`, `null`, `!!null`)
+/// is content, and not a resource.
+fn nothing_is_no_root(doc: &mut Document<'_>) {
+    let nothing = doc.root.as_ref().is_some_and(|r| {
+        r.as_str() == Some("")
+            && r.style() == Some(yaml::ScalarStyle::Plain)
+            && r.tag().is_none()
+            && r.anchor().is_none()
+    });
+    if nothing {
+        doc.root = None;
+    }
+}
+
 /// Reads a plain stream document by document, handing each resource to `process` as soon as it
 /// is parsed and writing what comes back (or the document's own text, when `process` did not
 /// touch it) to `out`; a resource `process` drops is not written. One document's tree is alive
@@ -369,10 +386,11 @@ pub fn stream_items<'a>(
         }
     };
     let mut seen_content = false;
-    yaml::parse_each(src, |doc| {
+    yaml::parse_each(src, |mut doc| {
         if shape.is_some() {
             return;
         }
+        nothing_is_no_root(&mut doc);
         let is_wrapper = doc.root.as_ref().is_some_and(|r| {
             r.is_map() && matches!(r.str_at(&["kind"]), Some("ResourceList" | "List"))
         });
