@@ -817,3 +817,116 @@ fn a_patch_failing_on_the_last_of_many_targets_changes_nothing() {
     let got = krm_error(&out, &["/spec/paused"]);
     assert_eq!(got, docs(&stream));
 }
+
+// ----- issue 14: output that reads back, empty documents, keys alike ------------------------
+
+/// Issue 14, point 5: a string holding U+FFFE or U+FFFF (or another character YAML forbids raw)
+/// from JSON input or a JSON patch value was written raw, and no YAML reader read the output
+/// back. Every such character is now escaped in a double-quoted scalar, in values and keys.
+#[test]
+fn characters_yaml_forbids_raw_are_escaped_in_the_output() {
+    let odd = "a\u{fffe}b\u{ffff}c\u{7f}d\u{9f}";
+    let item = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
+        "data": {"x": odd, format!("k{odd}"): "v", "nel": "\u{85}"}
+    });
+    // JSON text with those characters escaped, as JSON writers give them (raw, YAML refuses them).
+    let escaped = |v: &serde_json::Value| -> String {
+        v.to_string()
+            .chars()
+            .map(|c| {
+                if krm_merge::yaml::scalar::printable(c) {
+                    c.to_string()
+                } else {
+                    format!("\\u{:04x}", c as u32)
+                }
+            })
+            .collect()
+    };
+    let ops = escaped(&serde_json::json!([{"op": "add", "path": "/data/z", "value": odd}]));
+    let config = serde_json::json!({
+        "apiVersion": "fn.krm-merge.dev/v1alpha1", "kind": "Merge", "metadata": {"name": "x"},
+        "spec": {"patches": [{"target": {"kind": "ConfigMap"}, "type": "json6902", "patch": ops}]}
+    });
+    let input = escaped(&serde_json::json!({
+        "apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList",
+        "items": [item], "functionConfig": config,
+    }));
+    let out = run(&[], input.as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let back = items_of(&out.stdout);
+    assert_eq!(back.len(), 1, "{}", out.stdout);
+    assert_eq!(back[0]["data"]["x"], odd, "{}", out.stdout);
+    assert_eq!(back[0]["data"]["z"], odd, "{}", out.stdout);
+    assert_eq!(back[0]["data"][format!("k{odd}")], "v", "{}", out.stdout);
+    assert_eq!(back[0]["data"]["nel"], "\u{85}", "{}", out.stdout);
+    // And our own output is input we read: a second run over it succeeds.
+    let again = run(&[], out.stdout.as_bytes());
+    assert_eq!(again.code, 0, "{}", again.stderr);
+}
+
+/// Issue 14, point 12: a stream ending with `---` (an empty last document) was refused with
+/// "document 2 is not a resource (a mapping)". An empty document is legal YAML and holds
+/// nothing; its text is kept.
+#[test]
+fn empty_documents_in_a_stream_are_nothing() {
+    let one = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n";
+    for stream in [
+        format!("{one}---\n"),
+        format!("{one}---\n---\n{one}"),
+        format!("---\n{one}---\n# only a comment\n"),
+        format!("---\n---\n{one}"),
+    ] {
+        let (code, stdout, stderr) = standalone(
+            "empty-doc",
+            &merge_fn(&label_patch("ConfigMap")),
+            stream.as_bytes(),
+        );
+        assert_eq!(code, 0, "{stream:?}: {stderr}");
+        let out = String::from_utf8(stdout).expect("UTF-8");
+        assert!(out.contains("touched: \"yes\""), "{stream:?}: {out}");
+        let resources = |t: &str| docs(t).into_iter().filter(|d| !d.is_null()).count();
+        assert_eq!(resources(&out), resources(&stream), "{out}");
+    }
+    // A ResourceList followed by an empty document.
+    let input = format!(
+        "{}---\n",
+        rl(&as_item(one), &merge_fn(&label_patch("ConfigMap")))
+    );
+    let out = run(&[], input.as_bytes());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        items_of(&out.stdout)[0]["metadata"]["labels"]["touched"],
+        "yes"
+    );
+    // A document that says null is content, and not a resource: still an error.
+    let (code, _, stderr) = standalone(
+        "null-doc",
+        &merge_fn(&label_patch("ConfigMap")),
+        format!("{one}--- ~\n").as_bytes(),
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("not a resource"), "{stderr}");
+}
+
+/// Issue 14, point 15: keys that are the same value written differently (`1`/`0x1`,
+/// `~`/`null`) in one mapping are duplicate keys, located like any other.
+#[test]
+fn keys_with_the_same_value_written_differently_are_duplicates() {
+    for (a, b) in [("1", "0x1"), ("~", "null"), ("true", "True"), ("1", "1.0")] {
+        let item = format!("{FOO}data:\n  {a}: x\n  {b}: y\n");
+        let (code, stdout, stderr) =
+            standalone("dup-value", &merge_fn(&label_patch("Foo")), item.as_bytes());
+        assert_eq!(code, 1, "{item}: {stderr}");
+        assert!(
+            stderr.contains("line 7, column 3") && stderr.contains("duplicate key"),
+            "{item}: {stderr}"
+        );
+        assert_eq!(stdout, item.as_bytes());
+        // In a patch's text too.
+        let p = format!("  - target: {{kind: Foo}}\n    patch: |\n      data:\n        {a}: 1\n        {b}: 2\n");
+        let out = run(&[], rl(&as_item(FOO), &merge_fn(&p)).as_bytes());
+        let items = krm_error(&out, &["spec.patches[0].patch", "line 3", "duplicate"]);
+        assert_eq!(items, docs(FOO));
+    }
+}
