@@ -11,7 +11,7 @@ pub(crate) mod engine;
 pub mod pipeline;
 mod result;
 
-pub use pipeline::{run_input, run_resource_list, run_stream, Output};
+pub use pipeline::{run_input, run_resource_list, run_resource_list_with, run_stream, Output};
 pub use result::{FnResult, Severity};
 
 use crate::select::identity::Id;

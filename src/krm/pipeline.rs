@@ -53,7 +53,13 @@ impl Output {
 /// KRM mode: reads a ResourceList, applies its functionConfig, returns the ResourceList with its
 /// results. Errors never lose the items: they come back as they came, with error results.
 pub fn run_resource_list(src: &str) -> Output {
-    if let Some(out) = resource_list_by_items(src) {
+    run_resource_list_with(src, config::LoadRestrictor::RootOnly)
+}
+
+/// [`run_resource_list`] with the functionConfig's files (`path:`, ...) restricted as
+/// `restrictor` says: the command line's `--load-restrictor`. See [`krm_load`] for the root.
+pub fn run_resource_list_with(src: &str, restrictor: config::LoadRestrictor) -> Output {
+    if let Some(out) = resource_list_by_items(src, restrictor) {
         return out;
     }
     let input = match Input::read(src) {
@@ -82,9 +88,8 @@ pub fn run_resource_list(src: &str) -> Output {
         );
         return written(input, vec![r]);
     };
-    let base = config_dir(fc);
     let config_id = Id::of(fc).into_owned();
-    match config::plan(fc, base.as_deref()) {
+    match config::plan_with(fc, &krm_load(fc, restrictor)) {
         Ok(plan) => run_whole(src, input, &plan, Some(&config_id)),
         Err(e) => {
             let r = FnResult::new(
@@ -179,16 +184,15 @@ fn learn_crds<'s>(
 /// One item's tree is in memory at a time. `None` when the input is not a block-style
 /// ResourceList this can handle (JSON, existing results, several documents, a functionConfig
 /// that does not validate): the caller reads it whole, which also reports errors with the items.
-fn resource_list_by_items(src: &str) -> Option<Output> {
+fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Option<Output> {
     let fc_text = krm::probe_function_config(src)?;
     let fc_docs = parse_stream(fc_text).ok()?;
     let fc = fc_docs.first()?.root.as_ref()?.get("functionConfig")?;
     if fc.is_null() {
         return None;
     }
-    let base = config_dir(fc);
     let config_id = Id::of(fc).into_owned();
-    let plan = config::plan(fc, base.as_deref()).ok()?;
+    let plan = config::plan_with(fc, &krm_load(fc, restrictor)).ok()?;
     let mut engine = Engine::new(&plan, Some(&config_id));
     learn_crds(src, &mut engine, |src, found| {
         let _ = parse_split(src, "items", &mut |node, _| {
@@ -258,6 +262,17 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
         whole.push_str(&krm::results_block(&finish.results));
     }
     Some(Output::new(whole, finish.results))
+}
+
+/// Where a ResourceList's functionConfig reads its files in KRM mode: relative to its own
+/// file's directory when kpt says where that is (its path annotation, relative to the package
+/// root, which is the current directory), else relative to the current directory; and, unless
+/// `restrictor` lifts it, confined to the current directory's tree: the package root under kpt,
+/// and, with no file known, the only directory the host named.
+fn krm_load(fc: &Node<'_>, restrictor: config::LoadRestrictor) -> config::Load {
+    config::Load::new(config_dir(fc).as_deref())
+        .with_root(Some(std::path::Path::new(".")))
+        .restricted(restrictor)
 }
 
 /// The directory of the functionConfig's file when kpt says where it is: where its `path:`
@@ -403,7 +418,8 @@ mod tests {
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  data: {{a: \"1\"}}\nfunctionConfig:\n{}",
             FN.lines().map(|l| format!("  {l}\n")).collect::<String>()
         );
-        let by_items = resource_list_by_items(&rl).expect("a block ResourceList");
+        let by_items = resource_list_by_items(&rl, config::LoadRestrictor::RootOnly)
+            .expect("a block ResourceList");
         let whole = run_whole(&rl, Input::read(&rl).unwrap(), &plan(), None);
         let data = |text: &str| {
             let doc = parse_stream(text).unwrap().remove(0).root.unwrap();

@@ -930,3 +930,87 @@ fn keys_with_the_same_value_written_differently_are_duplicates() {
         assert_eq!(items, docs(FOO));
     }
 }
+
+// ----- issue 14, point 16: loading files ----------------------------------------------------
+
+/// `path:` read any file the process could read: `path: ../outside/kubeconfig` with
+/// `type: jsonmerge` copied a token into the output, and `/proc/self/status` was merged too.
+/// Files must resolve, symlinks followed, inside the functionConfig's directory tree (the
+/// package root in KRM mode); the error says which rule refused which file.
+#[test]
+fn files_outside_the_config_directory_are_not_loaded() {
+    let d = dir("load-restrictor");
+    let pkg = d.join("pkg");
+    std::fs::create_dir_all(pkg.join("sub")).expect("dirs");
+    std::fs::create_dir_all(d.join("outside")).expect("dirs");
+    let token = "kind: Config\ndata:\n  token: s3cr3t-t0ken\n";
+    std::fs::write(d.join("outside/kubeconfig"), token).expect("secret");
+    std::fs::write(pkg.join("sub/patch.yaml"), "data:\n  inside: \"yes\"\n").expect("patch");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n";
+    std::fs::write(pkg.join("resources.yaml"), cm).expect("resources");
+    let patch_at = |path: &str| {
+        merge_fn(&format!(
+            "  - type: jsonmerge\n    target: {{kind: ConfigMap}}\n    path: {path:?}\n"
+        ))
+    };
+    let mut escapes = vec!["../outside/kubeconfig".to_owned()];
+    if std::path::Path::new("/proc/self/status").exists() {
+        escapes.push("/proc/self/status".to_owned());
+    }
+    #[cfg(unix)]
+    {
+        let _ = std::fs::remove_file(pkg.join("innocent.yaml"));
+        std::os::unix::fs::symlink(d.join("outside/kubeconfig"), pkg.join("innocent.yaml"))
+            .expect("symlink");
+        escapes.push("innocent.yaml".to_owned());
+    }
+    for written in &escapes {
+        // Standalone: relative to the config file, confined to its directory.
+        std::fs::write(pkg.join("fn.yaml"), patch_at(written)).expect("config");
+        let (code, stdout, stderr) = run_raw(
+            &[
+                "--config",
+                &pkg.join("fn.yaml").display().to_string(),
+                &pkg.join("resources.yaml").display().to_string(),
+            ],
+            b"",
+        );
+        assert_eq!(code, 1, "{written}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "spec.patches[0].path: {written}: refused by the load restrictor rootOnly"
+            )) && stderr.contains("--load-restrictor none"),
+            "{written}: {stderr}"
+        );
+        assert!(!String::from_utf8_lossy(&stdout).contains("s3cr3t"));
+        assert!(!stderr.contains("s3cr3t"));
+        // KRM mode, no file known for the config: confined to the current directory.
+        let input = rl(&as_item(cm), &patch_at(written));
+        let out = out_of(
+            &cmd()
+                .current_dir(&pkg)
+                .write_stdin(input.into_bytes())
+                .output()
+                .expect("run"),
+        );
+        krm_error(&out, &["refused by the load restrictor rootOnly", written]);
+        assert!(!out.stdout.contains("s3cr3t"));
+    }
+    // Inside the tree, files load: in KRM mode from the config's own directory as kpt names it
+    // (relative to the package root, the current directory), and `..` up to the package root.
+    let mut config = patch_at("../patch.yaml");
+    config = config.replace(
+        "  name: hostile\n",
+        "  name: hostile\n  annotations:\n    config.kubernetes.io/path: sub/deeper/fn.yaml\n",
+    );
+    std::fs::create_dir_all(pkg.join("sub/deeper")).expect("dirs");
+    let out = out_of(
+        &cmd()
+            .current_dir(&pkg)
+            .write_stdin(rl(&as_item(cm), &config).into_bytes())
+            .output()
+            .expect("run"),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(items_of(&out.stdout)[0]["data"]["inside"], "yes");
+}
