@@ -14,7 +14,7 @@ use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 use crate::yaml::scalar::Resolved;
-use crate::yaml::{Entry, Kind, Node};
+use crate::yaml::{Entry, Kind, Node, MAX_DEPTH};
 
 /// How the elements of a list correspond.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,19 +142,74 @@ pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
 /// anchored node ([`Anchors::materialize`]), so that the merge changes this place only and the
 /// anchor, with every other alias of it, keeps its value. A scalar simply takes the alias's
 /// place. An alias whose anchor the resource lacks is an error.
+///
+/// `depth` is the number of collections that enclose `dest`. A copy that would nest the
+/// resource deeper than [`MAX_DEPTH`] levels is an error: written out, no YAML reader (ours
+/// included) would read it back.
 pub fn materialize<'a>(
     dest: &mut Node<'a>,
     incoming: &Node<'_>,
     anchors: &Anchors<Node<'a>>,
+    depth: usize,
 ) -> Result<(), MergeError> {
     if dest.kind() != Kind::Alias || !matches!(incoming.kind(), Kind::Map | Kind::Seq) {
         return Ok(());
     }
-    if anchors.materialize(dest) {
-        return Ok(());
-    }
     let name = dest.alias_name().unwrap_or_default().to_owned();
-    Err(MergeError::new(MergeErrorKind::UnknownAlias(name)))
+    if !anchors.materialize(dest) {
+        return Err(MergeError::new(MergeErrorKind::UnknownAlias(name)));
+    }
+    let total = depth.saturating_add(nesting(dest));
+    if total > MAX_DEPTH {
+        return Err(MergeError::new(MergeErrorKind::TooDeep {
+            alias: name,
+            depth: total,
+            max: MAX_DEPTH,
+        }));
+    }
+    Ok(())
+}
+
+/// Levels of collections in a tree: 0 for a scalar or an alias, 1 for a collection of scalars.
+pub fn nesting(node: &Node<'_>) -> usize {
+    let below = node
+        .entries()
+        .iter()
+        .map(|e| nesting(&e.key).max(nesting(&e.value)))
+        .chain(node.items().iter().map(nesting))
+        .max();
+    match node.kind() {
+        Kind::Map | Kind::Seq => 1 + below.unwrap_or(0),
+        Kind::Scalar | Kind::Alias => 0,
+    }
+}
+
+/// How deep a walker is in the resource, for [`materialize`]: the walker's one recursive step
+/// takes a [`Depth::enter`] guard, and the number of guards alive is the number of collections
+/// around the node being merged.
+#[derive(Default)]
+pub struct Depth(std::cell::Cell<usize>);
+
+impl Depth {
+    /// The depth now.
+    pub fn get(&self) -> usize {
+        self.0.get()
+    }
+
+    /// One level deeper until the guard goes.
+    pub fn enter(&self) -> DepthGuard<'_> {
+        self.0.set(self.0.get() + 1);
+        DepthGuard(&self.0)
+    }
+}
+
+/// See [`Depth::enter`].
+pub struct DepthGuard<'d>(&'d std::cell::Cell<usize>);
+
+impl Drop for DepthGuard<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
 /// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection
@@ -243,12 +298,57 @@ impl ScalarKey {
     }
 }
 
+/// A hash of a node's data that agrees with [`Node::same_data`]: nodes with the same data
+/// have the same hash (scalars by their [`ScalarKey`], collections by their children in order,
+/// aliases by name; comments and styles do not count). Equal hashes are then confirmed with
+/// `same_data`.
+pub fn data_hash(n: &Node<'_>) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    // Fixed keys: the hash only buckets values that are then compared, and it must agree
+    // between the nodes of one merge.
+    let mut h =
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .build_hasher();
+    fn feed(n: &Node<'_>, h: &mut impl std::hash::Hasher) {
+        match n.kind() {
+            Kind::Scalar => {
+                0u8.hash(h);
+                match ScalarKey::of(n) {
+                    // `.nan` is the same data as `.nan`, whatever its bits.
+                    Some(ScalarKey::Float(f)) if f64::from_bits(f).is_nan() => 1u8.hash(h),
+                    k => k.hash(h),
+                }
+            }
+            Kind::Seq => {
+                1u8.hash(h);
+                n.items().len().hash(h);
+                n.items().iter().for_each(|i| feed(i, h));
+            }
+            Kind::Map => {
+                2u8.hash(h);
+                n.entries().len().hash(h);
+                for e in n.entries() {
+                    feed(&e.key, h);
+                    feed(&e.value, h);
+                }
+            }
+            Kind::Alias => {
+                3u8.hash(h);
+                n.alias_name().hash(h);
+            }
+        }
+    }
+    feed(n, &mut h);
+    h.finish()
+}
+
 /// Identifies the values of lists merged as sets: equal data, equal id. Scalars are found by
-/// hashing; the rare collections in such lists by comparison (kept as copies).
+/// their [`ScalarKey`]; collections (rare in such lists) by [`data_hash`], confirmed by
+/// comparison with a kept copy, so a list of n maps costs n hashes rather than n² comparisons.
 #[derive(Default)]
 pub struct ValueIds {
     scalars: HashMap<ScalarKey, usize>,
-    others: Vec<(Node<'static>, usize)>,
+    others: HashMap<u64, Vec<(Node<'static>, usize)>>,
     next: usize,
 }
 
@@ -258,17 +358,147 @@ impl ValueIds {
         let next = self.next;
         let id = match ScalarKey::of(n) {
             Some(k) => *self.scalars.entry(k).or_insert(next),
-            None => match self.others.iter().find(|(o, _)| o.same_data(n)) {
-                Some((_, id)) => *id,
-                None => {
-                    self.others.push((n.clone().into_owned(), next));
-                    next
+            None => {
+                let bucket = self.others.entry(data_hash(n)).or_default();
+                match bucket.iter().find(|(o, _)| o.same_data(n)) {
+                    Some((_, id)) => *id,
+                    None => {
+                        bucket.push((n.clone().into_owned(), next));
+                        next
+                    }
                 }
-            },
+            }
         };
         if id == next {
             self.next += 1;
         }
         id
+    }
+
+    /// The id of `n` if an equal value was seen before.
+    pub fn known(&self, n: &Node<'_>) -> Option<usize> {
+        match ScalarKey::of(n) {
+            Some(k) => self.scalars.get(&k).copied(),
+            None => self
+                .others
+                .get(&data_hash(n))?
+                .iter()
+                .find(|(o, _)| o.same_data(n))
+                .map(|(_, id)| *id),
+        }
+    }
+}
+
+/// The positions of a map's entries by key text, kept up to date while a walker merges into
+/// the map: what it appends is added, what it removes is only marked and taken out by
+/// [`KeyPositions::compact`] at the end (removing each at once shifted the rest: quadratic).
+/// A map of up to [`KeyPositions::SCAN`] entries is scanned; a wider one is hashed, so merging
+/// a patch of m keys into a map of n costs O(n + m), not O(n·m). The first of duplicate keys
+/// is found, as [`Node::position`] finds it.
+#[derive(Default)]
+pub struct KeyPositions {
+    hashed: Option<HashMap<String, usize>>,
+    /// `gone[i]`: the entry at `i` is to be removed.
+    gone: Vec<bool>,
+    any_gone: bool,
+}
+
+impl KeyPositions {
+    /// Up to this many entries, a scan is cheaper than a hash map.
+    pub const SCAN: usize = 16;
+
+    /// The positions of `map`'s entries (none for a non-map).
+    pub fn new(map: &Node<'_>) -> Self {
+        let mut p = KeyPositions::default();
+        if map.entries().len() > Self::SCAN {
+            p.hash(map);
+        }
+        p
+    }
+
+    fn hash(&mut self, map: &Node<'_>) {
+        let mut h: HashMap<String, usize> = HashMap::default();
+        h.reserve(map.entries().len());
+        for (i, e) in map.entries().iter().enumerate() {
+            if let Some(k) = e.key.as_str() {
+                if !self.is_gone(i) {
+                    h.entry(k.to_owned()).or_insert(i);
+                }
+            }
+        }
+        self.hashed = Some(h);
+    }
+
+    fn is_gone(&self, i: usize) -> bool {
+        self.gone.get(i).copied().unwrap_or(false)
+    }
+
+    /// The position of the live entry whose key has this text.
+    pub fn find(&self, map: &Node<'_>, key: &str) -> Option<usize> {
+        match &self.hashed {
+            Some(h) => h.get(key).copied(),
+            None => map
+                .entries()
+                .iter()
+                .enumerate()
+                .position(|(i, e)| e.key.as_str() == Some(key) && !self.is_gone(i)),
+        }
+    }
+
+    /// The position of the live entry whose key is `key` (any key; scalar keys by text).
+    pub fn find_node(&self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
+        match key.as_str() {
+            Some(t) => self.find(map, t),
+            None => map
+                .entries()
+                .iter()
+                .enumerate()
+                .position(|(i, e)| e.key.same_data(key) && !self.is_gone(i)),
+        }
+    }
+
+    /// The entry at `i` is to go (its key text `key`, if it has one).
+    pub fn remove(&mut self, i: usize, key: Option<&str>) {
+        if self.gone.len() <= i {
+            self.gone.resize(i + 1, false);
+        }
+        if let Some(g) = self.gone.get_mut(i) {
+            *g = true;
+        }
+        self.any_gone = true;
+        if let (Some(h), Some(k)) = (&mut self.hashed, key) {
+            if h.get(k) == Some(&i) {
+                h.remove(k);
+            }
+        }
+    }
+
+    /// An entry was appended to `map`.
+    pub fn pushed(&mut self, map: &Node<'_>) {
+        let len = map.entries().len();
+        match &mut self.hashed {
+            Some(h) => {
+                if let Some(k) = map.entries().last().and_then(|e| e.key.as_str()) {
+                    h.entry(k.to_owned()).or_insert(len - 1);
+                }
+            }
+            None if len > Self::SCAN => self.hash(map),
+            None => {}
+        }
+    }
+
+    /// Takes the removed entries out of `map`, in one pass.
+    pub fn compact(self, map: &mut Node<'_>) {
+        if !self.any_gone {
+            return;
+        }
+        if let Some(es) = map.entries_mut() {
+            let mut i = 0;
+            es.retain(|_| {
+                let keep = !self.gone.get(i).copied().unwrap_or(false);
+                i += 1;
+                keep
+            });
+        }
     }
 }
