@@ -293,8 +293,16 @@ impl StreamOut {
     /// briefly hold the output three times over.
     pub fn for_input(src: &str) -> StreamOut {
         StreamOut {
-            text: String::with_capacity(src.len() + src.len() / 8 + 64),
+            text: String::with_capacity(output_room(src.len())),
         }
+    }
+
+    /// [`StreamOut::for_input`] for an output of about `len` bytes, or `None` when the memory
+    /// is not there: the caller reports that, where a failed allocation would abort the process.
+    pub fn try_for(len: usize) -> Option<StreamOut> {
+        let mut text = String::new();
+        text.try_reserve_exact(output_room(len)).ok()?;
+        Some(StreamOut { text })
     }
 
     /// Appends source text as it is.
@@ -312,6 +320,12 @@ impl StreamOut {
         }
         yaml::emit_document(&doc, &mut self.text);
     }
+}
+
+/// The room an output written from an input of `len` bytes is given at once: the input's size
+/// and an eighth (patches rarely grow a package by more; past it the buffer grows in place).
+pub fn output_room(len: usize) -> usize {
+    len.saturating_add(len / 8).saturating_add(64)
 }
 
 /// How [`stream_items`] ended.

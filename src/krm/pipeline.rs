@@ -124,9 +124,14 @@ pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Outpu
         });
     });
     let (mut out, streamed) = match stream_in_two(src, &mut engine) {
-        Some(out) => (out, Ok(Streamed::Done)),
+        Some(Ok(out)) => (out, Ok(Streamed::Done)),
+        Some(Err(needed)) => return out_of_memory(src, needed),
         None => {
-            let mut out = StreamOut::for_input(src);
+            // The output's room is taken before anything is read, so that a lack of memory is
+            // found here, as an error, rather than as an abort halfway through.
+            let Some(mut out) = StreamOut::try_for(src.len()) else {
+                return out_of_memory(src, krm::output_room(src.len()));
+            };
             let streamed = krm::stream_items(src, &mut |item| engine.process(item), &mut out);
             (out, streamed)
         }
@@ -150,12 +155,14 @@ pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Outpu
                 out.document(Document::new(item.node));
             }
             // All or nothing: on failure the stream goes back as it came.
-            let text = if finish.failed {
-                src.to_owned()
-            } else {
-                out.text
-            };
-            Output::new(text, finish.results)
+            if finish.failed {
+                drop(out);
+                return match copy_of(src) {
+                    Some(text) => Output::new(text, finish.results),
+                    None => out_of_memory(src, src.len()),
+                };
+            }
+            Output::new(out.text, finish.results)
         }
     }
 }
@@ -201,7 +208,11 @@ fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Opti
             }
         });
     });
-    let mut out = String::with_capacity(src.len() + src.len() / 8 + 64);
+    // Room for the whole output, taken first (see `run_stream`); the text around the items is
+    // put in the same buffer at the end.
+    let Some(StreamOut { text: mut out }) = StreamOut::try_for(src.len()) else {
+        return Some(out_of_memory(src, krm::output_room(src.len())));
+    };
     let mut layout: Option<(usize, EmitOptions)> = None;
     let mut n = 0;
     let mut not_a_resource = false;
@@ -246,15 +257,22 @@ fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Opti
     for item in &finish.new_items {
         yaml::emit_seq_item(&item.node, dash_col, opts, &mut out);
     }
-    let mut whole = String::with_capacity(src.len() + out.len() / 8 + 256);
-    if finish.failed {
+    let mut whole = if finish.failed {
         // All or nothing: the items as they came in.
-        whole.push_str(src);
+        drop(out);
+        match copy_of(src) {
+            Some(text) => text,
+            None => return Some(out_of_memory(src, src.len())),
+        }
     } else {
-        whole.push_str(&src[..range.start]);
-        whole.push_str(&out);
-        whole.push_str(&src[range.end..]);
-    }
+        let (head, tail) = (&src[..range.start], &src[range.end..]);
+        if out.try_reserve(head.len() + tail.len() + 256).is_err() {
+            return Some(out_of_memory(src, out.len() + head.len() + tail.len()));
+        }
+        out.insert_str(0, head);
+        out.push_str(tail);
+        out
+    };
     if !finish.results.is_empty() {
         if !whole.ends_with('\n') {
             whole.push('\n');
@@ -292,7 +310,9 @@ fn config_dir(fc: &Node<'_>) -> Option<std::path::PathBuf> {
 /// after). `None` when that does not apply or a half is not plain resources (a parse error, a
 /// wrapper): the caller reads the whole stream on one thread, which also reports errors with
 /// their true lines.
-fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
+/// `Some(Err(bytes))` when the halves' outputs, `bytes` in all, cannot be joined for lack of
+/// memory (the engine has seen the items: the caller must not run them again).
+fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<Result<StreamOut, usize>> {
     const WORTH_IT: usize = 1 << 20;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     if src.len() < WORTH_IT || cores < 2 {
@@ -300,14 +320,19 @@ fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
     }
     let cut = halfway(src)?;
     let (first, second) = src.split_at(cut);
+    // Both outputs' room first: the first half's has room for the whole output, which it
+    // becomes, so joining the halves copies the second once and moves nothing else. Without the
+    // memory for both, one thread does it all with one buffer.
+    let first_out = StreamOut::try_for(src.len())?;
+    let second_out = StreamOut::try_for(second.len())?;
     let mut other = engine.fork();
     let (a, b) = std::thread::scope(|s| {
         let b = s.spawn(|| {
-            let mut out = StreamOut::for_input(second);
+            let mut out = second_out;
             let r = krm::stream_items(second, &mut |item| other.process(item), &mut out);
             (r, out)
         });
-        let mut out = StreamOut::for_input(first);
+        let mut out = first_out;
         let r = krm::stream_items(first, &mut |item| engine.process(item), &mut out);
         ((r, out), b.join())
     });
@@ -318,8 +343,12 @@ fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
         return None;
     };
     engine.absorb(other);
+    if out.text.try_reserve(rest.text.len()).is_err() {
+        // Both halves were read and patched (and counted), but cannot be put together.
+        return Some(Err(out.text.len() + rest.text.len()));
+    }
     out.source(&rest.text);
-    Some(out)
+    Some(Ok(out))
 }
 
 /// The start of a `---` line at or after the middle of `src`. A line that starts with `---`
@@ -355,6 +384,34 @@ fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'stati
     }
     let text = krm::write_string(form, run.items, &run.results);
     Output::new(text, run.results)
+}
+
+/// A copy of `src`, or `None` when the memory for it is not there.
+fn copy_of(src: &str) -> Option<String> {
+    let mut text = String::new();
+    text.try_reserve_exact(src.len()).ok()?;
+    text.push_str(src);
+    Some(text)
+}
+
+/// The run ends with an error, not an abort, when the output cannot be held: `needed` bytes
+/// more than the memory allows (the input is held too). The input goes back as it came when it
+/// can be copied; otherwise nothing is written but the error.
+fn out_of_memory(src: &str, needed: usize) -> Output {
+    let mib = |b: usize| b.div_ceil(1 << 20);
+    let r = FnResult::new(
+        Severity::Error,
+        format!(
+            "not enough memory to hold the output ({} MiB more, beside the {} MiB input); \
+             nothing was changed",
+            mib(needed),
+            mib(src.len())
+        ),
+    );
+    match copy_of(src) {
+        Some(text) => Output::new(text, vec![r]),
+        None => Output::new(String::new(), vec![r]),
+    }
 }
 
 /// The input's items written back unchanged, with `results`.
