@@ -57,7 +57,9 @@ pub fn run_resource_list(src: &str) -> Output {
 }
 
 /// [`run_resource_list`] with the functionConfig's files (`path:`, ...) restricted as
-/// `restrictor` says: the command line's `--load-restrictor`. See [`krm_load`] for the root.
+/// `restrictor` says: the command line's `--load-restrictor`. The files are read relative to
+/// the functionConfig's own directory when kpt's path annotation names it (else the current
+/// directory), and confined to the current directory's tree: the package root under kpt.
 pub fn run_resource_list_with(src: &str, restrictor: config::LoadRestrictor) -> Output {
     if let Some(out) = resource_list_by_items(src, restrictor) {
         return out;

@@ -1448,7 +1448,7 @@ pub const SHIFT_BUDGET: usize = 1 << 27;
 /// for what it owns).
 const NODE_WEIGHT: usize = 48;
 
-/// A tree's size in memory, roughly: [`NODE_WEIGHT`] bytes a node plus the text of its
+/// A tree's size in memory, roughly: 48 bytes a node plus the text of its
 /// scalars, alias names, tags, anchors and comments.
 pub fn weight(node: &Node<'_>) -> usize {
     let own = NODE_WEIGHT
