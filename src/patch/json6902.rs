@@ -507,6 +507,12 @@ pub enum PatchErrorKind {
         COPY_SLACK
     )]
     GrowsTooLarge { limit: usize },
+    /// Key selectors would examine more list elements than [`SCAN_BUDGET`] allows.
+    #[error(
+        "key selectors examine more than {0} list elements (each one reads the whole list): \
+         address elements by index, or split the patch"
+    )]
+    TooManyScans(usize),
     /// The operations would shift more elements than [`SHIFT_BUDGET`] allows.
     #[error(
         "the operations shift more than {0} list elements and mapping entries (each insert or \
@@ -1094,6 +1100,7 @@ fn seq_position(
         Token::Index(i) => Ok(Some(*i)),
         Token::End => Ok(None),
         Token::Select(sel) => {
+            charge_scan(seq.items().len())?;
             let mut hits = seq
                 .items()
                 .iter()
@@ -1426,8 +1433,9 @@ fn check_aliases(root: &Node<'_>) -> Result<(), PatchErrorKind> {
 // ----- bounds and bookkeeping of one application (issue 14, points 8 and 9) -------------------
 //
 // `apply_with` opens a `Session` for the operations it runs (a thread-local, so that the walk
-// above needs no extra parameter): what `copy` may still add to the resource, what shifting may
-// still cost, and the positions of the members of wide mappings by key, kept up to date by the
+// above needs no extra parameter): what `copy` may still add to the resource, what shifting and
+// key selectors' scans may still cost, and the positions of the members of wide mappings by
+// key, kept up to date by the
 // changes above (`changed`), so that m operations on a mapping of n members cost O(n + m)
 // rather than O(n·m).
 
@@ -1443,6 +1451,12 @@ pub const COPY_SLACK: usize = 64 << 10;
 /// million) that is about a second of copying; past it the patch is refused. A thousand removes
 /// at the front of a list of 100,000 pass.
 pub const SHIFT_BUDGET: usize = 1 << 27;
+
+/// How many list elements a patch's key selectors (`[name=app]`) may examine, in all, on one
+/// resource. A selector reads the whole list to find the one element it names, so m of them on
+/// a list of n cost m·n; at this bound (67 million) that is a few seconds. A thousand selectors
+/// on a list of 50,000 pass.
+pub const SCAN_BUDGET: usize = 1 << 26;
 
 /// Bytes a node counts for in [`weight`], besides its text (its size in the tree, with room
 /// for what it owns).
@@ -1553,6 +1567,8 @@ struct Session {
     copy_limit: usize,
     /// Elements inserts and removes may still shift.
     shift_left: usize,
+    /// Elements key selectors may still examine.
+    scan_left: usize,
     /// Member positions of the wide mappings found so far, by the pointer that reached them
     /// (a pointer without selectors or `-`); `None` when the document has aliases, where one
     /// mapping is reached by several pointers.
@@ -1607,6 +1623,7 @@ impl Session {
             copy_left: copy_limit,
             copy_limit,
             shift_left: SHIFT_BUDGET,
+            scan_left: SCAN_BUDGET,
             members: (!aliased).then(HashMap::default),
             stale: 0,
         };
@@ -1648,6 +1665,18 @@ fn charge_shift(n: usize) -> Result<(), PatchErrorKind> {
             return Err(PatchErrorKind::TooManyShifts(SHIFT_BUDGET));
         }
         s.shift_left -= n;
+        Ok(())
+    })
+    .unwrap_or(Ok(()))
+}
+
+/// Charges `n` list elements a key selector examines.
+fn charge_scan(n: usize) -> Result<(), PatchErrorKind> {
+    Session::with(|s| {
+        if n > s.scan_left {
+            return Err(PatchErrorKind::TooManyScans(SCAN_BUDGET));
+        }
+        s.scan_left -= n;
         Ok(())
     })
     .unwrap_or(Ok(()))
@@ -2639,5 +2668,37 @@ spec:
             // The index was kept up to date, not found out of date and rebuilt.
             assert_eq!(STALE_SEEN.with(|c| c.get()), 0, "round {round}: {text}");
         }
+    }
+
+    /// The session's budgets are spent by what the operations do and refuse past their bound:
+    /// key selectors' scans, shifting, copies (the first two are too slow to reach in a test
+    /// through real operations in a debug build).
+    #[test]
+    fn the_sessions_budgets_refuse_past_their_bound() {
+        let doc = crate::yaml::Node::map();
+        let ops = vec![Op::Copy {
+            from: Pointer::root(),
+            path: Pointer::root(),
+        }];
+        let _session = Session::begin(&doc, &ops, false);
+        assert_eq!(charge_scan(SCAN_BUDGET - 1), Ok(()));
+        assert_eq!(charge_scan(1), Ok(()));
+        assert_eq!(
+            charge_scan(1),
+            Err(PatchErrorKind::TooManyScans(SCAN_BUDGET))
+        );
+        assert_eq!(charge_shift(SHIFT_BUDGET), Ok(()));
+        assert_eq!(
+            charge_shift(1),
+            Err(PatchErrorKind::TooManyShifts(SHIFT_BUDGET))
+        );
+        let big = crate::yaml::Node::string("x".repeat(COPY_SLACK));
+        assert_eq!(
+            charge_copy(&big),
+            Err(PatchErrorKind::GrowsTooLarge { limit: COPY_SLACK })
+        );
+        drop(_session);
+        // Outside a session nothing is charged.
+        assert_eq!(charge_scan(usize::MAX), Ok(()));
     }
 }
