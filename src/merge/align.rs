@@ -229,7 +229,8 @@ pub fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
 /// `6443` are the same field); other keys by data. The first of duplicate keys wins.
 pub struct FieldIndex<'n, 'x> {
     by_text: HashMap<&'n str, &'n Entry<'x>>,
-    others: Vec<&'n Entry<'x>>,
+    /// Keys that are not scalars, by [`data_hash`].
+    others: HashMap<u64, Vec<&'n Entry<'x>>>,
 }
 
 impl<'n, 'x> FieldIndex<'n, 'x> {
@@ -237,14 +238,14 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     pub fn new(map: Option<&'n Node<'x>>) -> Self {
         let mut idx = FieldIndex {
             by_text: HashMap::default(),
-            others: Vec::new(),
+            others: HashMap::default(),
         };
         for e in map.map_or(&[][..], Node::entries) {
             match e.key.as_str() {
                 Some(t) => {
                     idx.by_text.entry(t).or_insert(e);
                 }
-                None => idx.others.push(e),
+                None => idx.others.entry(data_hash(&e.key)).or_default().push(e),
             }
         }
         idx
@@ -254,7 +255,12 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     pub fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
         match key.as_str() {
             Some(t) => self.by_text.get(t).copied(),
-            None => self.others.iter().copied().find(|e| e.key.same_data(key)),
+            None => self
+                .others
+                .get(&data_hash(key))?
+                .iter()
+                .copied()
+                .find(|e| e.key.same_data(key)),
         }
     }
 
@@ -304,11 +310,12 @@ impl ScalarKey {
 /// `same_data`.
 pub fn data_hash(n: &Node<'_>) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
-    // Fixed keys: the hash only buckets values that are then compared, and it must agree
-    // between the nodes of one merge.
-    let mut h =
-        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-            .build_hasher();
+    // One hasher for the process, so hashes agree between nodes; its keys random (as the
+    // crate's maps' are, `crate::hash`), so crafted input cannot put everything in one bucket.
+    static STATE: std::sync::OnceLock<crate::hash::State> = std::sync::OnceLock::new();
+    let mut h = STATE
+        .get_or_init(crate::hash::State::default)
+        .build_hasher();
     fn feed(n: &Node<'_>, h: &mut impl std::hash::Hasher) {
         match n.kind() {
             Kind::Scalar => {
@@ -398,6 +405,9 @@ impl ValueIds {
 #[derive(Default)]
 pub struct KeyPositions {
     hashed: Option<HashMap<String, usize>>,
+    /// The positions of the keys that are collections, by [`data_hash`], made when first asked
+    /// for in a wide map.
+    by_data: Option<HashMap<u64, Vec<usize>>>,
     /// `gone[i]`: the entry at `i` is to be removed.
     gone: Vec<bool>,
     any_gone: bool,
@@ -445,16 +455,33 @@ impl KeyPositions {
         }
     }
 
-    /// The position of the live entry whose key is `key` (any key; scalar keys by text).
-    pub fn find_node(&self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
-        match key.as_str() {
-            Some(t) => self.find(map, t),
-            None => map
-                .entries()
-                .iter()
-                .enumerate()
-                .position(|(i, e)| e.key.same_data(key) && !self.is_gone(i)),
-        }
+    /// The position of the live entry whose key is `key` (any key; scalar keys by text, the
+    /// rare collection keys by [`data_hash`] once the map is wide).
+    pub fn find_node(&mut self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
+        let Some(t) = key.as_str() else {
+            if map.entries().len() <= Self::SCAN {
+                return map
+                    .entries()
+                    .iter()
+                    .enumerate()
+                    .position(|(i, e)| e.key.same_data(key) && !self.is_gone(i));
+            }
+            let by_data = self.by_data.get_or_insert_with(|| {
+                let mut m: HashMap<u64, Vec<usize>> = HashMap::default();
+                for (i, e) in map.entries().iter().enumerate() {
+                    if e.key.as_str().is_none() {
+                        m.entry(data_hash(&e.key)).or_default().push(i);
+                    }
+                }
+                m
+            });
+            let gone = &self.gone;
+            return by_data.get(&data_hash(key))?.iter().copied().find(|&i| {
+                !gone.get(i).copied().unwrap_or(false)
+                    && map.entries().get(i).is_some_and(|e| e.key.same_data(key))
+            });
+        };
+        self.find(map, t)
     }
 
     /// The entry at `i` is to go (its key text `key`, if it has one).
@@ -476,6 +503,11 @@ impl KeyPositions {
     /// An entry was appended to `map`.
     pub fn pushed(&mut self, map: &Node<'_>) {
         let len = map.entries().len();
+        if let (Some(m), Some(e)) = (&mut self.by_data, map.entries().last()) {
+            if e.key.as_str().is_none() {
+                m.entry(data_hash(&e.key)).or_default().push(len - 1);
+            }
+        }
         match &mut self.hashed {
             Some(h) => {
                 if let Some(k) = map.entries().last().and_then(|e| e.key.as_str()) {

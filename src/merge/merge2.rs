@@ -1050,4 +1050,24 @@ mod tests {
             "kind: Foo\na: &x\n  k: 1\nb:\n  k: 1\n  j: 2\n"
         );
     }
+
+    /// Keys that are collections pair by data in wide maps too (found by hash there): the
+    /// patch's `[k, 3]` merges into the resource's `[k, 3]`, a new one is appended, a null one
+    /// removes.
+    #[test]
+    fn collection_keys_pair_by_data_in_wide_maps() {
+        let mut dest = String::from("kind: Foo\nm:\n");
+        for i in 0..30 {
+            dest.push_str(&format!("  [k, {i}]: {{v: {i}}}\n"));
+        }
+        let patch = "m:\n  [k, 3]: {w: x}\n  [k, 99]: new\n  [k, 7]: null\n  plain: 1\n";
+        let out = run(&dest, patch, Options::default());
+        assert!(out.contains("  [k, 3]: {v: 3, w: x}\n"), "{out}");
+        assert!(!out.contains("[k, 7]"), "{out}");
+        assert!(
+            out.ends_with("  [k, 29]: {v: 29}\n  [k, 99]: new\n  plain: 1\n"),
+            "{out}"
+        );
+        assert_eq!(out.matches("[k, ").count(), 30, "{out}");
+    }
 }

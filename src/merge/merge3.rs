@@ -535,7 +535,7 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(());
         };
         let mut had_text: HashSet<String> = HashSet::default();
-        let mut had_other: Vec<Node<'a>> = Vec::new();
+        let mut had_other: HashMap<u64, Vec<Node<'a>>> = HashMap::default();
         let mut kept: Vec<Entry<'a>> = Vec::with_capacity(entries.len());
         let mut rest = entries.into_iter();
         while let Some(mut entry) = rest.next() {
@@ -543,7 +543,10 @@ impl<'a> Merger<'_, '_, 'a> {
                 Some(t) => {
                     had_text.insert(t.to_owned());
                 }
-                None => had_other.push(entry.key.clone()),
+                None => had_other
+                    .entry(align::data_hash(&entry.key))
+                    .or_default()
+                    .push(entry.key.clone()),
             }
             let (oe, ue) = (oi.get(&entry.key), ui.get(&entry.key));
             match self.entry(&mut entry, oe, ue, at, out) {
@@ -563,7 +566,9 @@ impl<'a> Merger<'_, '_, 'a> {
         for ue in upd.map_or(&[][..], Node::entries) {
             let seen = match ue.key.as_str() {
                 Some(t) => had_text.contains(t),
-                None => had_other.iter().any(|k| k.same_data(&ue.key)),
+                None => had_other
+                    .get(&align::data_hash(&ue.key))
+                    .is_some_and(|ks| ks.iter().any(|k| k.same_data(&ue.key))),
             };
             if seen {
                 continue;
