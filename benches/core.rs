@@ -1,6 +1,7 @@
 //! Micro-benchmarks of the pieces a run is made of: parse, emit, selection, the merge walkers
-//! and the whole function on an in-memory stream. `cargo bench --bench core` (add `-- parse` to
-//! run one group). For whole-process numbers against kubectl kustomize see tools/bench.py.
+//! (`wide`: 10,000 elements, paired by hash) and the whole function on an in-memory stream.
+//! `cargo bench --bench core` (add `-- parse` to run one group). For whole-process numbers
+//! against kubectl kustomize see tools/bench.py.
 
 #[path = "support/gen.rs"]
 mod gen;
@@ -145,6 +146,80 @@ fn walkers(c: &mut Criterion) {
     g.finish();
 }
 
+/// Merges and patches of 10,000 elements, paired by hash (issue 14, point 9; at the old cost,
+/// by scan, these took seconds each). `examples/merge_scaling.rs` (`tools/bench.py --scaling`)
+/// takes the same cases to a million.
+fn wide(c: &mut Criterion) {
+    let n = 10_000;
+    let schema = Schema::builtin();
+    let cm = schema.root("", "v1", "ConfigMap");
+    let deploy = schema.root("apps", "v1", "Deployment");
+    let mut map = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata:\n");
+    let mut map_patch = String::from("data:\n");
+    let mut ops = String::new();
+    let mut env = String::from("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        env:\n");
+    let mut env_patch = String::from(
+        "spec:\n  template:\n    spec:\n      containers:\n      - name: app\n        env:\n",
+    );
+    for i in 0..n {
+        map.push_str(&format!("  k{i}: v{i}\n"));
+        map_patch.push_str(&format!("  k{}: new\n", i + n / 2));
+        ops.push_str(&format!(
+            "- {{op: add, path: /data/k{}, value: new}}\n",
+            i + n / 2
+        ));
+        env.push_str(&format!("        - name: E{i}\n          value: v{i}\n"));
+        env_patch.push_str(&format!(
+            "        - name: E{}\n          value: new\n",
+            i + n / 2
+        ));
+    }
+    let (map, map_patch, env, env_patch) = (doc(&map), doc(&map_patch), doc(&env), doc(&env_patch));
+    let ops = json6902::parse_ops(&doc(&ops)).expect("ops");
+    let opts = merge2::Options::default();
+    let mut g = c.benchmark_group("wide");
+    g.sample_size(20);
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function("merge2 a map of 10000 keys", |b| {
+        b.iter_batched(
+            || map.clone(),
+            |mut d| merge2::merge(&mut d, &map_patch, &schema, cm, &opts, &Default::default()),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("merge2 an env list of 10000", |b| {
+        b.iter_batched(
+            || env.clone(),
+            |mut d| {
+                merge2::merge(
+                    &mut d,
+                    &env_patch,
+                    &schema,
+                    deploy,
+                    &opts,
+                    &Default::default(),
+                )
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("jsonmerge a map of 10000 keys", |b| {
+        b.iter_batched(
+            || map.clone(),
+            |mut d| krm_merge::patch::jsonmerge::merge(&mut d, &map_patch),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("json6902 10000 adds to a map of 10000 keys", |b| {
+        b.iter_batched(
+            || map.clone(),
+            |mut d| json6902::apply(&mut d, &ops),
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
 fn function(c: &mut Criterion) {
     let stream = gen::stream(1000);
     let config = yaml::parse_stream(
@@ -168,5 +243,5 @@ fn function(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, parse_and_emit, selection, walkers, function);
+criterion_group!(benches, parse_and_emit, selection, walkers, wide, function);
 criterion_main!(benches);

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 /// The walkers recurse once per nesting level (at most `yaml::MAX_DEPTH`); this much stack
 /// covers that with room to spare in any build. It is reserved, not committed.
-const STACK_BYTES: usize = 256 << 20;
+const STACK_BYTES: usize = 64 << 20;
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();

@@ -14,6 +14,16 @@ identity round trip (a config whose patch selects nothing) and start-up on a tin
 
 Usage: tools/bench.py [--runs R] [--kustomize-max N] [SIZE ...]    (default sizes 100 1000 10000 50000)
 Needs: cargo, /usr/bin/time; kubectl for the comparison (skipped when absent).
+
+Two more measurements (issue 14, points 9 and 10):
+
+  tools/bench.py --scaling [--cap S] [N ...]   each merge and patch at n elements (default 10k,
+                                               100k, 1M; examples/merge_scaling.rs): seconds,
+                                               and the growth factor from the size before
+  tools/bench.py --memory MB [--limit KIB]     a generated stream of about MB megabytes through
+                                               the 20 patches, peak RSS and peak address space
+                                               as multiples of the input; with --limit, under
+                                               `ulimit -v KIB` (the issue's 150 MB under 700000)
 """
 
 import argparse
@@ -29,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "krm-merge")
 GEN = os.path.join(ROOT, "target", "release", "examples", "gen_package")
 EVENTS = os.path.join(ROOT, "target", "release", "examples", "parse_events")
+SCALING = os.path.join(ROOT, "target", "release", "examples", "merge_scaling")
 
 # The 20 patches, written once and given to both tools. Names refer to the generated package:
 # Deployments app-<i> (i % 4 in 0, 1), Services svc-<i> (i % 4 == 2), ConfigMaps config-<i>
@@ -136,13 +147,90 @@ def measure(cmd, runs, cwd=None):
     return statistics.median(walls), max(rss)
 
 
+def scaling(sizes, cap):
+    """examples/merge_scaling over `sizes`: a Markdown table of seconds per case and size, with
+    the factor over the previous size (linear: about the size factor; quadratic: its square)."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "merge_scaling"],
+                   cwd=ROOT, check=True)
+    p = subprocess.run([SCALING, "--cap", str(cap)] + [str(n) for n in sizes],
+                       stdout=subprocess.PIPE, text=True, check=True)
+    times = {}
+    for line in p.stdout.splitlines()[1:]:
+        f = line.split("\t")
+        if len(f) == 4:
+            times.setdefault(f[0], {})[int(f[1])] = float(f[3])
+        elif len(f) == 2:
+            times.setdefault(f[0], {})
+    print("| case | " + " | ".join(f"{n:,}" for n in sizes) + " |")
+    print("|---|" + "---:|" * len(sizes))
+    for case, row in times.items():
+        cells, prev = [], None
+        for n in sizes:
+            t = row.get(n)
+            if t is None:
+                cells.append("(over the cap)" if prev is not None else "—")
+                prev = None
+                continue
+            grow = f" ({t / prev:.1f}x)" if prev else ""
+            cells.append(f"{t:.3f} s{grow}")
+            prev = t if t > 0 else None
+        print(f"| {case} | " + " | ".join(cells) + " |")
+
+
+def peak(cmd, limit_kib=None):
+    """Runs `cmd` (optionally under `ulimit -v`), sampling /proc: exit code, peak address space
+    (VmPeak) and peak RSS (VmHWM) in KiB, and stderr's last line."""
+    if limit_kib:
+        cmd = ["sh", "-c", f'ulimit -v {limit_kib}; exec "$@"', "sh"] + cmd
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    vm = rss = 0
+    while p.poll() is None:
+        try:
+            with open(f"/proc/{p.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmPeak:"):
+                        vm = max(vm, int(line.split()[1]))
+                    elif line.startswith("VmHWM:"):
+                        rss = max(rss, int(line.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.02)
+    err = p.stderr.read().strip().splitlines()
+    return p.returncode, vm, rss, err[-1] if err else ""
+
+
+def memory(mb, limit):
+    """A stream of about `mb` MB through the 20 patches: peak memory against the input."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
+                    "--example", "gen_package"], cwd=ROOT, check=True)
+    with tempfile.TemporaryDirectory() as d:
+        # gen_package writes about 1,380 bytes a resource.
+        size = write_package(d, max(1, int(mb * 1e6 / 1380)), PATCHES)
+        res = os.path.join(d, "resources.yaml")
+        code, vm, rss, err = peak([BIN, "--config", os.path.join(d, "fn.yaml"), res], limit)
+        kib = size / 1024
+        under = f" under ulimit -v {limit}" if limit else ""
+        print(f"input {size / 1e6:.1f} MB{under}: exit {code}, peak RSS {rss / 1024:.0f} MiB "
+              f"({rss / kib:.2f}x the input), peak address space {vm / 1024:.0f} MiB "
+              f"({vm / kib:.2f}x){': ' + err if code else ''}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sizes", nargs="*", type=int, default=[100, 1000, 10000, 50000])
+    ap.add_argument("sizes", nargs="*", type=int, default=None)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--kustomize-max", type=int, default=2000,
                     help="largest package given to kustomize (it takes minutes beyond)")
+    ap.add_argument("--scaling", action="store_true", help="the merges and patches at n elements")
+    ap.add_argument("--cap", type=float, default=60, help="--scaling: stop a case past this many seconds")
+    ap.add_argument("--memory", type=float, metavar="MB", help="peak memory on a stream of MB megabytes")
+    ap.add_argument("--limit", type=int, metavar="KIB", help="--memory: under ulimit -v KIB")
     args = ap.parse_args()
+    if args.scaling:
+        return scaling(args.sizes or [10_000, 100_000, 1_000_000], args.cap)
+    if args.memory:
+        return memory(args.memory, args.limit)
+    args.sizes = args.sizes or [100, 1000, 10000, 50000]
     subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
                     "--example", "gen_package", "--example", "parse_events"], cwd=ROOT, check=True)
     kubectl = shutil.which("kubectl")

@@ -64,7 +64,10 @@
 //! `path`, `originalPath` and `spec.schema.openAPI.path` are resolved against `base_dir` (the
 //! directory of the functionConfig file, in standalone and exec-plugin modes) or, when there is
 //! none (plain KRM mode), against the current directory; absolute paths are taken as they are.
-//! They must name regular files of UTF-8 text of at most [`MAX_FILE_BYTES`].
+//! They must name regular files of UTF-8 text of at most [`MAX_FILE_BYTES`], and, unless
+//! [`LoadRestrictor::None`] says otherwise, resolve (`..` and symlinks followed) inside the
+//! root's tree: `base_dir`, the current directory without one, or the [`Load::root`] the caller
+//! gives (kpt's package root), as kustomize confines loads to the kustomization's directory.
 //!
 //! # Error locations
 //!
@@ -94,6 +97,7 @@ use crate::schema::{PodHolder, Schema};
 use crate::select::target::{Target, TargetSpec};
 use crate::yaml::Node;
 
+pub use source::{BadLoadRestrictor, Load, LoadRestrictor};
 use source::{Content, Ctx, Source};
 
 /// The `apiVersion` of the `Merge` form.
@@ -558,7 +562,13 @@ pub fn plan(
     function_config: &Node<'_>,
     base_dir: Option<&std::path::Path>,
 ) -> Result<Plan, ConfigError> {
-    let mut ctx = Ctx::new(base_dir);
+    plan_with(function_config, &Load::new(base_dir))
+}
+
+/// [`plan`], with the files the config names read and confined as `load` says (see [`Load`]
+/// and [`LoadRestrictor`]; [`plan`] is `Load::new(base_dir)`: confined to `base_dir`'s tree).
+pub fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, ConfigError> {
+    let mut ctx = Ctx::new(load);
     let mut root = function_config.clone().into_owned();
     ctx.expand(&mut root, &Path::root())?;
     match form_of(&root)? {

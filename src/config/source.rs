@@ -42,16 +42,115 @@ pub(super) struct Loaded {
     pub bracket: bool,
 }
 
+/// Which files a functionConfig may load (`path:`, `originalPath:`,
+/// `spec.schema.openAPI.path`): kustomize's load restrictor, under kustomize's names.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoadRestrictor {
+    /// Only files that resolve, symlinks followed, inside the root directory's tree (kustomize's
+    /// `LoadRestrictionsRootOnly`, its default and ours).
+    #[default]
+    RootOnly,
+    /// Any file the process can read (kustomize's `LoadRestrictionsNone`).
+    None,
+}
+
+impl LoadRestrictor {
+    /// The name the command line takes: `rootOnly` or `none`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadRestrictor::RootOnly => "rootOnly",
+            LoadRestrictor::None => "none",
+        }
+    }
+}
+
+/// A value of `--load-restrictor` that is not one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown load restrictor {0:?} (expected rootOnly or none; kustomize's \
+     LoadRestrictionsRootOnly and LoadRestrictionsNone are accepted too)"
+)]
+pub struct BadLoadRestrictor(pub String);
+
+impl std::str::FromStr for LoadRestrictor {
+    type Err = BadLoadRestrictor;
+
+    /// `rootOnly` / `none`, or kustomize's `LoadRestrictionsRootOnly` /
+    /// `LoadRestrictionsNone` (`kustomize build --load-restrictor`), in any letter case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "rootonly" | "loadrestrictionsrootonly" => Ok(LoadRestrictor::RootOnly),
+            "none" | "loadrestrictionsnone" => Ok(LoadRestrictor::None),
+            _ => Err(BadLoadRestrictor(s.to_owned())),
+        }
+    }
+}
+
+impl std::fmt::Display for LoadRestrictor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a functionConfig's files are read from, and which it may read.
+///
+/// * `base_dir`: relative paths are read from here (the functionConfig file's directory); `None`
+///   reads them from the current directory.
+/// * `root`: with [`LoadRestrictor::RootOnly`], every file must resolve (after `..` and
+///   symlinks) inside this directory's tree; `None` means `base_dir` (or the current directory
+///   when that is `None` too). Under kpt it is the package root, which may be above the
+///   config's own directory.
+///
+/// [`Load::new`] gives the default: restricted to `base_dir`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Load {
+    pub base_dir: Option<PathBuf>,
+    pub root: Option<PathBuf>,
+    pub restrictor: LoadRestrictor,
+}
+
+impl Load {
+    /// Files relative to `base_dir`, confined to its tree.
+    pub fn new(base_dir: Option<&std::path::Path>) -> Load {
+        Load {
+            base_dir: base_dir.map(std::path::Path::to_path_buf),
+            root: None,
+            restrictor: LoadRestrictor::RootOnly,
+        }
+    }
+
+    /// The same with another restrictor.
+    pub fn restricted(mut self, restrictor: LoadRestrictor) -> Load {
+        self.restrictor = restrictor;
+        self
+    }
+
+    /// The same with files confined to `root`'s tree rather than `base_dir`'s.
+    pub fn with_root(mut self, root: Option<&std::path::Path>) -> Load {
+        self.root = root.map(std::path::Path::to_path_buf);
+        self
+    }
+
+    /// The directory files must stay in, as given.
+    fn root_dir(&self) -> &std::path::Path {
+        self.root
+            .as_deref()
+            .or(self.base_dir.as_deref())
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."))
+    }
+}
+
 /// What reading a config needs across its fields: where files are, and the alias budget left.
 pub(super) struct Ctx<'d> {
-    base_dir: Option<&'d std::path::Path>,
+    load: &'d Load,
     budget: usize,
 }
 
 impl<'d> Ctx<'d> {
-    pub(super) fn new(base_dir: Option<&'d std::path::Path>) -> Self {
+    pub(super) fn new(load: &'d Load) -> Self {
         Ctx {
-            base_dir,
+            load,
             budget: ALIAS_BUDGET,
         }
     }
@@ -180,13 +279,18 @@ impl<'d> Ctx<'d> {
         if written.is_empty() {
             return Err(ConfigError::new(field.clone(), "empty path"));
         }
-        let path = match self.base_dir {
+        let path = match &self.load.base_dir {
             Some(dir) => dir.join(written),
             None => PathBuf::from(written),
         };
         let fail =
             |what: String| ConfigError::new(field.clone(), format!("{}: {what}", path.display()));
-        let meta = fs::metadata(&path).map_err(|e| fail(format!("cannot read: {e}")))?;
+        // The file is opened where it resolves, so what was checked is what is read.
+        let opened = match self.load.restrictor {
+            LoadRestrictor::None => path.clone(),
+            LoadRestrictor::RootOnly => self.confined(&path, written, field)?,
+        };
+        let meta = fs::metadata(&opened).map_err(|e| fail(format!("cannot read: {e}")))?;
         if !meta.is_file() {
             return Err(fail("not a regular file".to_owned()));
         }
@@ -195,7 +299,7 @@ impl<'d> Ctx<'d> {
             return Err(too_large());
         }
         let mut bytes = Vec::new();
-        File::open(&path)
+        File::open(&opened)
             .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
             .map_err(|e| fail(format!("cannot read: {e}")))?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
@@ -208,6 +312,37 @@ impl<'d> Ctx<'d> {
             ))
         })?;
         Ok((path, text))
+    }
+
+    /// Where `path` (as `written` in `field`) resolves, symlinks followed, when that is inside
+    /// the root's tree ([`LoadRestrictor::RootOnly`]); otherwise an error saying which rule
+    /// refused which file.
+    fn confined(
+        &self,
+        path: &std::path::Path,
+        written: &str,
+        field: &Path,
+    ) -> Result<PathBuf, ConfigError> {
+        let root = self.load.root_dir();
+        let fail = |what: String| ConfigError::new(field.clone(), what);
+        let real_root = fs::canonicalize(root).map_err(|e| {
+            fail(format!(
+                "{written}: cannot resolve the directory files are loaded from, {}: {e}",
+                root.display()
+            ))
+        })?;
+        let real = fs::canonicalize(path)
+            .map_err(|e| fail(format!("{}: cannot read: {e}", path.display())))?;
+        if real.starts_with(&real_root) {
+            return Ok(real);
+        }
+        Err(fail(format!(
+            "{written}: refused by the load restrictor rootOnly: it resolves to {}, outside {} \
+             (files are loaded only from the functionConfig's directory tree, as kustomize's \
+             LoadRestrictionsRootOnly does; --load-restrictor none lifts this)",
+            real.display(),
+            real_root.display()
+        )))
     }
 
     /// One JSON value from text: JSON read directly (large OpenAPI documents are JSON), else

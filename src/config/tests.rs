@@ -763,20 +763,113 @@ fn paths_are_read_relative_to_base_dir() {
         "{got}"
     );
 
-    // Absolute paths are taken as they are, with or without a base directory.
+    // Absolute paths are taken as they are: inside the base directory's tree they load, outside
+    // it only when the load restrictor is lifted.
     let absolute = dir.0.join("patches/replicas.yaml");
     let config = node(&merge(&format!(
         "  patches:\n  - path: {:?}\n",
         absolute.display().to_string()
     )));
-    assert_eq!(plan(&config, None).unwrap().steps.len(), 1);
-    assert_eq!(
-        plan(&config, Some(std::path::Path::new("/nonexistent")))
-            .unwrap()
-            .steps
-            .len(),
-        1
+    assert_eq!(plan(&config, Some(&dir.0)).unwrap().steps.len(), 1);
+    let elsewhere = Load::new(Some(std::path::Path::new("/nonexistent")));
+    assert!(plan_with(&config, &elsewhere).is_err());
+    let lifted = elsewhere.restricted(LoadRestrictor::None);
+    assert_eq!(plan_with(&config, &lifted).unwrap().steps.len(), 1);
+}
+
+/// Issue 14, point 16: `path:` read any file the process could read. Files must now resolve,
+/// `..` and symlinks followed, inside the root's tree (the base directory unless the caller
+/// names another root); the error names the rule, the file and the root.
+#[test]
+fn files_outside_the_root_are_refused_unless_the_restrictor_is_lifted() {
+    let dir = TempDir::new("confined");
+    dir.write(
+        "outside/secret.yaml",
+        "kind: Secret\nmetadata:\n  name: token\n",
     );
+    dir.write("pkg/in.yaml", "kind: A\nmetadata:\n  name: a\n");
+    dir.write("pkg/sub/fn.yaml", "");
+    let base = dir.0.join("pkg");
+    let real_base = std::fs::canonicalize(&base).unwrap();
+    let config = |path: &str| {
+        node(&merge(&format!(
+            "  patches:\n  - type: jsonmerge\n    path: {path:?}\n    target: {{}}\n"
+        )))
+    };
+    let refused = |got: String, written: &str| {
+        assert!(
+            got.starts_with(&format!(
+                "spec.patches[0].path: {written}: refused by the load restrictor rootOnly: it resolves to "
+            )) && got.contains(&format!("outside {}", real_base.display()))
+                && got.contains("--load-restrictor none"),
+            "{got}"
+        );
+    };
+    let restricted = Load::new(Some(&base));
+    let lifted = restricted.clone().restricted(LoadRestrictor::None);
+    let mut escapes = vec![
+        "../outside/secret.yaml".to_owned(),
+        "sub/../../outside/secret.yaml".to_owned(),
+        dir.0.join("outside/secret.yaml").display().to_string(),
+    ];
+    if std::path::Path::new("/proc/self/status").exists() {
+        escapes.push("/proc/self/status".to_owned());
+    }
+    #[cfg(unix)]
+    {
+        // A symlink inside the tree that points out of it, to a file and to a directory.
+        std::os::unix::fs::symlink(dir.0.join("outside/secret.yaml"), base.join("link.yaml"))
+            .unwrap();
+        std::os::unix::fs::symlink(dir.0.join("outside"), base.join("linkdir")).unwrap();
+        escapes.push("link.yaml".to_owned());
+        escapes.push("linkdir/secret.yaml".to_owned());
+        // A symlink that stays inside is followed.
+        std::os::unix::fs::symlink(base.join("in.yaml"), base.join("sub/inside.yaml")).unwrap();
+        assert!(plan_with(&config("sub/inside.yaml"), &restricted).is_ok());
+    }
+    for written in &escapes {
+        let got = plan_with(&config(written), &restricted)
+            .unwrap_err()
+            .to_string();
+        refused(got, written);
+        if !written.starts_with("/proc") {
+            assert!(plan_with(&config(written), &lifted).is_ok(), "{written}");
+        }
+    }
+    // `..` that stays inside is fine; so is a root above the base directory (kpt's package
+    // root), which admits files beside the config's directory.
+    assert!(plan_with(&config("sub/../in.yaml"), &restricted).is_ok());
+    let from_sub = Load::new(Some(&base.join("sub")));
+    assert!(plan_with(&config("../in.yaml"), &from_sub).is_err());
+    let package = from_sub.with_root(Some(&base));
+    assert!(plan_with(&config("../in.yaml"), &package).is_ok());
+    // spec.schema.openAPI.path and originalPath are confined the same way.
+    let schema = node(&merge(
+        "  schema:\n    openAPI:\n      path: ../outside/secret.yaml\n  patches:\n  - path: in.yaml\n",
+    ));
+    let got = plan_with(&schema, &restricted).unwrap_err().to_string();
+    assert!(
+        got.starts_with("spec.schema.openAPI.path: ../outside/secret.yaml: refused by"),
+        "{got}"
+    );
+    let m3 = node(&merge(
+        "  patches:\n  - type: merge3\n    path: in.yaml\n    originalPath: ../outside/secret.yaml\n",
+    ));
+    let got = plan_with(&m3, &restricted).unwrap_err().to_string();
+    assert!(
+        got.starts_with("spec.patches[0].originalPath: ../outside/secret.yaml: refused by"),
+        "{got}"
+    );
+    // The restrictor's names, ours and kustomize's.
+    for (text, want) in [
+        ("rootOnly", LoadRestrictor::RootOnly),
+        ("LoadRestrictionsRootOnly", LoadRestrictor::RootOnly),
+        ("none", LoadRestrictor::None),
+        ("LoadRestrictionsNone", LoadRestrictor::None),
+    ] {
+        assert_eq!(text.parse::<LoadRestrictor>(), Ok(want), "{text}");
+    }
+    assert!("all".parse::<LoadRestrictor>().is_err());
 }
 
 // ----- schema -------------------------------------------------------------------------------

@@ -103,8 +103,9 @@ pub fn diff<'n>(
         )));
     }
     let changed = !body.entries().is_empty();
-    if d.kustomize && !changed {
-        // No patch, no walk: kyaml loses nothing.
+    if d.kustomize && !changed && !opts.identity {
+        // No patch, no walk: kyaml loses nothing. (A patch of identity fields alone is still
+        // applied, and kyaml walks the whole resource with it.)
         d.warnings.clear();
     }
     let mut warnings = d.warnings;

@@ -25,6 +25,7 @@ use crate::error::{Cause, PatchFailure};
 use crate::hash::{HashMap, HashSet};
 use crate::krm::invariants::{self, Before};
 use crate::krm::{FnResult, Item, Origin, Severity};
+use crate::merge::align;
 use crate::merge::merge2::Outcome;
 use crate::merge::{apply, merge2, merge3};
 use crate::patch::{json6902, jsonmerge};
@@ -396,7 +397,35 @@ impl<'p> Engine<'p> {
                 }
             }
         }
+        if item.touched {
+            self.check_depth(item);
+        }
         self.note_identity(item);
+    }
+
+    /// A patched item written out must read back: its nesting, with the two levels of the
+    /// ResourceList or `List` around it when it has one, within the [`yaml::MAX_DEPTH`] levels
+    /// every reader takes. A patch can pass it without any walker seeing an alias (a merge into
+    /// a copy of an anchored node nests the copy where the alias stood), so it is checked on the
+    /// item as it will be written.
+    fn check_depth(&mut self, item: &Item<'_>) {
+        let around = if self.shared { 2 } else { 0 };
+        let depth = align::nesting(&item.node) + around;
+        if depth <= yaml::MAX_DEPTH {
+            return;
+        }
+        let r = FnResult::new(
+            Severity::Error,
+            format!(
+                "the patched resource would nest {depth} levels deep{}, deeper than the {} levels a YAML reader takes",
+                if around > 0 { " in its list" } else { "" },
+                yaml::MAX_DEPTH
+            ),
+        )
+        .about(&item.node)
+        .at_field(deepest(&item.node));
+        self.results.push(r);
+        self.failed = true;
     }
 
     /// Remembers the identity of an item written out; two items with one identity after a
@@ -1311,6 +1340,33 @@ fn operations(action: &Action) -> usize {
 /// How many documents of a step are counted as found or not.
 fn identity_documents(action: &Action) -> usize {
     own_identity_documents(action).len()
+}
+
+/// The path to the most deeply nested collection of `node` (computed only for an error).
+fn deepest(node: &Node<'_>) -> Path {
+    use crate::path::Seg;
+    let mut path = Path::root();
+    let mut at = node;
+    loop {
+        let entry = at
+            .entries()
+            .iter()
+            .max_by_key(|e| align::nesting(&e.value))
+            .map(|e| (Seg::field(e.key.as_str().unwrap_or("?")), &e.value));
+        let item = at
+            .items()
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, n)| align::nesting(n))
+            .map(|(i, n)| (Seg::Index(i), n));
+        match entry.or(item) {
+            Some((seg, next)) if align::nesting(next) > 0 => {
+                path.0.push(seg);
+                at = next;
+            }
+            _ => return path,
+        }
+    }
 }
 
 /// A failure about the item as it is.

@@ -13,7 +13,7 @@ pub mod package;
 pub mod pipeline;
 mod result;
 
-pub use pipeline::{run_input, run_resource_list, run_stream, Output};
+pub use pipeline::{run_input, run_resource_list, run_resource_list_with, run_stream, Output};
 pub use result::{FnResult, Severity};
 
 use crate::select::identity::Id;
@@ -84,6 +84,7 @@ impl<'a> Input<'a> {
     /// Reads a ResourceList, a List, or a plain stream of documents.
     pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
         let mut docs = yaml::parse_stream(src)?;
+        docs.iter_mut().for_each(nothing_is_no_root);
         let content: Vec<usize> = (0..docs.len())
             .filter(|&i| docs[i].root.is_some())
             .collect();
@@ -294,8 +295,16 @@ impl StreamOut {
     /// briefly hold the output three times over.
     pub fn for_input(src: &str) -> StreamOut {
         StreamOut {
-            text: String::with_capacity(src.len() + src.len() / 8 + 64),
+            text: String::with_capacity(output_room(src.len())),
         }
+    }
+
+    /// [`StreamOut::for_input`] for an output of about `len` bytes, or `None` when the memory
+    /// is not there: the caller reports that, where a failed allocation would abort the process.
+    pub fn try_for(len: usize) -> Option<StreamOut> {
+        let mut text = String::new();
+        text.try_reserve_exact(output_room(len)).ok()?;
+        Some(StreamOut { text })
     }
 
     /// Appends source text as it is.
@@ -315,6 +324,12 @@ impl StreamOut {
     }
 }
 
+/// The room an output written from an input of `len` bytes is given at once: the input's size
+/// and an eighth (patches rarely grow a package by more; past it the buffer grows in place).
+pub fn output_room(len: usize) -> usize {
+    len.saturating_add(len / 8).saturating_add(64)
+}
+
 /// How [`stream_items`] ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Streamed {
@@ -322,6 +337,22 @@ pub enum Streamed {
     Done,
     /// The input is one `ResourceList` or `List`: read it with [`Input::read`] instead.
     Wrapped,
+}
+
+/// A document written as nothing (`---` and then no content, comments aside: its root is an
+/// empty plain scalar without tag or anchor) is legal YAML and holds no resource: it gets no
+/// root, so the readers skip it (its text, comments included, is still written back). A null written out (`~`, `null`, `!!null`)
+/// is content, and not a resource.
+fn nothing_is_no_root(doc: &mut Document<'_>) {
+    let nothing = doc.root.as_ref().is_some_and(|r| {
+        r.as_str() == Some("")
+            && r.style() == Some(yaml::ScalarStyle::Plain)
+            && r.tag().is_none()
+            && r.anchor().is_none()
+    });
+    if nothing {
+        doc.root = None;
+    }
 }
 
 /// Reads a plain stream document by document, handing each resource to `process` as soon as it
@@ -371,10 +402,11 @@ pub fn stream_items<'a>(
         }
     };
     let mut seen_content = false;
-    yaml::parse_each(src, |doc| {
+    yaml::parse_each(src, |mut doc| {
         if shape.is_some() {
             return;
         }
+        nothing_is_no_root(&mut doc);
         let is_wrapper = doc.root.as_ref().is_some_and(|r| {
             r.is_map() && matches!(r.str_at(&["kind"]), Some("ResourceList" | "List"))
         });

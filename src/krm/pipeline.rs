@@ -53,7 +53,15 @@ impl Output {
 /// KRM mode: reads a ResourceList, applies its functionConfig, returns the ResourceList with its
 /// results. Errors never lose the items: they come back as they came, with error results.
 pub fn run_resource_list(src: &str) -> Output {
-    if let Some(out) = resource_list_by_items(src) {
+    run_resource_list_with(src, config::LoadRestrictor::RootOnly)
+}
+
+/// [`run_resource_list`] with the functionConfig's files (`path:`, ...) restricted as
+/// `restrictor` says: the command line's `--load-restrictor`. The files are read relative to
+/// the functionConfig's own directory when kpt's path annotation names it (else the current
+/// directory), and confined to the current directory's tree: the package root under kpt.
+pub fn run_resource_list_with(src: &str, restrictor: config::LoadRestrictor) -> Output {
+    if let Some(out) = resource_list_by_items(src, restrictor) {
         return out;
     }
     let input = match Input::read(src) {
@@ -82,9 +90,8 @@ pub fn run_resource_list(src: &str) -> Output {
         );
         return written(input, vec![r]);
     };
-    let base = config_dir(fc);
     let config_id = Id::of(fc).into_owned();
-    match config::plan(fc, base.as_deref()) {
+    match config::plan_with(fc, &krm_load(fc, restrictor)) {
         Ok(plan) => run_whole(src, input, &plan, Some(&config_id)),
         Err(e) => {
             let r = FnResult::new(
@@ -119,9 +126,14 @@ pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Outpu
         });
     });
     let (mut out, streamed) = match stream_in_two(src, &mut engine) {
-        Some(out) => (out, Ok(Streamed::Done)),
+        Some(Ok(out)) => (out, Ok(Streamed::Done)),
+        Some(Err(needed)) => return out_of_memory(src, needed),
         None => {
-            let mut out = StreamOut::for_input(src);
+            // The output's room is taken before anything is read, so that a lack of memory is
+            // found here, as an error, rather than as an abort halfway through.
+            let Some(mut out) = StreamOut::try_for(src.len()) else {
+                return out_of_memory(src, krm::output_room(src.len()));
+            };
             let streamed = krm::stream_items(src, &mut |item| engine.process(item), &mut out);
             (out, streamed)
         }
@@ -145,12 +157,14 @@ pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Outpu
                 out.document(Document::new(item.node));
             }
             // All or nothing: on failure the stream goes back as it came.
-            let text = if finish.failed {
-                src.to_owned()
-            } else {
-                out.text
-            };
-            Output::new(text, finish.results)
+            if finish.failed {
+                drop(out);
+                return match copy_of(src) {
+                    Some(text) => Output::new(text, finish.results),
+                    None => out_of_memory(src, src.len()),
+                };
+            }
+            Output::new(out.text, finish.results)
         }
     }
 }
@@ -179,16 +193,15 @@ fn learn_crds<'s>(
 /// One item's tree is in memory at a time. `None` when the input is not a block-style
 /// ResourceList this can handle (JSON, existing results, several documents, a functionConfig
 /// that does not validate): the caller reads it whole, which also reports errors with the items.
-fn resource_list_by_items(src: &str) -> Option<Output> {
+fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Option<Output> {
     let fc_text = krm::probe_function_config(src)?;
     let fc_docs = parse_stream(fc_text).ok()?;
     let fc = fc_docs.first()?.root.as_ref()?.get("functionConfig")?;
     if fc.is_null() {
         return None;
     }
-    let base = config_dir(fc);
     let config_id = Id::of(fc).into_owned();
-    let plan = config::plan(fc, base.as_deref()).ok()?;
+    let plan = config::plan_with(fc, &krm_load(fc, restrictor)).ok()?;
     let mut engine = Engine::new(&plan, Some(&config_id));
     engine.one_document();
     learn_crds(src, &mut engine, |src, found| {
@@ -198,7 +211,11 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
             }
         });
     });
-    let mut out = String::with_capacity(src.len() + src.len() / 8 + 64);
+    // Room for the whole output, taken first (see `run_stream`); the text around the items is
+    // put in the same buffer at the end.
+    let Some(StreamOut { text: mut out }) = StreamOut::try_for(src.len()) else {
+        return Some(out_of_memory(src, krm::output_room(src.len())));
+    };
     let mut layout: Option<(usize, EmitOptions)> = None;
     let mut n = 0;
     let mut not_a_resource = false;
@@ -257,15 +274,22 @@ fn resource_list_by_items(src: &str) -> Option<Output> {
     for item in &finish.new_items {
         yaml::emit_seq_item(&item.node, dash_col, opts, &mut out);
     }
-    let mut whole = String::with_capacity(src.len() + out.len() / 8 + 256);
-    if finish.failed {
+    let mut whole = if finish.failed {
         // All or nothing: the items as they came in.
-        whole.push_str(src);
+        drop(out);
+        match copy_of(src) {
+            Some(text) => text,
+            None => return Some(out_of_memory(src, src.len())),
+        }
     } else {
-        whole.push_str(&src[..range.start]);
-        whole.push_str(&out);
-        whole.push_str(&src[range.end..]);
-    }
+        let (head, tail) = (&src[..range.start], &src[range.end..]);
+        if out.try_reserve(head.len() + tail.len() + 256).is_err() {
+            return Some(out_of_memory(src, out.len() + head.len() + tail.len()));
+        }
+        out.insert_str(0, head);
+        out.push_str(tail);
+        out
+    };
     if !finish.results.is_empty() {
         if !whole.ends_with('\n') {
             whole.push('\n');
@@ -329,6 +353,17 @@ fn wrapper_around(src: &str, range: &std::ops::Range<usize>, root: &Node<'_>) ->
             })
 }
 
+/// Where a ResourceList's functionConfig reads its files in KRM mode: relative to its own
+/// file's directory when kpt says where that is (its path annotation, relative to the package
+/// root, which is the current directory), else relative to the current directory; and, unless
+/// `restrictor` lifts it, confined to the current directory's tree: the package root under kpt,
+/// and, with no file known, the only directory the host named.
+fn krm_load(fc: &Node<'_>, restrictor: config::LoadRestrictor) -> config::Load {
+    config::Load::new(config_dir(fc).as_deref())
+        .with_root(Some(std::path::Path::new(".")))
+        .restricted(restrictor)
+}
+
 /// The directory of the functionConfig's file when kpt says where it is: where its `path:`
 /// files are.
 fn config_dir(fc: &Node<'_>) -> Option<std::path::PathBuf> {
@@ -346,7 +381,9 @@ fn config_dir(fc: &Node<'_>) -> Option<std::path::PathBuf> {
 /// after). `None` when that does not apply or a half is not plain resources (a parse error, a
 /// wrapper): the caller reads the whole stream on one thread, which also reports errors with
 /// their true lines.
-fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
+/// `Some(Err(bytes))` when the halves' outputs, `bytes` in all, cannot be joined for lack of
+/// memory (the engine has seen the items: the caller must not run them again).
+fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<Result<StreamOut, usize>> {
     const WORTH_IT: usize = 1 << 20;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     if src.len() < WORTH_IT || cores < 2 {
@@ -354,14 +391,19 @@ fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
     }
     let cut = halfway(src)?;
     let (first, second) = src.split_at(cut);
+    // Both outputs' room first: the first half's has room for the whole output, which it
+    // becomes, so joining the halves copies the second once and moves nothing else. Without the
+    // memory for both, one thread does it all with one buffer.
+    let first_out = StreamOut::try_for(src.len())?;
+    let second_out = StreamOut::try_for(second.len())?;
     let mut other = engine.fork();
     let (a, b) = std::thread::scope(|s| {
         let b = s.spawn(|| {
-            let mut out = StreamOut::for_input(second);
+            let mut out = second_out;
             let r = krm::stream_items(second, &mut |item| other.process(item), &mut out);
             (r, out)
         });
-        let mut out = StreamOut::for_input(first);
+        let mut out = first_out;
         let r = krm::stream_items(first, &mut |item| engine.process(item), &mut out);
         ((r, out), b.join())
     });
@@ -372,8 +414,12 @@ fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<StreamOut> {
         return None;
     };
     engine.absorb(other);
+    if out.text.try_reserve(rest.text.len()).is_err() {
+        // Both halves were read and patched (and counted), but cannot be put together.
+        return Some(Err(out.text.len() + rest.text.len()));
+    }
     out.source(&rest.text);
-    Some(out)
+    Some(Ok(out))
 }
 
 /// The start of a `---` line at or after the middle of `src`. A line that starts with `---`
@@ -413,6 +459,34 @@ fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'stati
     }
     let text = krm::write_string(form, run.items, &run.results);
     Output::new(text, run.results)
+}
+
+/// A copy of `src`, or `None` when the memory for it is not there.
+fn copy_of(src: &str) -> Option<String> {
+    let mut text = String::new();
+    text.try_reserve_exact(src.len()).ok()?;
+    text.push_str(src);
+    Some(text)
+}
+
+/// The run ends with an error, not an abort, when the output cannot be held: `needed` bytes
+/// more than the memory allows (the input is held too). The input goes back as it came when it
+/// can be copied; otherwise nothing is written but the error.
+fn out_of_memory(src: &str, needed: usize) -> Output {
+    let mib = |b: usize| b.div_ceil(1 << 20);
+    let r = FnResult::new(
+        Severity::Error,
+        format!(
+            "not enough memory to hold the output ({} MiB more, beside the {} MiB input); \
+             nothing was changed",
+            mib(needed),
+            mib(src.len())
+        ),
+    );
+    match copy_of(src) {
+        Some(text) => Output::new(text, vec![r]),
+        None => Output::new(String::new(), vec![r]),
+    }
 }
 
 /// The input's items written back unchanged, with `results`.
@@ -476,7 +550,8 @@ mod tests {
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  data: {{a: \"1\"}}\nfunctionConfig:\n{}",
             FN.lines().map(|l| format!("  {l}\n")).collect::<String>()
         );
-        let by_items = resource_list_by_items(&rl).expect("a block ResourceList");
+        let by_items = resource_list_by_items(&rl, config::LoadRestrictor::RootOnly)
+            .expect("a block ResourceList");
         let whole = run_whole(&rl, Input::read(&rl).unwrap(), &plan(), None);
         let data = |text: &str| {
             let doc = parse_stream(text).unwrap().remove(0).root.unwrap();

@@ -14,7 +14,7 @@ use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 use crate::yaml::scalar::Resolved;
-use crate::yaml::{Entry, Kind, Node};
+use crate::yaml::{Entry, Kind, Node, MAX_DEPTH};
 
 /// How the elements of a list correspond.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,19 +142,74 @@ pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
 /// anchored node ([`Anchors::materialize`]), so that the merge changes this place only and the
 /// anchor, with every other alias of it, keeps its value. A scalar simply takes the alias's
 /// place. An alias whose anchor the resource lacks is an error.
+///
+/// `depth` is the number of collections that enclose `dest`. A copy that would nest the
+/// resource deeper than [`MAX_DEPTH`] levels is an error: written out, no YAML reader (ours
+/// included) would read it back.
 pub fn materialize<'a>(
     dest: &mut Node<'a>,
     incoming: &Node<'_>,
     anchors: &Anchors<Node<'a>>,
+    depth: usize,
 ) -> Result<(), MergeError> {
     if dest.kind() != Kind::Alias || !matches!(incoming.kind(), Kind::Map | Kind::Seq) {
         return Ok(());
     }
-    if anchors.materialize(dest) {
-        return Ok(());
-    }
     let name = dest.alias_name().unwrap_or_default().to_owned();
-    Err(MergeError::new(MergeErrorKind::UnknownAlias(name)))
+    if !anchors.materialize(dest) {
+        return Err(MergeError::new(MergeErrorKind::UnknownAlias(name)));
+    }
+    let total = depth.saturating_add(nesting(dest));
+    if total > MAX_DEPTH {
+        return Err(MergeError::new(MergeErrorKind::TooDeep {
+            alias: name,
+            depth: total,
+            max: MAX_DEPTH,
+        }));
+    }
+    Ok(())
+}
+
+/// Levels of collections in a tree: 0 for a scalar or an alias, 1 for a collection of scalars.
+pub fn nesting(node: &Node<'_>) -> usize {
+    let below = node
+        .entries()
+        .iter()
+        .map(|e| nesting(&e.key).max(nesting(&e.value)))
+        .chain(node.items().iter().map(nesting))
+        .max();
+    match node.kind() {
+        Kind::Map | Kind::Seq => 1 + below.unwrap_or(0),
+        Kind::Scalar | Kind::Alias => 0,
+    }
+}
+
+/// How deep a walker is in the resource, for [`materialize`]: the walker's one recursive step
+/// takes a [`Depth::enter`] guard, and the number of guards alive is the number of collections
+/// around the node being merged.
+#[derive(Default)]
+pub struct Depth(std::cell::Cell<usize>);
+
+impl Depth {
+    /// The depth now.
+    pub fn get(&self) -> usize {
+        self.0.get()
+    }
+
+    /// One level deeper until the guard goes.
+    pub fn enter(&self) -> DepthGuard<'_> {
+        self.0.set(self.0.get() + 1);
+        DepthGuard(&self.0)
+    }
+}
+
+/// See [`Depth::enter`].
+pub struct DepthGuard<'d>(&'d std::cell::Cell<usize>);
+
+impl Drop for DepthGuard<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
 }
 
 /// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection
@@ -174,7 +229,8 @@ pub fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
 /// `6443` are the same field); other keys by data. The first of duplicate keys wins.
 pub struct FieldIndex<'n, 'x> {
     by_text: HashMap<&'n str, &'n Entry<'x>>,
-    others: Vec<&'n Entry<'x>>,
+    /// Keys that are not scalars, by [`data_hash`].
+    others: HashMap<u64, Vec<&'n Entry<'x>>>,
 }
 
 impl<'n, 'x> FieldIndex<'n, 'x> {
@@ -182,14 +238,14 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     pub fn new(map: Option<&'n Node<'x>>) -> Self {
         let mut idx = FieldIndex {
             by_text: HashMap::default(),
-            others: Vec::new(),
+            others: HashMap::default(),
         };
         for e in map.map_or(&[][..], Node::entries) {
             match e.key.as_str() {
                 Some(t) => {
                     idx.by_text.entry(t).or_insert(e);
                 }
-                None => idx.others.push(e),
+                None => idx.others.entry(data_hash(&e.key)).or_default().push(e),
             }
         }
         idx
@@ -199,7 +255,12 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     pub fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
         match key.as_str() {
             Some(t) => self.by_text.get(t).copied(),
-            None => self.others.iter().copied().find(|e| e.key.same_data(key)),
+            None => self
+                .others
+                .get(&data_hash(key))?
+                .iter()
+                .copied()
+                .find(|e| e.key.same_data(key)),
         }
     }
 
@@ -243,12 +304,58 @@ impl ScalarKey {
     }
 }
 
+/// A hash of a node's data that agrees with [`Node::same_data`]: nodes with the same data
+/// have the same hash (scalars by their [`ScalarKey`], collections by their children in order,
+/// aliases by name; comments and styles do not count). Equal hashes are then confirmed with
+/// `same_data`.
+pub fn data_hash(n: &Node<'_>) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    // One hasher for the process, so hashes agree between nodes; its keys random (as the
+    // crate's maps' are, `crate::hash`), so crafted input cannot put everything in one bucket.
+    static STATE: std::sync::OnceLock<crate::hash::State> = std::sync::OnceLock::new();
+    let mut h = STATE
+        .get_or_init(crate::hash::State::default)
+        .build_hasher();
+    fn feed(n: &Node<'_>, h: &mut impl std::hash::Hasher) {
+        match n.kind() {
+            Kind::Scalar => {
+                0u8.hash(h);
+                match ScalarKey::of(n) {
+                    // `.nan` is the same data as `.nan`, whatever its bits.
+                    Some(ScalarKey::Float(f)) if f64::from_bits(f).is_nan() => 1u8.hash(h),
+                    k => k.hash(h),
+                }
+            }
+            Kind::Seq => {
+                1u8.hash(h);
+                n.items().len().hash(h);
+                n.items().iter().for_each(|i| feed(i, h));
+            }
+            Kind::Map => {
+                2u8.hash(h);
+                n.entries().len().hash(h);
+                for e in n.entries() {
+                    feed(&e.key, h);
+                    feed(&e.value, h);
+                }
+            }
+            Kind::Alias => {
+                3u8.hash(h);
+                n.alias_name().hash(h);
+            }
+        }
+    }
+    feed(n, &mut h);
+    h.finish()
+}
+
 /// Identifies the values of lists merged as sets: equal data, equal id. Scalars are found by
-/// hashing; the rare collections in such lists by comparison (kept as copies).
+/// their [`ScalarKey`]; collections (rare in such lists) by [`data_hash`], confirmed by
+/// comparison with a kept copy, so a list of n maps costs n hashes rather than n² comparisons.
 #[derive(Default)]
 pub struct ValueIds {
     scalars: HashMap<ScalarKey, usize>,
-    others: Vec<(Node<'static>, usize)>,
+    others: HashMap<u64, Vec<(Node<'static>, usize)>>,
     next: usize,
 }
 
@@ -258,17 +365,172 @@ impl ValueIds {
         let next = self.next;
         let id = match ScalarKey::of(n) {
             Some(k) => *self.scalars.entry(k).or_insert(next),
-            None => match self.others.iter().find(|(o, _)| o.same_data(n)) {
-                Some((_, id)) => *id,
-                None => {
-                    self.others.push((n.clone().into_owned(), next));
-                    next
+            None => {
+                let bucket = self.others.entry(data_hash(n)).or_default();
+                match bucket.iter().find(|(o, _)| o.same_data(n)) {
+                    Some((_, id)) => *id,
+                    None => {
+                        bucket.push((n.clone().into_owned(), next));
+                        next
+                    }
                 }
-            },
+            }
         };
         if id == next {
             self.next += 1;
         }
         id
+    }
+
+    /// The id of `n` if an equal value was seen before.
+    pub fn known(&self, n: &Node<'_>) -> Option<usize> {
+        match ScalarKey::of(n) {
+            Some(k) => self.scalars.get(&k).copied(),
+            None => self
+                .others
+                .get(&data_hash(n))?
+                .iter()
+                .find(|(o, _)| o.same_data(n))
+                .map(|(_, id)| *id),
+        }
+    }
+}
+
+/// The positions of a map's entries by key text, kept up to date while a walker merges into
+/// the map: what it appends is added, what it removes is only marked and taken out by
+/// [`KeyPositions::compact`] at the end (removing each at once shifted the rest: quadratic).
+/// A map of up to [`KeyPositions::SCAN`] entries is scanned; a wider one is hashed, so merging
+/// a patch of m keys into a map of n costs O(n + m), not O(n·m). The first of duplicate keys
+/// is found, as [`Node::position`] finds it.
+#[derive(Default)]
+pub struct KeyPositions {
+    hashed: Option<HashMap<String, usize>>,
+    /// The positions of the keys that are collections, by [`data_hash`], made when first asked
+    /// for in a wide map.
+    by_data: Option<HashMap<u64, Vec<usize>>>,
+    /// `gone[i]`: the entry at `i` is to be removed.
+    gone: Vec<bool>,
+    any_gone: bool,
+}
+
+impl KeyPositions {
+    /// Up to this many entries, a scan is cheaper than a hash map.
+    pub const SCAN: usize = 16;
+
+    /// The positions of `map`'s entries (none for a non-map).
+    pub fn new(map: &Node<'_>) -> Self {
+        let mut p = KeyPositions::default();
+        if map.entries().len() > Self::SCAN {
+            p.hash(map);
+        }
+        p
+    }
+
+    fn hash(&mut self, map: &Node<'_>) {
+        let mut h: HashMap<String, usize> = HashMap::default();
+        h.reserve(map.entries().len());
+        for (i, e) in map.entries().iter().enumerate() {
+            if let Some(k) = e.key.as_str() {
+                if !self.is_gone(i) {
+                    h.entry(k.to_owned()).or_insert(i);
+                }
+            }
+        }
+        self.hashed = Some(h);
+    }
+
+    fn is_gone(&self, i: usize) -> bool {
+        self.gone.get(i).copied().unwrap_or(false)
+    }
+
+    /// The position of the live entry whose key has this text.
+    pub fn find(&self, map: &Node<'_>, key: &str) -> Option<usize> {
+        match &self.hashed {
+            Some(h) => h.get(key).copied(),
+            None => map
+                .entries()
+                .iter()
+                .enumerate()
+                .position(|(i, e)| e.key.as_str() == Some(key) && !self.is_gone(i)),
+        }
+    }
+
+    /// The position of the live entry whose key is `key` (any key; scalar keys by text, the
+    /// rare collection keys by [`data_hash`] once the map is wide).
+    pub fn find_node(&mut self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
+        let Some(t) = key.as_str() else {
+            if map.entries().len() <= Self::SCAN {
+                return map
+                    .entries()
+                    .iter()
+                    .enumerate()
+                    .position(|(i, e)| e.key.same_data(key) && !self.is_gone(i));
+            }
+            let by_data = self.by_data.get_or_insert_with(|| {
+                let mut m: HashMap<u64, Vec<usize>> = HashMap::default();
+                for (i, e) in map.entries().iter().enumerate() {
+                    if e.key.as_str().is_none() {
+                        m.entry(data_hash(&e.key)).or_default().push(i);
+                    }
+                }
+                m
+            });
+            let gone = &self.gone;
+            return by_data.get(&data_hash(key))?.iter().copied().find(|&i| {
+                !gone.get(i).copied().unwrap_or(false)
+                    && map.entries().get(i).is_some_and(|e| e.key.same_data(key))
+            });
+        };
+        self.find(map, t)
+    }
+
+    /// The entry at `i` is to go (its key text `key`, if it has one).
+    pub fn remove(&mut self, i: usize, key: Option<&str>) {
+        if self.gone.len() <= i {
+            self.gone.resize(i + 1, false);
+        }
+        if let Some(g) = self.gone.get_mut(i) {
+            *g = true;
+        }
+        self.any_gone = true;
+        if let (Some(h), Some(k)) = (&mut self.hashed, key) {
+            if h.get(k) == Some(&i) {
+                h.remove(k);
+            }
+        }
+    }
+
+    /// An entry was appended to `map`.
+    pub fn pushed(&mut self, map: &Node<'_>) {
+        let len = map.entries().len();
+        if let (Some(m), Some(e)) = (&mut self.by_data, map.entries().last()) {
+            if e.key.as_str().is_none() {
+                m.entry(data_hash(&e.key)).or_default().push(len - 1);
+            }
+        }
+        match &mut self.hashed {
+            Some(h) => {
+                if let Some(k) = map.entries().last().and_then(|e| e.key.as_str()) {
+                    h.entry(k.to_owned()).or_insert(len - 1);
+                }
+            }
+            None if len > Self::SCAN => self.hash(map),
+            None => {}
+        }
+    }
+
+    /// Takes the removed entries out of `map`, in one pass.
+    pub fn compact(self, map: &mut Node<'_>) {
+        if !self.any_gone {
+            return;
+        }
+        if let Some(es) = map.entries_mut() {
+            let mut i = 0;
+            es.retain(|_| {
+                let keep = !self.gone.get(i).copied().unwrap_or(false);
+                i += 1;
+                keep
+            });
+        }
     }
 }

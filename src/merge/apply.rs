@@ -297,6 +297,7 @@ pub fn three_way<'a, 'p: 'a>(
         schema,
         opts: *opts,
         anchors,
+        depth: align::Depth::default(),
     };
     w.value(live, original, local, root, &FieldMeta::default())
 }
@@ -305,6 +306,8 @@ struct Walker<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
     anchors: &'x Anchors<Node<'a>>,
+    /// How many collections enclose the value being applied ([`Walker::value`] counts).
+    depth: align::Depth,
 }
 
 impl<'a> Walker<'_, '_, 'a> {
@@ -321,7 +324,8 @@ impl<'a> Walker<'_, '_, 'a> {
             // Nothing to add or change, and nothing the original has that live still has.
             return Ok(());
         }
-        align::materialize(lv, mv, self.anchors)?;
+        align::materialize(lv, mv, self.anchors, self.depth.get())?;
+        let _inside = self.depth.enter();
         align::block_if_empty(lv, mv);
         match (lv.kind(), mv.kind()) {
             (Kind::Map, Kind::Map) if !meta.replace => {

@@ -78,6 +78,21 @@ pub enum MergeErrorKind {
     /// apply: the aliases of the local configuration cannot be expanded.
     #[error("the local configuration: {0}")]
     PatchAliases(AliasError),
+    /// merge2, with kustomize's options only: kyaml's step-by-step pairing of a list whose
+    /// elements lack their keys would take too long (see the message).
+    #[error("{0}")]
+    TooMuchWork(String),
+    /// All three: merging into an alias copies its anchored node there; the copy would nest
+    /// the resource deeper than any YAML reader (ours included) reads back.
+    #[error(
+        "merging into the alias *{alias} here copies its anchored node, which would nest the \
+         resource {depth} levels deep, deeper than the {max} levels a YAML reader takes"
+    )]
+    TooDeep {
+        alias: String,
+        depth: usize,
+        max: usize,
+    },
 }
 
 impl MergeError {

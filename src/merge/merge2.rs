@@ -28,7 +28,8 @@
 //! What it must not do: select resources, parse or write text, or look at anything but the two
 //! nodes, the schema and the options.
 
-use crate::merge::align::{self, key_seg, key_values, ListKind};
+use crate::hash::{HashMap, HashSet};
+use crate::merge::align::{self, key_seg, key_values, ListKind, ValueIds};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
@@ -97,6 +98,7 @@ pub fn merge<'a, 'p: 'a>(
         schema,
         opts: *opts,
         anchors,
+        depth: align::Depth::default(),
     };
     match m.value(dest, patch, root, &FieldMeta::default())? {
         Fate::Keep => Ok(Outcome::Merged),
@@ -196,6 +198,8 @@ struct Merger<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
     anchors: &'x Anchors<Node<'a>>,
+    /// How many collections enclose the value being merged ([`Merger::value`] counts).
+    depth: align::Depth,
 }
 
 /// The element `{$patch: X}` alone: a directive for the whole list.
@@ -216,7 +220,8 @@ impl<'a> Merger<'_, '_, 'a> {
         if patch.is_null() {
             return Ok(Fate::Delete);
         }
-        align::materialize(dest, patch, self.anchors)?;
+        align::materialize(dest, patch, self.anchors, self.depth.get())?;
+        let _inside = self.depth.enter();
         if self.opts.kustomize {
             self.same_kind(dest, patch)?;
         }
@@ -309,23 +314,66 @@ impl<'a> Merger<'_, '_, 'a> {
         d: &Directives<'_, 'p>,
         built: bool,
     ) -> Result<(), MergeError> {
+        // Keys are found by hash in wide maps, and removals wait for one pass at the end.
+        let mut positions = align::KeyPositions::new(dest);
+        let merged = self.each_field(dest, patch, at, built, &mut positions);
+        positions.compact(dest);
+        merged?;
+        if self.opts.kustomize && !built {
+            self.settle_untouched(dest, patch, at)?;
+        }
+        for (list, values) in &d.delete_from {
+            if let Some(target) = dest.get_mut(list) {
+                let mut ids = ValueIds::default();
+                for v in values.items() {
+                    ids.id(v);
+                }
+                if let Some(items) = target.items_mut() {
+                    items.retain(|i| ids.known(i).is_none());
+                }
+            }
+        }
+        for (list, order) in &d.set_order {
+            let (meta, _) = align::field(self.schema, at, list, &[patch]);
+            let keys = match &meta.list {
+                Some(ListMerge::Map { keys }) => Some(keys.clone()),
+                _ => None,
+            };
+            if let Some(target) = dest.get_mut(list) {
+                set_element_order(target, order, keys.as_deref(), patch.get(list))
+                    .map_err(|e| e.within(Seg::field(list)))?;
+            }
+        }
+        if let Some(keep) = &d.retain_keys {
+            let keep: HashSet<&str> = keep.iter().copied().collect();
+            if let Some(es) = dest.entries_mut() {
+                es.retain(|e| e.key.as_str().is_some_and(|k| keep.contains(k)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The patch's fields merged into `dest`, one by one (see [`Merger::fields`]).
+    fn each_field<'p: 'a>(
+        &self,
+        dest: &mut Node<'a>,
+        patch: &Node<'p>,
+        at: Cursor,
+        built: bool,
+        positions: &mut align::KeyPositions,
+    ) -> Result<(), MergeError> {
         for pe in patch.entries() {
             let key_text = pe.key.as_str();
             if key_text.is_some_and(is_directive) {
                 continue;
             }
             let key = key_text.unwrap_or_default();
-            let pos = match key_text {
-                Some(k) => dest.position(k),
-                None => dest.entries().iter().position(|e| e.key.same_data(&pe.key)),
-            };
+            let pos = positions.find_node(dest, &pe.key);
             let seg = || Seg::field(key);
             match pos {
                 Some(i) => {
                     if pe.value.is_null() {
-                        if let Some(es) = dest.entries_mut() {
-                            es.remove(i);
-                        }
+                        positions.remove(i, key_text);
                         continue;
                     }
                     let Some(de) = dest.entries_mut().and_then(|es| es.get_mut(i)) else {
@@ -337,9 +385,7 @@ impl<'a> Merger<'_, '_, 'a> {
                         .value(&mut de.value, &pe.value, child, &meta)
                         .map_err(|e| e.within(seg()))?;
                     if let Fate::Delete = fate {
-                        if let Some(es) = dest.entries_mut() {
-                            es.remove(i);
-                        }
+                        positions.remove(i, key_text);
                     }
                 }
                 None => {
@@ -359,35 +405,10 @@ impl<'a> Merger<'_, '_, 'a> {
                                 key: pe.key.clone(),
                                 value: v,
                             });
+                            positions.pushed(dest);
                         }
                     }
                 }
-            }
-        }
-        if self.opts.kustomize && !built {
-            self.settle_untouched(dest, patch, at)?;
-        }
-        for (list, values) in &d.delete_from {
-            if let Some(target) = dest.get_mut(list) {
-                if let Some(items) = target.items_mut() {
-                    items.retain(|i| !values.items().iter().any(|v| v.same_data(i)));
-                }
-            }
-        }
-        for (list, order) in &d.set_order {
-            let (meta, _) = align::field(self.schema, at, list, &[patch]);
-            let keys = match &meta.list {
-                Some(ListMerge::Map { keys }) => Some(keys.clone()),
-                _ => None,
-            };
-            if let Some(target) = dest.get_mut(list) {
-                set_element_order(target, order, keys.as_deref(), patch.get(list))
-                    .map_err(|e| e.within(Seg::field(list)))?;
-            }
-        }
-        if let Some(keep) = &d.retain_keys {
-            if let Some(es) = dest.entries_mut() {
-                es.retain(|e| e.key.as_str().is_some_and(|k| keep.contains(&k)));
             }
         }
         Ok(())
@@ -506,35 +527,50 @@ impl<'a> Merger<'_, '_, 'a> {
         Ok(fresh)
     }
 
+    /// A set merged as an ordered union: elements are identified by their data, by hash
+    /// ([`ValueIds`]), so the cost is linear in the two lists.
     fn merge_set<'p: 'a>(&self, dest: &mut Node<'a>, elements: &[&Node<'p>]) {
         let Some(items) = dest.items_mut() else {
             return;
         };
+        let mut ids = ValueIds::default();
+        let item_ids: Vec<usize> = items.iter().map(|i| ids.id(i)).collect();
+        let in_dest: HashSet<usize> = item_ids.iter().copied().collect();
+        let patch_ids: Vec<usize> = elements.iter().map(|p| ids.id(p)).collect();
+        // The patch's elements the resource lacks, each once.
+        let mut is_new: HashSet<usize> = HashSet::default();
         let new: Vec<Node<'a>> = elements
             .iter()
-            .filter(|p| !items.iter().any(|d| d.same_data(p)))
-            .map(|p| (*p).clone())
-            .fold(Vec::new(), |mut acc, n| {
-                if !acc.iter().any(|a: &Node<'a>| a.same_data(&n)) {
-                    acc.push(n);
-                }
-                acc
-            });
+            .zip(&patch_ids)
+            .filter(|(_, id)| !in_dest.contains(id) && is_new.insert(**id))
+            .map(|(p, _)| (*p).clone())
+            .collect();
         match self.opts.new_items {
             NewItems::Append => items.extend(new),
             NewItems::Prepend => {
-                // The patch's elements first, in its order, then the rest.
-                let mut front: Vec<Node<'a>> = Vec::new();
-                for p in elements {
-                    if let Some(i) = items.iter().position(|d| d.same_data(p)) {
-                        front.push(items.remove(i));
-                    } else if let Some(i) = new.iter().position(|n| n.same_data(p)) {
-                        if !front.iter().any(|f| f.same_data(&new[i])) {
-                            front.push(new[i].clone());
-                        }
+                // The patch's elements first, in its order, then the rest. An element the
+                // resource has comes forward (its next copy, for each time the patch names it).
+                let mut copies: HashMap<usize, std::collections::VecDeque<usize>> =
+                    HashMap::default();
+                for (i, id) in item_ids.iter().enumerate() {
+                    copies.entry(*id).or_default().push_back(i);
+                }
+                let mut old: Vec<Option<Node<'a>>> = items.drain(..).map(Some).collect();
+                let mut new_by_id: HashMap<usize, Node<'a>> = HashMap::default();
+                for (n, id) in new.into_iter().zip(is_new_order(&patch_ids, &in_dest)) {
+                    new_by_id.insert(id, n);
+                }
+                let mut front: Vec<Node<'a>> = Vec::with_capacity(old.len() + new_by_id.len());
+                for id in &patch_ids {
+                    match copies
+                        .get_mut(id)
+                        .and_then(std::collections::VecDeque::pop_front)
+                    {
+                        Some(i) => front.extend(old.get_mut(i).and_then(Option::take)),
+                        None => front.extend(new_by_id.remove(id)),
                     }
                 }
-                front.append(items);
+                front.extend(old.into_iter().flatten());
                 *items = front;
             }
         }
@@ -554,12 +590,21 @@ impl<'a> Merger<'_, '_, 'a> {
         };
         let dest_keys: Vec<Option<Vec<String>>> =
             items.iter().map(|i| key_values(i, keys)).collect();
+        // Elements are paired by hash: where each key occurs in the resource's list.
+        let mut at_key: HashMap<&[String], Vec<usize>> = HashMap::default();
+        for (i, k) in dest_keys.iter().enumerate() {
+            if let Some(k) = k {
+                at_key.entry(k.as_slice()).or_default().push(i);
+            }
+        }
+        let first = |k: &[String]| at_key.get(k).and_then(|v| v.first()).copied();
         let mut added: Vec<Node<'a>> = Vec::new();
-        let mut deleted: Vec<usize> = Vec::new();
+        let mut added_keys: HashSet<Vec<String>> = HashSet::default();
+        let mut deleted: Vec<bool> = vec![false; items.len()];
         for (pi, p) in elements.iter().enumerate() {
             let pk = align::key_of(p, keys).map_err(|e| e.within(Seg::Index(pi)))?;
             let seg = key_seg(keys, &pk);
-            let pos = dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk));
+            let pos = first(&pk);
             let elem_strategy = match p.get(PATCH) {
                 Some(v) => {
                     strategy_of(v).map_err(|e| e.within(Seg::field(PATCH)).within(seg.clone()))?
@@ -571,9 +616,9 @@ impl<'a> Merger<'_, '_, 'a> {
             match (pos, elem_strategy) {
                 (Some(_), Strategy::Delete) => {
                     // Every element with that key goes, as apimachinery deletes them.
-                    for (i, dk) in dest_keys.iter().enumerate() {
-                        if dk.as_ref() == Some(&pk) && !deleted.contains(&i) {
-                            deleted.push(i);
+                    for &i in at_key.get(pk.as_slice()).into_iter().flatten() {
+                        if let Some(d) = deleted.get_mut(i) {
+                            *d = true;
                         }
                     }
                 }
@@ -591,14 +636,13 @@ impl<'a> Merger<'_, '_, 'a> {
                         .value(&mut items[i], p, elem_at, &FieldMeta::default())
                         .map_err(|e| e.within(seg))?
                     {
-                        deleted.push(i);
+                        if let Some(d) = deleted.get_mut(i) {
+                            *d = true;
+                        }
                     }
                 }
                 (None, _) => {
-                    if added
-                        .iter()
-                        .any(|a| key_values(a, keys).as_ref() == Some(&pk))
-                    {
+                    if added_keys.contains(&pk) {
                         continue;
                     }
                     if let Some(n) = self
@@ -606,6 +650,7 @@ impl<'a> Merger<'_, '_, 'a> {
                         .map_err(|e| e.within(seg))?
                     {
                         added.push(n);
+                        added_keys.insert(pk);
                     }
                 }
             }
@@ -613,8 +658,8 @@ impl<'a> Merger<'_, '_, 'a> {
         match self.opts.new_items {
             NewItems::Append => {
                 let mut kept: Vec<Node<'a>> = Vec::with_capacity(items.len() + added.len());
-                for (i, n) in items.drain(..).enumerate() {
-                    if !deleted.contains(&i) {
+                for (n, gone) in items.drain(..).zip(&deleted) {
+                    if !gone {
                         kept.push(n);
                     }
                 }
@@ -640,8 +685,8 @@ impl<'a> Merger<'_, '_, 'a> {
                     let Some(pk) = key_values(p, keys) else {
                         continue;
                     };
-                    match dest_keys.iter().position(|dk| dk.as_ref() == Some(&pk)) {
-                        Some(i) if move_existing && !deleted.contains(&i) => {
+                    match first(&pk) {
+                        Some(i) if move_existing && !deleted.get(i).copied().unwrap_or(true) => {
                             if let Some(n) = old[i].take() {
                                 front.push(n);
                             }
@@ -660,9 +705,9 @@ impl<'a> Merger<'_, '_, 'a> {
                     }
                 }
                 front.extend(added);
-                for (i, n) in old.into_iter().enumerate() {
+                for (n, gone) in old.into_iter().zip(&deleted) {
                     if let Some(n) = n {
-                        if !deleted.contains(&i) {
+                        if !gone {
                             front.push(n);
                         }
                     }
@@ -672,6 +717,17 @@ impl<'a> Merger<'_, '_, 'a> {
         }
         Ok(())
     }
+}
+
+/// The ids of the patch's new set elements in the order [`Merger::merge_set`] collects them:
+/// each id the resource lacks, at its first occurrence.
+fn is_new_order(patch_ids: &[usize], in_dest: &HashSet<usize>) -> Vec<usize> {
+    let mut seen: HashSet<usize> = HashSet::default();
+    patch_ids
+        .iter()
+        .copied()
+        .filter(|id| !in_dest.contains(id) && seen.insert(*id))
+        .collect()
 }
 
 /// A patch element without its `$patch` entry.
@@ -732,15 +788,26 @@ fn set_element_order(
     let original: Vec<Node<'_>> = std::mem::take(items);
     let ids: Vec<Option<Vec<String>>> = original.iter().map(&ident).collect();
     // Named elements, in the order's order; elements with the same key stay together.
-    let mut named: Vec<usize> = Vec::new();
-    for oid in order_ids.iter().flatten() {
-        for (i, id) in ids.iter().enumerate() {
-            if id.as_ref() == Some(oid) && !named.contains(&i) {
-                named.push(i);
-            }
+    let mut at_id: HashMap<&Vec<String>, Vec<usize>> = HashMap::default();
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(id) = id {
+            at_id.entry(id).or_default().push(i);
         }
     }
-    let others: Vec<usize> = (0..original.len()).filter(|i| !named.contains(i)).collect();
+    let mut named: Vec<usize> = Vec::new();
+    let mut is_named = vec![false; original.len()];
+    for oid in order_ids.iter().flatten() {
+        // Each key once: its elements are all named the first time.
+        for i in at_id.remove(oid).into_iter().flatten() {
+            if let Some(n) = is_named.get_mut(i) {
+                *n = true;
+            }
+            named.push(i);
+        }
+    }
+    let others: Vec<usize> = (0..original.len())
+        .filter(|&i| !is_named.get(i).copied().unwrap_or(false))
+        .collect();
     let (mut a, mut b) = (0, 0);
     let mut result: Vec<usize> = Vec::with_capacity(original.len());
     while a < named.len() || b < others.len() {
@@ -982,5 +1049,25 @@ mod tests {
             run(dest, "b:\n  j: 2\n", Options::default()),
             "kind: Foo\na: &x\n  k: 1\nb:\n  k: 1\n  j: 2\n"
         );
+    }
+
+    /// Keys that are collections pair by data in wide maps too (found by hash there): the
+    /// patch's `[k, 3]` merges into the resource's `[k, 3]`, a new one is appended, a null one
+    /// removes.
+    #[test]
+    fn collection_keys_pair_by_data_in_wide_maps() {
+        let mut dest = String::from("kind: Foo\nm:\n");
+        for i in 0..30 {
+            dest.push_str(&format!("  [k, {i}]: {{v: {i}}}\n"));
+        }
+        let patch = "m:\n  [k, 3]: {w: x}\n  [k, 99]: new\n  [k, 7]: null\n  plain: 1\n";
+        let out = run(&dest, patch, Options::default());
+        assert!(out.contains("  [k, 3]: {v: 3, w: x}\n"), "{out}");
+        assert!(!out.contains("[k, 7]"), "{out}");
+        assert!(
+            out.ends_with("  [k, 29]: {v: 29}\n  [k, 99]: new\n  plain: 1\n"),
+            "{out}"
+        );
+        assert_eq!(out.matches("[k, ").count(), 30, "{out}");
     }
 }

@@ -148,6 +148,7 @@ pub fn merge<'a, 'p: 'a>(
         schema,
         opts: *opts,
         anchors,
+        depth: align::Depth::default(),
     };
     let mut out = Vec::new();
     let fate = m.field(
@@ -263,6 +264,8 @@ struct Merger<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
     anchors: &'x Anchors<Node<'a>>,
+    /// How many collections enclose the place being decided ([`Merger::field`] counts).
+    depth: align::Depth,
 }
 
 impl<'a> Merger<'_, '_, 'a> {
@@ -280,6 +283,9 @@ impl<'a> Merger<'_, '_, 'a> {
         if unchanged(o, u) {
             return Ok(Fate::Keep);
         }
+        // `both` reads the depth before the guard counts this level.
+        let depth = self.depth.get();
+        let _inside = self.depth.enter();
         let Side::Value(un) = u else {
             // Deleted (absent) or cleared (`null`) upstream.
             let Some(d) = dest else {
@@ -318,7 +324,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 );
                 Ok(Fate::Keep)
             }
-            Some(d) => self.both(d, o, un, at, meta, out),
+            Some(d) => self.both(d, o, un, at, meta, depth, out),
         }
     }
 
@@ -403,7 +409,9 @@ impl<'a> Merger<'_, '_, 'a> {
         Ok(Fate::Remove)
     }
 
-    /// Both `dest` and `updated` have a value, and upstream changed something.
+    /// Both `dest` and `updated` have a value, and upstream changed something. `depth`: the
+    /// collections around `d`.
+    #[allow(clippy::too_many_arguments)]
     fn both<'p: 'a>(
         &self,
         d: &mut Node<'a>,
@@ -411,9 +419,10 @@ impl<'a> Merger<'_, '_, 'a> {
         un: &Node<'p>,
         at: Cursor,
         meta: &FieldMeta,
+        depth: usize,
         out: &mut Vec<Conflict>,
     ) -> Result<Fate<'a>, MergeError> {
-        align::materialize(d, un, self.anchors)?;
+        align::materialize(d, un, self.anchors, depth)?;
         let on = o.value();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         if d.kind() == un.kind() {
@@ -526,7 +535,7 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(());
         };
         let mut had_text: HashSet<String> = HashSet::default();
-        let mut had_other: Vec<Node<'a>> = Vec::new();
+        let mut had_other: HashMap<u64, Vec<Node<'a>>> = HashMap::default();
         let mut kept: Vec<Entry<'a>> = Vec::with_capacity(entries.len());
         let mut rest = entries.into_iter();
         while let Some(mut entry) = rest.next() {
@@ -534,7 +543,10 @@ impl<'a> Merger<'_, '_, 'a> {
                 Some(t) => {
                     had_text.insert(t.to_owned());
                 }
-                None => had_other.push(entry.key.clone()),
+                None => had_other
+                    .entry(align::data_hash(&entry.key))
+                    .or_default()
+                    .push(entry.key.clone()),
             }
             let (oe, ue) = (oi.get(&entry.key), ui.get(&entry.key));
             match self.entry(&mut entry, oe, ue, at, out) {
@@ -554,7 +566,9 @@ impl<'a> Merger<'_, '_, 'a> {
         for ue in upd.map_or(&[][..], Node::entries) {
             let seen = match ue.key.as_str() {
                 Some(t) => had_text.contains(t),
-                None => had_other.iter().any(|k| k.same_data(&ue.key)),
+                None => had_other
+                    .get(&align::data_hash(&ue.key))
+                    .is_some_and(|ks| ks.iter().any(|k| k.same_data(&ue.key))),
             };
             if seen {
                 continue;
@@ -893,10 +907,17 @@ fn with_keys<'a, 'p: 'a>(mut n: Node<'a>, ue: &Node<'p>, keys: &[MapKey]) -> Nod
             }
         }
     }
+    // Each field's place in the upstream element, by hash (elements can be wide).
+    let mut place: HashMap<&str, usize> = HashMap::default();
+    for (i, u) in ue.entries().iter().enumerate() {
+        if let Some(k) = u.key.as_str() {
+            place.entry(k).or_insert(i);
+        }
+    }
     let rank = |e: &Entry<'_>| {
-        ue.entries()
-            .iter()
-            .position(|u| e.key.as_str().is_some() && u.key.as_str() == e.key.as_str())
+        e.key
+            .as_str()
+            .and_then(|k| place.get(k).copied())
             .unwrap_or(usize::MAX)
     };
     es.sort_by_key(rank);

@@ -552,6 +552,27 @@ pub enum PatchErrorKind {
         pointer: String,
         kind: Box<PatchErrorKind>,
     },
+    /// `copy` operations would add more than the patch may grow the resource by (see
+    /// [`COPY_SLACK`]).
+    #[error(
+        "copies would grow the resource by more than {limit} bytes (a JSON patch may copy at \
+         most the resource's own size, or {} bytes into a smaller one)",
+        COPY_SLACK
+    )]
+    GrowsTooLarge { limit: usize },
+    /// Key selectors would examine more list elements than [`SCAN_BUDGET`] allows.
+    #[error(
+        "key selectors examine more than {0} list elements (each one reads the whole list): \
+         address elements by index, or split the patch"
+    )]
+    TooManyScans(usize),
+    /// The operations would shift more elements than [`SHIFT_BUDGET`] allows.
+    #[error(
+        "the operations shift more than {0} list elements and mapping entries (each insert or \
+         remove before the end of a collection of n moves up to n): split the patch, or \
+         address elements from the end"
+    )]
+    TooManyShifts(usize),
 }
 
 /// How a pointer is shown in a message: `""` for the whole document.
@@ -852,12 +873,15 @@ fn apply_ops<'a, 'p: 'a>(
             _ => false,
         });
     let mut work = doc.clone();
+    let _session = Session::begin(&work, ops, aliased);
     let mut reached = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
         let done = run_counted(&mut work, op, opts, aliased, place).and_then(|n| {
             reached.push(n);
             if aliased {
-                check_aliases(&work).map_err(|k| (Which::Path, k))
+                check_aliases(&work).map_err(|k| (Which::Path, k))?;
+                // An alias a change went through became a copy of its anchored node.
+                check_depth(&work).map_err(|k| (Which::Path, k))
             } else {
                 Ok(())
             }
@@ -1029,8 +1053,10 @@ fn lift_copy<'a>(
         }
         Err(e) => return Err(at_from(e)),
     };
+    charge_copy(found).map_err(at_from)?;
     let mut lifted = Lifted::bare(found.clone());
     if n > 0 {
+        // The comments before the copied entry describe the value: they go with it.
         let (_, parent) = walk(doc, &anchors, from, n - 1).map_err(at_from)?;
         let parent = anchors.follow(parent);
         if let Some(&i) = route.steps.last() {
@@ -1165,7 +1191,7 @@ fn child(
         at: (depth + 1 < ptr.tokens().len()).then(|| ptr.prefix(depth + 1)),
     };
     match node.kind() {
-        Kind::Map => node.position(&tok.text()).ok_or_else(missing),
+        Kind::Map => member_position(node, ptr, depth, &tok.text()).ok_or_else(missing),
         Kind::Seq => match seq_position(node, tok, ptr, depth, anchors)? {
             Some(i) if i < node.items().len() => Ok(i),
             Some(i) => Err(PatchErrorKind::OutOfRange {
@@ -1202,6 +1228,7 @@ fn seq_position(
             token: EVERY.to_owned(),
         }),
         Token::Select(sel) => {
+            charge_scan(seq.items().len())?;
             let mut hits = seq
                 .items()
                 .iter()
@@ -1301,7 +1328,7 @@ fn add_slot(
     match parent.kind() {
         Kind::Map => {
             let key = tok.text();
-            Ok(match parent.position(&key) {
+            Ok(match member_position(parent, ptr, depth, &key) {
                 Some(i) => Slot::Entry(i),
                 None => Slot::NewKey(key),
             })
@@ -1368,17 +1395,22 @@ fn add<'a>(
                 .ok_or_else(lost)?;
             take_place_comments(&mut e.key, new.head, new.line);
             put(&mut e.value, new.node, Keep::COMMENTS);
+            changed(ptr, depth, Change::Replaced);
         }
-        Slot::NewKey(key) => parent
-            .entries_mut()
-            .ok_or_else(lost)?
-            .push(new.into_entry(key)),
+        Slot::NewKey(key) => {
+            let es = parent.entries_mut().ok_or_else(lost)?;
+            let index = es.len();
+            es.push(new.into_entry(key));
+            changed(ptr, depth, Change::Pushed(index));
+        }
         Slot::Insert(i) => {
             let items = parent.items_mut().ok_or_else(lost)?;
             if i > items.len() {
                 return Err(lost());
             }
+            charge_shift(items.len() - i)?;
             items.insert(i, new.into_item());
+            changed(ptr, depth, Change::Shifted);
         }
     }
     Ok(())
@@ -1400,19 +1432,26 @@ fn remove<'a>(
         (route, i)
     };
     let (parent, _) = reach(doc, &route, depth).ok_or_else(lost)?;
-    if parent.is_map() {
+    let lifted = if parent.is_map() {
         let es = parent.entries_mut().ok_or_else(lost)?;
         if i >= es.len() {
             return Err(lost());
         }
-        Ok(Lifted::from_entry(es.remove(i)))
+        charge_shift(es.len() - i - 1)?;
+        let lifted = Lifted::from_entry(es.remove(i));
+        changed(ptr, depth, Change::Removed);
+        lifted
     } else {
         let items = parent.items_mut().ok_or_else(lost)?;
         if i >= items.len() {
             return Err(lost());
         }
-        Ok(Lifted::from_item(items.remove(i)))
-    }
+        charge_shift(items.len() - i - 1)?;
+        let lifted = Lifted::from_item(items.remove(i));
+        changed(ptr, depth, Change::Shifted);
+        lifted
+    };
+    Ok(lifted)
 }
 
 fn replace<'a>(
@@ -1436,6 +1475,7 @@ fn replace<'a>(
         Ok(route) => {
             let (node, _) = reach(doc, &route, n).ok_or_else(lost)?;
             put(node, value, Keep::COMMENTS);
+            changed(ptr, n - 1, Change::Replaced);
             Ok(())
         }
         Err(PatchErrorKind::NotFound { at: None }) if opts.replace_adds_missing => {
@@ -1463,6 +1503,7 @@ fn nesting(node: &Node<'_>) -> usize {
 /// [`put`] at the root, where the node's layout (relative to the place it came from) must give
 /// way to the root's.
 fn put_root<'a>(doc: &mut Node<'a>, mut new: Node<'a>) {
+    changed(&Pointer::root(), 0, Change::Everything);
     *new.layout_mut() = Layout::default();
     put(doc, new, Keep::COMMENTS);
 }
@@ -2031,6 +2072,394 @@ fn check_aliases(root: &Node<'_>) -> Result<(), PatchErrorKind> {
         Some(name) => Err(PatchErrorKind::DanglingAlias(name.to_owned())),
         None => Ok(()),
     }
+}
+
+// ----- bounds and bookkeeping of one application (issue 14, points 8 and 9) -------------------
+//
+// `apply_with` opens a `Session` for the operations it runs (a thread-local, so that the walk
+// above needs no extra parameter): what `copy` may still add to the resource, what shifting and
+// key selectors' scans may still cost, and the positions of the members of wide mappings by
+// key, kept up to date by the
+// changes above (`changed`), so that m operations on a mapping of n members cost O(n + m)
+// rather than O(n·m).
+
+/// What a JSON patch's `copy` operations may add to a resource smaller than this: a resource
+/// may grow by its own size before the patch (so at most double), or by this much (in
+/// [`weight`]'s bytes), whichever is more. `copy /data/d -> /data/d/cN` doubles the resource
+/// each time: forty of them in a 2 KB config asked for a terabyte.
+pub const COPY_SLACK: usize = 64 << 10;
+
+/// How many elements (list items, mapping entries) a patch's inserts and removes may shift,
+/// in all, on one resource. Each insert or remove before the end of a collection of n moves up
+/// to n elements in memory; m of them on a large collection cost m·n. At this bound (134
+/// million) that is about a second of copying; past it the patch is refused. A thousand removes
+/// at the front of a list of 100,000 pass.
+pub const SHIFT_BUDGET: usize = 1 << 27;
+
+/// How many list elements a patch's key selectors (`[name=app]`) may examine, in all, on one
+/// resource. A selector reads the whole list to find the one element it names, so m of them on
+/// a list of n cost m·n; at this bound (67 million) that is a few seconds. A thousand selectors
+/// on a list of 50,000 pass.
+pub const SCAN_BUDGET: usize = 1 << 26;
+
+/// Bytes a node counts for in [`weight`], besides its text (its size in the tree, with room
+/// for what it owns).
+const NODE_WEIGHT: usize = 48;
+
+/// A tree's size in memory, roughly: 48 bytes a node plus the text of its
+/// scalars, alias names, tags, anchors and comments.
+pub fn weight(node: &Node<'_>) -> usize {
+    let own = NODE_WEIGHT
+        + node.as_str().map_or(0, str::len)
+        + node.alias_name().map_or(0, str::len)
+        + node.tag().map_or(0, str::len)
+        + node.anchor().map_or(0, str::len)
+        + {
+            let c = node.comments();
+            c.head
+                .iter()
+                .chain(c.line.iter())
+                .chain(c.foot.iter())
+                .map(|c| c.text.len())
+                .sum::<usize>()
+        };
+    own + node
+        .entries()
+        .iter()
+        .map(|e| weight(&e.key) + weight(&e.value))
+        .chain(node.items().iter().map(weight))
+        .sum::<usize>()
+}
+
+/// A wide mapping's members by key, kept up to date as members are appended and removed.
+/// Each member has a slot, numbered in the order members were indexed or appended; a removed
+/// member's slot stays counted in `gone`, so a member's position is its slot less the removed
+/// slots before it (a Fenwick tree: O(log n) to update and to read).
+struct MemberIndex {
+    len: usize,
+    slot: HashMap<String, usize>,
+    /// Fenwick tree over slots (1-based inside): how many of them are removed.
+    gone: Vec<u32>,
+    slots: usize,
+}
+
+impl MemberIndex {
+    /// The index of `map`; `None` when two of its keys have the same text (only a scan finds
+    /// the second once the first is removed).
+    fn of(map: &Node<'_>) -> Option<MemberIndex> {
+        let entries = map.entries();
+        let mut slot: HashMap<String, usize> = HashMap::default();
+        slot.reserve(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            if let Some(k) = e.key.as_str() {
+                if slot.insert(k.to_owned(), i).is_some() {
+                    return None;
+                }
+            }
+        }
+        Some(MemberIndex {
+            len: entries.len(),
+            slot,
+            gone: vec![0; 2 * entries.len() + 2],
+            slots: entries.len(),
+        })
+    }
+
+    /// Removed slots before `slot`.
+    fn gone_before(&self, slot: usize) -> usize {
+        let mut i = slot;
+        let mut n = 0;
+        while i > 0 {
+            n += self.gone.get(i).copied().unwrap_or(0) as usize;
+            i &= i - 1;
+        }
+        n
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        let slot = *self.slot.get(key)?;
+        Some(slot - self.gone_before(slot))
+    }
+
+    /// Appends `key`; false when the tree is full (the caller rebuilds).
+    fn push(&mut self, key: String) -> bool {
+        if self.slots + 1 >= self.gone.len() {
+            return false;
+        }
+        self.slot.entry(key).or_insert(self.slots);
+        self.slots += 1;
+        self.len += 1;
+        true
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Some(slot) = self.slot.remove(key) {
+            let mut i = slot + 1;
+            while let Some(g) = self.gone.get_mut(i) {
+                *g += 1;
+                i += i & i.wrapping_neg();
+            }
+            self.len = self.len.saturating_sub(1);
+        }
+    }
+}
+
+/// The bookkeeping of one [`apply_with`].
+struct Session {
+    /// What `copy` may still add ([`weight`]), and what it could add in all.
+    copy_left: usize,
+    copy_limit: usize,
+    /// Elements inserts and removes may still shift.
+    shift_left: usize,
+    /// Elements key selectors may still examine.
+    scan_left: usize,
+    /// Member positions of the wide mappings found so far, by the pointer that reached them
+    /// (a pointer without selectors or `-`); `None` when the document has aliases, where one
+    /// mapping is reached by several pointers.
+    members: Option<HashMap<String, MemberIndex>>,
+    /// Index entries found out of date (by their length, or a key not where they said): each
+    /// costs a rebuild. The changes above keep it at 0; the tests check that.
+    stale: usize,
+}
+
+std::thread_local! {
+    static SESSION: std::cell::RefCell<Option<Session>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Mappings wider than this are indexed; narrower ones are scanned.
+const INDEX_FROM: usize = 16;
+
+/// Wide mappings indexed at once, at most (a patch touching more starts over).
+const INDEXED_MAX: usize = 256;
+
+/// Ends the session [`Session::begin`] opened, putting back the one it interrupted.
+struct SessionGuard(Option<Session>);
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        let outer = self.0.take();
+        let _ = SESSION.try_with(|s| {
+            let _done = std::mem::replace(&mut *s.borrow_mut(), outer);
+            #[cfg(test)]
+            if let Some(done) = _done {
+                STALE_SEEN.with(|c| c.set(c.get() + done.stale));
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+std::thread_local! {
+    /// The stale index entries the sessions of this thread met, in all (for the tests).
+    static STALE_SEEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl Session {
+    /// Opens the session for `ops` on `doc`.
+    fn begin(doc: &Node<'_>, ops: &[Op<'_>], aliased: bool) -> SessionGuard {
+        let copies = ops.iter().any(|op| matches!(op, Op::Copy { .. }));
+        let copy_limit = if copies {
+            weight(doc).max(COPY_SLACK)
+        } else {
+            0
+        };
+        let session = Session {
+            copy_left: copy_limit,
+            copy_limit,
+            shift_left: SHIFT_BUDGET,
+            scan_left: SCAN_BUDGET,
+            members: (!aliased).then(HashMap::default),
+            stale: 0,
+        };
+        let outer = SESSION
+            .try_with(|s| s.borrow_mut().replace(session))
+            .ok()
+            .flatten();
+        SessionGuard(outer)
+    }
+
+    /// Runs `f` on the open session, if there is one.
+    fn with<T>(f: impl FnOnce(&mut Session) -> T) -> Option<T> {
+        SESSION
+            .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.as_mut().map(f)))
+            .ok()
+            .flatten()
+    }
+}
+
+/// Charges a copy of `value` to the session's budget.
+fn charge_copy(value: &Node<'_>) -> Result<(), PatchErrorKind> {
+    let w = weight(value);
+    Session::with(|s| {
+        if w > s.copy_left {
+            return Err(PatchErrorKind::GrowsTooLarge {
+                limit: s.copy_limit,
+            });
+        }
+        s.copy_left -= w;
+        Ok(())
+    })
+    .unwrap_or(Ok(()))
+}
+
+/// Charges `n` elements shifted by an insert or a remove.
+fn charge_shift(n: usize) -> Result<(), PatchErrorKind> {
+    Session::with(|s| {
+        if n > s.shift_left {
+            return Err(PatchErrorKind::TooManyShifts(SHIFT_BUDGET));
+        }
+        s.shift_left -= n;
+        Ok(())
+    })
+    .unwrap_or(Ok(()))
+}
+
+/// Charges `n` list elements a key selector examines.
+fn charge_scan(n: usize) -> Result<(), PatchErrorKind> {
+    Session::with(|s| {
+        if n > s.scan_left {
+            return Err(PatchErrorKind::TooManyScans(SCAN_BUDGET));
+        }
+        s.scan_left -= n;
+        Ok(())
+    })
+    .unwrap_or(Ok(()))
+}
+
+/// The text of the pointer made of `ptr`'s first `n` tokens, when it names one mapping for
+/// the whole session: no selector (which picks by content that may change) and no `-`.
+fn stable_prefix(ptr: &Pointer, n: usize) -> Option<String> {
+    let tokens = ptr.tokens().get(..n)?;
+    if tokens
+        .iter()
+        .any(|t| matches!(t, Token::Select(_) | Token::End))
+    {
+        return None;
+    }
+    Some(ptr.prefix(n))
+}
+
+/// The position of `key` among the members of `map`, which the first `depth` tokens of `ptr`
+/// reached: scanned in a narrow mapping, found by hash in a wide one (the index is built once
+/// and kept up to date). Checked against the mapping itself, so an index that is out of date
+/// is rebuilt, never believed.
+fn member_position(map: &Node<'_>, ptr: &Pointer, depth: usize, key: &str) -> Option<usize> {
+    let entries = map.entries();
+    if entries.len() <= INDEX_FROM {
+        return map.position(key);
+    }
+    let Some(prefix) = stable_prefix(ptr, depth) else {
+        return map.position(key);
+    };
+    let found = Session::with(|s| {
+        let members = s.members.as_mut()?;
+        if members.get(&prefix).is_none_or(|i| i.len != entries.len()) {
+            if members.contains_key(&prefix) {
+                s.stale += 1;
+            }
+            if members.len() >= INDEXED_MAX {
+                members.clear();
+            }
+            match MemberIndex::of(map) {
+                Some(index) => members.insert(prefix.clone(), index),
+                None => members.remove(&prefix),
+            };
+        }
+        let index = members.get(&prefix)?;
+        Some(match index.position(key) {
+            Some(i) if entries.get(i).and_then(|e| e.key.as_str()) == Some(key) => Some(i),
+            Some(_) => {
+                // Out of date after all: forget it and scan.
+                members.remove(&prefix);
+                s.stale += 1;
+                map.position(key)
+            }
+            None => None,
+        })
+    })
+    .flatten();
+    match found {
+        Some(answer) => answer,
+        None => map.position(key),
+    }
+}
+
+/// What an operation did to the document, for the member index.
+enum Change {
+    /// A member was appended, at this index, to the mapping at the first `depth` tokens.
+    Pushed(usize),
+    /// The value at the first `depth + 1` tokens was replaced.
+    Replaced,
+    /// The sequence at the first `depth` tokens had an element inserted or removed: the
+    /// positions after it moved.
+    Shifted,
+    /// The member at the first `depth + 1` tokens was removed from its mapping.
+    Removed,
+    /// The whole document was replaced.
+    Everything,
+}
+
+/// Keeps the member index true to what an operation at `ptr` did (see [`Change`]).
+fn changed(ptr: &Pointer, depth: usize, change: Change) {
+    Session::with(|s| {
+        let Some(members) = s.members.as_mut() else {
+            return;
+        };
+        // The mapping at `upto` tokens and everything below it are forgotten; a selector or
+        // `-` on the way stands for any element of its list.
+        let forget = |members: &mut HashMap<String, MemberIndex>, upto: usize| {
+            let cut = ptr
+                .tokens()
+                .iter()
+                .take(upto)
+                .position(|t| matches!(t, Token::Select(_) | Token::End))
+                .unwrap_or(upto);
+            let prefix = ptr.prefix(cut);
+            members.retain(|k, _| {
+                !(k == &prefix
+                    || k.strip_prefix(prefix.as_str())
+                        .is_some_and(|r| r.starts_with('/')))
+            });
+        };
+        match change {
+            Change::Everything => members.clear(),
+            Change::Replaced => forget(members, depth + 1),
+            Change::Shifted => forget(members, depth),
+            Change::Pushed(index) => {
+                let key = ptr.tokens().get(depth).map(Token::text);
+                let entry = stable_prefix(ptr, depth).and_then(|p| members.get_mut(&p));
+                let kept = match (entry, key) {
+                    (Some(m), Some(key)) if m.len == index => m.push(key),
+                    (None, _) => true,
+                    _ => false,
+                };
+                if !kept {
+                    forget(members, depth);
+                }
+            }
+            Change::Removed => {
+                // Members are found by name, so only what was below the removed one goes.
+                forget(members, depth + 1);
+                let key = ptr.tokens().get(depth).map(Token::text);
+                let entry = stable_prefix(ptr, depth).and_then(|p| members.get_mut(&p));
+                match (entry, key) {
+                    (Some(m), Some(key)) => m.remove(&key),
+                    (None, _) => {}
+                    (Some(_), None) => forget(members, depth),
+                }
+            }
+        }
+    });
+}
+
+/// Levels of collections in a tree of the document, after a change that went through an alias
+/// (it became a copy of its anchored node): deeper than [`MAX_DEPTH`] is an error, as no YAML
+/// reader would read the result back.
+fn check_depth(root: &Node<'_>) -> Result<(), PatchErrorKind> {
+    if nesting(root) > MAX_DEPTH {
+        return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
+    }
+    Ok(())
 }
 
 // ----- equality ------------------------------------------------------------------------------
@@ -3116,5 +3545,121 @@ c:
         );
         // Without wildcards or a place, RFC 6902's rules.
         assert!(counted(container, "- {op: add, path: /env/-, value: 1}\n").is_err());
+    }
+
+    /// Many operations on wide mappings, where members are found through the session's index
+    /// (issue 14, point 9): the result is the json-patch crate's, operation after operation,
+    /// with members appended, removed, replaced, moved and copied in between.
+    #[test]
+    fn wide_mappings_patched_through_the_member_index_agree_with_json_patch() {
+        use serde_json::{json, Value};
+        struct Rng(u64);
+        impl Rng {
+            fn below(&mut self, n: usize) -> usize {
+                self.0 ^= self.0 << 13;
+                self.0 ^= self.0 >> 7;
+                self.0 ^= self.0 << 17;
+                (self.0 % n as u64) as usize
+            }
+        }
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for round in 0..200 {
+            let mut data = serde_json::Map::new();
+            for i in 0..40 {
+                let v = if i % 7 == 0 {
+                    let sub: serde_json::Map<String, Value> =
+                        (0..20).map(|j| (format!("j{j}"), json!(j))).collect();
+                    Value::Object(sub)
+                } else {
+                    json!(format!("v{i}"))
+                };
+                data.insert(format!("k{i}"), v);
+            }
+            let mut model = json!({"data": data, "list": [{"a": 1}, {"a": 2}]});
+            let start = model.clone();
+            let mut ops: Vec<Value> = Vec::new();
+            for _ in 0..60 {
+                let keys: Vec<String> = model["data"]
+                    .as_object()
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default();
+                let existing = |rng: &mut Rng| {
+                    if keys.is_empty() {
+                        "/data/none".to_owned()
+                    } else {
+                        let k = &keys[rng.below(keys.len())];
+                        match &model["data"][k] {
+                            Value::Object(sub) if !sub.is_empty() && rng.below(2) == 0 => {
+                                let sk: Vec<&String> = sub.keys().collect();
+                                format!("/data/{k}/{}", sk[rng.below(sk.len())])
+                            }
+                            _ => format!("/data/{k}"),
+                        }
+                    }
+                };
+                let fresh = format!("/data/n{}", rng.below(80));
+                let op = match rng.below(7) {
+                    0 | 1 => {
+                        json!({"op": "add", "path": fresh, "value": format!("x{}", rng.below(9))})
+                    }
+                    2 => json!({"op": "remove", "path": existing(&mut rng)}),
+                    3 => json!({"op": "replace", "path": existing(&mut rng), "value": {"r": 1}}),
+                    4 => json!({"op": "move", "from": existing(&mut rng), "path": fresh}),
+                    5 => json!({"op": "copy", "from": existing(&mut rng), "path": fresh}),
+                    _ => {
+                        let path = existing(&mut rng);
+                        let value = model.pointer(&path).cloned().unwrap_or(Value::Null);
+                        json!({"op": "test", "path": path, "value": value})
+                    }
+                };
+                let patch: json_patch::Patch = serde_json::from_value(json!([op.clone()])).unwrap();
+                let mut next = model.clone();
+                if json_patch::patch_unsafe(&mut next, &patch).is_ok() {
+                    model = next;
+                    ops.push(op);
+                }
+            }
+            let text = Value::Array(ops.clone()).to_string();
+            let pdocs = parse_stream(&text).unwrap();
+            let parsed = parse_ops(pdocs[0].root.as_ref().unwrap()).unwrap();
+            let mut node = crate::yaml::from_json(&start);
+            STALE_SEEN.with(|c| c.set(0));
+            apply(&mut node, &parsed).unwrap_or_else(|e| panic!("round {round}: {e}\n{text}"));
+            assert_eq!(to_json(&node).unwrap(), model, "round {round}: {text}");
+            // The index was kept up to date, not found out of date and rebuilt.
+            assert_eq!(STALE_SEEN.with(|c| c.get()), 0, "round {round}: {text}");
+        }
+    }
+
+    /// The session's budgets are spent by what the operations do and refuse past their bound:
+    /// key selectors' scans, shifting, copies (the first two are too slow to reach in a test
+    /// through real operations in a debug build).
+    #[test]
+    fn the_sessions_budgets_refuse_past_their_bound() {
+        let doc = crate::yaml::Node::map();
+        let ops = vec![Op::Copy {
+            from: Pointer::root(),
+            path: Pointer::root(),
+        }];
+        let _session = Session::begin(&doc, &ops, false);
+        assert_eq!(charge_scan(SCAN_BUDGET - 1), Ok(()));
+        assert_eq!(charge_scan(1), Ok(()));
+        assert_eq!(
+            charge_scan(1),
+            Err(PatchErrorKind::TooManyScans(SCAN_BUDGET))
+        );
+        assert_eq!(charge_shift(SHIFT_BUDGET), Ok(()));
+        assert_eq!(
+            charge_shift(1),
+            Err(PatchErrorKind::TooManyShifts(SHIFT_BUDGET))
+        );
+        let big = crate::yaml::Node::string("x".repeat(COPY_SLACK));
+        assert_eq!(
+            charge_copy(&big),
+            Err(PatchErrorKind::GrowsTooLarge { limit: COPY_SLACK })
+        );
+        drop(_session);
+        // Outside a session nothing is charged.
+        assert_eq!(charge_scan(usize::MAX), Ok(()));
     }
 }

@@ -16,9 +16,11 @@
 //! What it must not do: consult a schema (RFC 7386 has none: lists are never merged), select
 //! resources, or parse or write text.
 
+use crate::merge::align::{nesting, KeyPositions};
+use crate::path::{Path, Seg};
 use crate::yaml::anchors::{anchors_of, detached, Anchors};
 use crate::yaml::place::{put, Keep};
-use crate::yaml::{AliasError, Entry, Node};
+use crate::yaml::{AliasError, Entry, Node, MAX_DEPTH};
 
 /// A merge patch that cannot be applied; the target is then unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -31,6 +33,34 @@ pub enum MergePatchError {
     /// ([`anchors_of`]).
     #[error("the target: {0}")]
     TargetAnchors(AliasError),
+    /// Merging into the alias `*alias` at `at` copies its anchored node there, which would nest
+    /// the target `depth` levels deep: deeper than [`MAX_DEPTH`], which no YAML reader takes.
+    #[error(
+        "{}: merging into the alias *{alias} here copies its anchored node, which would nest \
+         the resource {depth} levels deep, deeper than the {} levels a YAML reader takes",
+        .at,
+        MAX_DEPTH
+    )]
+    TooDeep {
+        alias: String,
+        depth: usize,
+        /// Where, from the target's root.
+        at: Path,
+    },
+}
+
+impl MergePatchError {
+    /// The error one member further from the root.
+    fn within(self, key: &str) -> Self {
+        match self {
+            MergePatchError::TooDeep { alias, depth, at } => MergePatchError::TooDeep {
+                alias,
+                depth,
+                at: at.within(Seg::field(key)),
+            },
+            other => other,
+        }
+    }
 }
 
 /// Merges `patch` into `dest` as RFC 7386 says (see the module doc).
@@ -59,18 +89,38 @@ pub fn merge<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>) -> Result<(), Me
         patch.to_mut().make_block();
     }
     let anchors = anchors_of(dest).map_err(MergePatchError::TargetAnchors)?;
-    merge_value(dest, &patch, &anchors);
-    Ok(())
+    if !dest.has_alias() {
+        // Without aliases nothing is copied, so the merge cannot fail halfway.
+        return merge_value(dest, &patch, &anchors, 0);
+    }
+    let before = dest.clone();
+    merge_value(dest, &patch, &anchors, 0).inspect_err(|_| *dest = before)
 }
 
-fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &Anchors<Node<'a>>) {
+/// Merges `patch` into `dest`, which `depth` collections enclose.
+fn merge_value<'a, 'p: 'a>(
+    dest: &mut Node<'a>,
+    patch: &Node<'p>,
+    anchors: &Anchors<Node<'a>>,
+    depth: usize,
+) -> Result<(), MergePatchError> {
     if !patch.is_map() {
         put(dest, patch.clone(), Keep::COMMENTS);
-        return;
+        return Ok(());
     }
     // An alias whose anchor is unknown stays an alias, and is replaced below like any value
     // that is not a mapping.
-    anchors.materialize(dest);
+    let alias = dest.alias_name().map(str::to_owned);
+    if anchors.materialize(dest) {
+        let total = depth.saturating_add(nesting(dest));
+        if total > MAX_DEPTH {
+            return Err(MergePatchError::TooDeep {
+                alias: alias.unwrap_or_default(),
+                depth: total,
+                at: Path::root(),
+            });
+        }
+    }
     if !dest.is_map() {
         // A mapping built from the patch: members are added by merging, which drops `null`s.
         put(dest, patch.shell(), Keep::COMMENTS);
@@ -84,6 +134,10 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &Anch
             last.insert(key, i);
         }
     }
+    // Members are found by hash in wide maps; the ones `null` deletes go in one pass at the end
+    // (removing each at once shifted the rest: quadratic).
+    let mut positions = KeyPositions::new(dest);
+    let mut deleted: crate::hash::HashSet<&str> = crate::hash::HashSet::default();
     for (i, pe) in patch.entries().iter().enumerate() {
         let Some(key) = pe.key.as_str() else {
             continue;
@@ -91,25 +145,24 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &Anch
         if last.get(key) != Some(&i) {
             continue;
         }
-        match dest.position(key) {
+        match positions.find(dest, key) {
             Some(_) if pe.value.is_null() => {
                 // Every entry of that name goes: two keys that differ only by a tag are one
                 // member to JSON (removing just the first made a second merge remove another).
-                if let Some(es) = dest.entries_mut() {
-                    es.retain(|e| e.key.as_str() != Some(key));
-                }
+                deleted.insert(key);
             }
             None if pe.value.is_null() => {}
             Some(i) => {
                 if let Some(de) = dest.entries_mut().and_then(|es| es.get_mut(i)) {
                     de.key.take_comments_of(pe.key.comments());
-                    merge_value(&mut de.value, &pe.value, anchors);
+                    merge_value(&mut de.value, &pe.value, anchors, depth + 1)
+                        .map_err(|e| e.within(key))?;
                 }
             }
             None => {
                 let value = if pe.value.is_map() {
                     let mut v = pe.value.shell();
-                    merge_value(&mut v, &pe.value, anchors);
+                    merge_value(&mut v, &pe.value, anchors, depth + 1)?;
                     v
                 } else {
                     pe.value.clone()
@@ -119,10 +172,17 @@ fn merge_value<'a, 'p: 'a>(dest: &mut Node<'a>, patch: &Node<'p>, anchors: &Anch
                         key: pe.key.clone(),
                         value,
                     });
+                    positions.pushed(dest);
                 }
             }
         }
     }
+    if !deleted.is_empty() {
+        if let Some(es) = dest.entries_mut() {
+            es.retain(|e| e.key.as_str().is_none_or(|k| !deleted.contains(k)));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

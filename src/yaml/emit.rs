@@ -271,9 +271,14 @@ fn scalar_text<'t>(
     }
 }
 
-/// Whether a plain scalar the parser read can be written as it was read, on one line.
+/// Whether a plain scalar the parser read can be written as it was read, on one line. Its text
+/// may have been replaced since (a value put in its place keeps its style), so characters YAML
+/// cannot carry raw are checked again.
 fn plain_as_read(text: &str, in_flow: bool) -> bool {
     if text.contains('\n') || text.starts_with("---") || text.starts_with("...") {
+        return false;
+    }
+    if !text.chars().all(scalar::printable) {
         return false;
     }
     !in_flow || !text.contains([',', '[', ']', '{', '}'])

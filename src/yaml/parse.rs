@@ -241,7 +241,37 @@ struct Frame<'a> {
     key_line: usize,
     /// Byte after the key waiting for its value.
     key_end: usize,
-    keys_seen: Option<HashSet<String>>,
+    keys_seen: Option<HashSet<KeyId>>,
+}
+
+/// What makes two keys of one mapping the same key. The same text (`"1"` and `1`: Kubernetes
+/// and every walker here match keys by text), or the same value when that is not a string:
+/// `1` and `0x1`, `~` and `null`, `true` and `True`, `1` and `1.0` (a number key is the same
+/// JSON member whichever way it is written). The empty key, which YAML also allows for
+/// several `: value` entries of odd streams, is never compared.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum KeyId {
+    Text(String),
+    Null,
+    Bool(bool),
+    Int(i128),
+    /// The bits of a float that is not a whole number, `-0.0` counted as `0.0`.
+    Float(u64),
+}
+
+/// The [`KeyId`] of a key's value when it is not a string.
+fn value_id(key: &Node<'_>) -> Option<KeyId> {
+    use super::scalar::Resolved;
+    match key.resolved()? {
+        Resolved::Null => Some(KeyId::Null),
+        Resolved::Bool(b) => Some(KeyId::Bool(b)),
+        Resolved::Int(i) => Some(KeyId::Int(i)),
+        Resolved::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e38 => {
+            Some(KeyId::Int(f as i128))
+        }
+        Resolved::Float(f) => Some(KeyId::Float(if f == 0.0 { 0 } else { f.to_bits() })),
+        Resolved::Str(_) => None,
+    }
 }
 
 struct Builder<'a, 's, F: FnMut(Document<'a>)> {
@@ -1297,22 +1327,35 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             Some(f) if f.map => match f.key.take() {
                 None => {
-                    // A key: refuse duplicates (compared by text, as Kubernetes does).
+                    // A key: refuse duplicates, the same text or the same value ([`KeyId`]).
                     let dup = match node.as_str() {
                         None | Some("") => false,
                         Some(k) => {
+                            let value = value_id(&node);
                             let siblings = &self.entries[f.first_child..];
+                            let insert = |seen: &mut HashSet<KeyId>| {
+                                let text_new = seen.insert(KeyId::Text(k.to_owned()));
+                                let value_new = value.clone().is_none_or(|v| seen.insert(v));
+                                !(text_new && value_new)
+                            };
                             match &mut f.keys_seen {
-                                Some(seen) => !seen.insert(k.to_owned()),
-                                None if siblings.len() < 16 => {
-                                    siblings.iter().any(|e| e.key.as_str() == Some(k))
-                                }
+                                Some(seen) => insert(seen),
+                                None if siblings.len() < 16 => siblings.iter().any(|e| {
+                                    e.key.as_str().is_some_and(|t| {
+                                        !t.is_empty()
+                                            && (t == k
+                                                || value.is_some() && value_id(&e.key) == value)
+                                    })
+                                }),
                                 None => {
-                                    let mut seen: HashSet<String> = siblings
-                                        .iter()
-                                        .filter_map(|e| e.key.as_str().map(str::to_owned))
-                                        .collect();
-                                    let dup = !seen.insert(k.to_owned());
+                                    let mut seen: HashSet<KeyId> = HashSet::default();
+                                    for e in siblings {
+                                        if let Some(t) = e.key.as_str().filter(|t| !t.is_empty()) {
+                                            seen.insert(KeyId::Text(t.to_owned()));
+                                            seen.extend(value_id(&e.key));
+                                        }
+                                    }
+                                    let dup = insert(&mut seen);
                                     f.keys_seen = Some(seen);
                                     dup
                                 }
@@ -1471,5 +1514,45 @@ mod tests {
             let (again, _) = value_and_emitted(&emitted);
             assert_eq!(again, want, "{src:?} written as {emitted:?}");
         }
+    }
+
+    /// Keys are the same key when their text is, or their value when it is not a string
+    /// (issue 14, point 15), in small mappings (compared one by one) and wide ones (hashed).
+    #[test]
+    fn keys_written_differently_with_the_same_value_are_duplicates() {
+        let filler: String = (0..20).map(|i| format!("f{i}: x\n")).collect();
+        for (a, b) in [
+            ("1", "0x1"),
+            ("1", "\"1\""),
+            ("~", "null"),
+            ("Null", "NULL"),
+            ("true", "True"),
+            ("1", "1.0"),
+            ("0.5", ".5"),
+            ("0o7", "7"),
+            ("web", "'web'"),
+        ] {
+            for pad in ["", filler.as_str()] {
+                let src = format!("{pad}{a}: 1\n{b}: 2\n");
+                let e = parse_stream(&src).expect_err(&src);
+                assert!(e.to_string().contains("duplicate key"), "{src}: {e}");
+                assert_eq!(e.line, pad.lines().count() + 2, "{src}: {e}");
+            }
+        }
+        // Different values, and strings that only look alike, are different keys.
+        for (a, b) in [
+            ("1", "2"),
+            ("\"0x1\"", "1"),
+            ("'null'", "~"),
+            ("a", "A"),
+            ("1", "true"),
+        ] {
+            for pad in ["", filler.as_str()] {
+                let src = format!("{pad}{a}: 1\n{b}: 2\n");
+                parse_stream(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            }
+        }
+        // The empty key is never compared (YAML allows `: a` entries).
+        parse_stream(": 1\n~: 2\n\"\": 3\n").expect("empty keys");
     }
 }

@@ -249,6 +249,18 @@ fn resolves_as_string_everywhere(t: &str) -> bool {
     true
 }
 
+/// Whether YAML allows `c` written as itself in a stream (the `c-printable` set of YAML 1.2,
+/// 5.1): tab, line feed, carriage return, the printable ASCII characters, NEL, and everything
+/// from U+00A0 on except the surrogates (which a Rust string cannot hold) and the
+/// noncharacters U+FFFE and U+FFFF. Any other character only a double-quoted scalar can
+/// carry, as an escape: written raw, no YAML reader (ours included) reads the output back.
+pub fn printable(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{7e}' | '\u{85}')
+        || ('\u{a0}'..='\u{d7ff}').contains(&c)
+        || ('\u{e000}'..='\u{fffd}').contains(&c)
+        || c >= '\u{10000}'
+}
+
 /// Whether `t` is valid as a single-line plain scalar (syntax only, not what it resolves to).
 pub fn plain_ok(t: &str, flow: bool) -> bool {
     let Some(first) = t.chars().next() else {
@@ -275,7 +287,7 @@ pub fn plain_ok(t: &str, flow: bool) -> bool {
     }
     let mut prev = ' ';
     for c in t.chars() {
-        if c.is_control() || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}') {
+        if c.is_control() || !printable(c) || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}') {
             return false;
         }
         if c == '#' && prev.is_whitespace() {
@@ -314,7 +326,7 @@ pub fn double_quoted(text: &str) -> String {
             '\u{a0}' => s.push_str("\\_"),
             '\u{2028}' => s.push_str("\\L"),
             '\u{2029}' => s.push_str("\\P"),
-            c if c.is_control() || c == '\u{feff}' => {
+            c if c.is_control() || !printable(c) || c == '\u{feff}' => {
                 let n = c as u32;
                 if n <= 0xff {
                     s.push_str(&format!("\\x{n:02x}"));
@@ -332,10 +344,11 @@ pub fn double_quoted(text: &str) -> String {
 /// `text` as a single-quoted scalar, or `None` when it spans lines (line folding would change
 /// it) or holds characters only double quotes can carry.
 pub fn single_quoted(text: &str) -> Option<String> {
-    if text
-        .chars()
-        .any(|c| c.is_control() || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}' | '\u{85}'))
-    {
+    if text.chars().any(|c| {
+        c.is_control()
+            || !printable(c)
+            || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}' | '\u{85}')
+    }) {
         return None;
     }
     Some(format!("'{}'", text.replace('\'', "''")))
@@ -353,6 +366,7 @@ pub fn literal_ok(text: &str) -> bool {
     }
     !text.chars().any(|c| {
         (c.is_control() && c != '\n' && c != '\t')
+            || !printable(c)
             || matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}' | '\u{85}')
     }) && !text
         .lines()
@@ -505,5 +519,32 @@ mod tests {
             "\"a\\\"b\\\\c\\nd\\x01é\""
         );
         assert_eq!(single_quoted("it's"), Some("'it''s'".to_string()));
+    }
+
+    /// Found by issue 14: U+FFFE and U+FFFF (noncharacters, outside YAML's printable set) were
+    /// written raw in every style, and no YAML reader reads that back.
+    #[test]
+    fn characters_yaml_cannot_carry_raw_are_escaped() {
+        for c in ['\u{fffe}', '\u{ffff}', '\u{7f}', '\u{1}', '\u{9f}'] {
+            assert!(!printable(c), "{c:?}");
+            let t = format!("a{c}b");
+            assert!(needs_quotes(&t, false), "{c:?}");
+            assert_eq!(single_quoted(&t), None, "{c:?}");
+            assert!(!literal_ok(&format!("{t}\nx\n")), "{c:?}");
+            let q = double_quoted(&t);
+            assert!(q.chars().all(printable), "{q:?}");
+        }
+        assert_eq!(double_quoted("\u{fffe}\u{ffff}"), "\"\\ufffe\\uffff\"");
+        for c in [
+            '\t',
+            '\u{85}',
+            '\u{a0}',
+            '\u{fffd}',
+            '\u{10000}',
+            '\u{e000}',
+            'é',
+        ] {
+            assert!(printable(c), "{c:?}");
+        }
     }
 }

@@ -22,13 +22,42 @@
 //!   (`key:`) is dropped, and lists merged by key are put together again.
 //!
 //! Sets (lists of scalars merged as sets) merge as ours do, and stay with the parent module.
+//!
+//! Cost: a keyed list whose elements all carry their keys is merged by hash, in time linear in
+//! the lists; kyaml's step-by-step walk (quadratic) is kept for lists where an element lacks a
+//! key or is not a map, and bounded there ([`SCAN_WORK`]).
 
 use super::{strategy_of, Fate, Merger, Strategy, PATCH};
+use crate::hash::{HashMap, HashSet};
 use crate::merge::align::{self, key_seg, ListKind};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
 use crate::yaml::{Kind, Node};
+
+/// The most element comparisons kyaml's step-by-step list walk may cost (the square of the
+/// elements of both lists), for lists where an element lacks its key: past it the merge is
+/// refused rather than left to run for minutes (4,000 elements in all pass).
+pub const SCAN_WORK: usize = 16_000_000;
+
+/// Whether kyaml's list walk reduces to pairing by hash: every element of both lists is a
+/// non-empty map whose key fields are all scalars with some text (not null, not empty).
+fn clean(sides: &Sides<'_>, keys: &[String]) -> bool {
+    let lists: &[&[Node<'_>]] = match sides {
+        Sides::Pair { dest, patch } => &[dest, patch],
+        Sides::Shared(list) => &[list],
+    };
+    !keys.is_empty()
+        && keys.iter().all(|k| !k.is_empty())
+        && lists.iter().flat_map(|l| l.iter()).all(|e| {
+            e.is_map()
+                && !e.entries().is_empty()
+                && keys.iter().all(|k| {
+                    e.get(k)
+                        .is_some_and(|v| v.is_scalar() && !v.is_null() && !text(v).is_empty())
+                })
+        })
+}
 
 /// How kyaml merges a list, when its way is not ours: `Some` for lists merged by key and lists
 /// without merge metadata, `None` for sets. Merge keys are never inferred under kustomize's
@@ -163,10 +192,156 @@ impl<'a> Merger<'_, '_, 'a> {
     /// elements.
     fn kyaml_keyed(
         &self,
+        sides: Sides<'a>,
+        keys: &[String],
+        at: Cursor,
+    ) -> Result<Vec<Node<'a>>, MergeError> {
+        if clean(&sides, keys) {
+            return self.kyaml_keyed_by_hash(sides, keys, at);
+        }
+        self.kyaml_keyed_by_scan(sides, keys, at)
+    }
+
+    /// [`Merger::kyaml_keyed`] where every element of both lists is a map with every key field a
+    /// scalar of some text ([`clean`]): the same outcome as [`Merger::kyaml_keyed_by_scan`],
+    /// found by hash. There kyaml's quirks reduce to this: each key tuple is walked once, the
+    /// patch's first; the resource's elements of a tuple whose walk leaves nothing go; what
+    /// was walked is put together with the resource's elements as kyaml's `appendListNode`
+    /// does (with one key an element replaces the walked one of its key in place, with several
+    /// it goes last), so of elements sharing a key the resource's last one stays.
+    fn kyaml_keyed_by_hash(
+        &self,
+        sides: Sides<'a>,
+        keys: &[String],
+        at: Cursor,
+    ) -> Result<Vec<Node<'a>>, MergeError> {
+        let (mut dest, mut patch) = match sides {
+            Sides::Pair { dest, patch } => (dest, Some(patch)),
+            Sides::Shared(list) => (list, None),
+        };
+        let tuple = |e: &Node<'_>| key_tuple(e, keys);
+        // Where each tuple is, in the resource's list (all of them) and the patch's (the first).
+        let mut in_dest: HashMap<Vec<String>, Vec<usize>> = HashMap::default();
+        for (i, e) in dest.iter().enumerate() {
+            in_dest.entry(tuple(e)).or_default().push(i);
+        }
+        let mut in_patch: HashMap<Vec<String>, usize> = HashMap::default();
+        let mut tuples: Vec<Vec<String>> = Vec::new();
+        let mut seen: HashSet<Vec<String>> = HashSet::default();
+        for (j, e) in patch.iter().flatten().enumerate() {
+            let t = tuple(e);
+            in_patch.entry(t.clone()).or_insert(j);
+            if seen.insert(t.clone()) {
+                tuples.push(t);
+            }
+        }
+        for e in &dest {
+            let t = tuple(e);
+            if seen.insert(t.clone()) {
+                tuples.push(t);
+            }
+        }
+        let mut alive = vec![true; dest.len()];
+        let mut added: Vec<Option<Node<'a>>> = Vec::with_capacity(tuples.len());
+        let mut added_at: HashMap<Vec<String>, usize> = HashMap::default();
+        let meta = FieldMeta::default();
+        for t in tuples {
+            let seg = || key_seg_of(keys, &t);
+            let d = in_dest.get(&t).and_then(|v| v.first()).copied();
+            let walked = match patch.as_mut() {
+                Some(patch) => match in_patch.get(&t).and_then(|&j| patch.get_mut(j)) {
+                    // Only the resource has it: walked alone.
+                    None => match d.and_then(|i| dest.get_mut(i)) {
+                        Some(e) => {
+                            self.settle(e, at, &meta).map_err(|er| er.within(seg()))?;
+                            Some(e.clone())
+                        }
+                        None => None,
+                    },
+                    Some(pe) => {
+                        let strategy = take_directive(pe).map_err(|er| er.within(seg()))?;
+                        match (d.and_then(|i| dest.get_mut(i)), strategy) {
+                            (_, Strategy::Delete) => None,
+                            (Some(de), Strategy::Merge) => {
+                                match self
+                                    .value(de, pe, at, &meta)
+                                    .map_err(|er| er.within(seg()))?
+                                {
+                                    Fate::Keep => Some(de.clone()),
+                                    Fate::Delete => None,
+                                }
+                            }
+                            // New, or replacing: the patch's element, built.
+                            _ => self.rebuild(pe, at).map_err(|er| er.within(seg()))?,
+                        }
+                    }
+                },
+                // One list for both sides.
+                None => match d.and_then(|i| dest.get_mut(i)) {
+                    None => None,
+                    Some(e) => match take_directive(e).map_err(|er| er.within(seg()))? {
+                        Strategy::Delete => None,
+                        _ => self.rebuild(e, at).map_err(|er| er.within(seg()))?,
+                    },
+                },
+            };
+            match walked.filter(|v| !(v.is_map() && v.entries().is_empty())) {
+                None => {
+                    for &i in in_dest.get(&t).into_iter().flatten() {
+                        if let Some(a) = alive.get_mut(i) {
+                            *a = false;
+                        }
+                    }
+                }
+                Some(v) => {
+                    added_at.insert(t, added.len());
+                    added.push(Some(v));
+                }
+            }
+        }
+        // kyaml's appendListNode: the resource's remaining elements one by one.
+        for (e, live) in dest.into_iter().zip(alive) {
+            if !live || e.is_null() || (e.is_map() && e.entries().is_empty()) {
+                continue;
+            }
+            let t = tuple(&e);
+            match added_at.get(&t).copied() {
+                Some(i) if keys.len() == 1 => {
+                    if let Some(slot) = added.get_mut(i) {
+                        *slot = Some(e);
+                    }
+                }
+                found => {
+                    if let Some(slot) = found.and_then(|i| added.get_mut(i)) {
+                        *slot = None;
+                    }
+                    added_at.insert(t, added.len());
+                    added.push(Some(e));
+                }
+            }
+        }
+        Ok(added.into_iter().flatten().collect())
+    }
+
+    /// [`Merger::kyaml_keyed`] step by step as kyaml takes it, for lists with elements that lack
+    /// a key field or are not maps, where its tuple unification and element matching decide.
+    /// Its cost grows with the product of the lists' lengths, so it is bounded ([`SCAN_WORK`]).
+    fn kyaml_keyed_by_scan(
+        &self,
         mut sides: Sides<'a>,
         keys: &[String],
         at: Cursor,
     ) -> Result<Vec<Node<'a>>, MergeError> {
+        let elements = sides.dest().len().saturating_add(sides.patch().len());
+        if elements.saturating_mul(elements) > SCAN_WORK {
+            return Err(MergeError::new(MergeErrorKind::TooMuchWork(format!(
+                "kustomize's pairing of {elements} list elements, some without their merge key \
+                 ({}), compares each with every other: past {SCAN_WORK} comparisons it is \
+                 refused; give every element its key, or drop kustomize's options \
+                 (newListItems: prepend with inferMergeKeys: false)",
+                keys.join(", ")
+            ))));
+        }
         // The key tuples of the elements, the patch's first, each once.
         let mut tuples: Vec<Vec<String>> = Vec::new();
         for e in sides.patch().iter().chain(sides.dest()) {
@@ -315,7 +490,8 @@ impl<'a> Merger<'_, '_, 'a> {
         let Some(es) = dest.entries_mut() else {
             return Ok(());
         };
-        let mentioned = |k: Option<&str>| k.is_some_and(|k| patch.get(k).is_some());
+        let fields = align::FieldIndex::new(Some(patch));
+        let mentioned = |k: Option<&str>| k.is_some_and(|k| fields.get_str(k).is_some());
         es.retain(|e| mentioned(e.key.as_str()) || !is_bare_null(&e.value));
         for e in es.iter_mut() {
             if mentioned(e.key.as_str()) {
@@ -576,4 +752,113 @@ fn append_list_node<'a>(
         element_setter(dst, Some(e.clone()), keys, &values)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::merge2::Options;
+    use crate::schema::Schema;
+    use crate::yaml::anchors::Anchors;
+    use crate::yaml::{emit_node, parse_stream, EmitOptions};
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// A list of `n` elements keyed by `keys`, with few distinct key values (so duplicates and
+    /// shared keys happen), sometimes a `$patch` directive, as YAML text.
+    fn list(rng: &mut Rng, n: u64, keys: &[&str], directives: bool) -> String {
+        let mut s = String::new();
+        for i in 0..n {
+            s.push_str("- ");
+            for k in keys {
+                s.push_str(&format!("{k}: v{}\n  ", rng.below(4)));
+            }
+            s.push_str(&format!("x: {i}\n"));
+            if rng.below(3) == 0 {
+                s.push_str(&format!("  sub: {{a: {}}}\n", rng.below(3)));
+            }
+            if directives && rng.below(5) == 0 {
+                let d = ["delete", "replace", "merge"][rng.below(3) as usize];
+                s.push_str(&format!("  $patch: {d}\n"));
+            }
+        }
+        if s.is_empty() {
+            s.push_str("[]\n");
+        }
+        s
+    }
+
+    fn nodes(text: &str) -> Vec<Node<'static>> {
+        let d = parse_stream(text).unwrap();
+        d[0].root.clone().unwrap().into_owned().items().to_vec()
+    }
+
+    fn shown(r: &Result<Vec<Node<'static>>, MergeError>) -> String {
+        match r {
+            Ok(list) => emit_node(&Node::seq_of(list.clone()), EmitOptions::default()),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    /// Pairing by hash gives exactly what kyaml's step-by-step walk gives, on lists whose
+    /// elements carry their keys: duplicates, directives, one key and several, both sides and
+    /// one shared list.
+    #[test]
+    fn pairing_by_hash_is_kyamls_walk() {
+        let schema = Schema::builtin();
+        let anchors = Anchors::default();
+        let m = Merger {
+            schema: &schema,
+            opts: Options {
+                new_items: super::super::NewItems::Prepend,
+                infer_keys: false,
+                kustomize: true,
+            },
+            anchors: &anchors,
+            depth: Default::default(),
+        };
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for case in 0..3000 {
+            let keys: &[&str] = if case % 2 == 0 {
+                &["name"]
+            } else {
+                &["name", "port"]
+            };
+            let names: Vec<String> = keys.iter().map(|k| (*k).to_owned()).collect();
+            let (nd, np) = (rng.below(6), rng.below(6));
+            let dest = nodes(&list(&mut rng, nd, keys, false));
+            let patch = nodes(&list(&mut rng, np, keys, true));
+            for shared in [false, true] {
+                let sides = || {
+                    if shared {
+                        Sides::Shared(patch.clone())
+                    } else {
+                        Sides::Pair {
+                            dest: dest.clone(),
+                            patch: patch.clone(),
+                        }
+                    }
+                };
+                assert!(clean(&sides(), &names));
+                let by_hash = m.kyaml_keyed_by_hash(sides(), &names, Cursor::default());
+                let by_scan = m.kyaml_keyed_by_scan(sides(), &names, Cursor::default());
+                assert_eq!(
+                    shown(&by_hash),
+                    shown(&by_scan),
+                    "case {case}, shared {shared}\ndest:\n{}\npatch:\n{}",
+                    shown(&Ok(dest.clone())),
+                    shown(&Ok(patch.clone()))
+                );
+            }
+        }
+    }
 }
