@@ -19,7 +19,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use krm_merge::config::{Conflicts, PatchOptions};
+use krm_merge::config::{Conflicts, LoadRestrictor, PatchOptions};
 use krm_merge::diff::package::{Format, PatchType};
 use krm_merge::merge::merge2::NewItems;
 
@@ -27,13 +27,15 @@ use krm_merge::merge::merge2::NewItems;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// A ResourceList on stdin, its functionConfig saying what to do (kpt, kustomize).
-    Krm,
+    Krm { restrictor: LoadRestrictor },
     /// `--config FN [PATH...]`: resources from files, directories or stdin.
     Standalone {
         config: PathBuf,
         inputs: Vec<Source>,
         write: Write,
         report: Report,
+        /// Which files the config may load (`--load-restrictor`).
+        restrictor: LoadRestrictor,
     },
     /// kustomize's legacy exec plugin: the config file is the only argument, stdin a stream.
     Plugin { config: PathBuf },
@@ -233,13 +235,23 @@ pub struct Cli {
     #[arg(short = 'o', long, value_name = "DIR", requires = "config", conflicts_with_all = ["diff", "check"])]
     output: Option<PathBuf>,
 
-    /// Print a unified diff of what would change, file by file; write nothing
+    /// Print what would change as a unified diff; write nothing
     #[arg(long, requires = "config")]
     diff: bool,
 
     /// Exit 1 when a file would change (0 otherwise); write nothing
     #[arg(long, requires = "config")]
     check: bool,
+
+    /// Files the config may load: rootOnly (its tree; default) or none
+    #[arg(
+        long,
+        value_name = "RULE",
+        default_value = "rootOnly",
+        hide_default_value = true,
+        value_parser = parse_restrictor
+    )]
+    load_restrictor: LoadRestrictor,
 
     #[command(flatten)]
     report: ReportArgs,
@@ -589,7 +601,9 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
     }
     let Some(config) = cli.config else {
         return match &cli.paths[..] {
-            [] if !cli.report.given() => Ok(Mode::Krm),
+            [] if !cli.report.given() => Ok(Mode::Krm {
+                restrictor: cli.load_restrictor,
+            }),
             [] => Err(usage(
                 ErrorKind::MissingRequiredArgument,
                 "--quiet, --verbose and --results need --config FN (in KRM mode the results are in the ResourceList)",
@@ -655,7 +669,14 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
         inputs,
         write,
         report,
+        restrictor: cli.load_restrictor,
     })
+}
+
+/// `--load-restrictor`: kustomize's names, and ours.
+fn parse_restrictor(s: &str) -> Result<LoadRestrictor, String> {
+    s.parse()
+        .map_err(|e: krm_merge::config::BadLoadRestrictor| e.to_string())
 }
 
 /// A usage error about `diff`'s arguments, with `diff`'s usage line.
@@ -785,7 +806,12 @@ mod tests {
 
     #[test]
     fn modes() {
-        assert_eq!(run(&[]), Mode::Krm);
+        assert_eq!(
+            run(&[]),
+            Mode::Krm {
+                restrictor: LoadRestrictor::RootOnly
+            }
+        );
         assert_eq!(run(&["schema"]), Mode::Schema);
         assert_eq!(
             run(&["completions", "bash"]),
@@ -798,6 +824,7 @@ mod tests {
             inputs,
             write: Write::Stdout,
             report: Report::default(),
+            restrictor: LoadRestrictor::RootOnly,
         };
         let paths = vec![Source::Path("a".into()), Source::Path("b".into())];
         assert_eq!(

@@ -18,7 +18,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use krm_merge::config::{self, Plan};
+use krm_merge::config::{self, LoadRestrictor, Plan};
 use krm_merge::error::NotUtf8;
 use krm_merge::krm::package::SourceFile;
 use krm_merge::select::identity::Id;
@@ -330,8 +330,13 @@ pub struct Loaded {
 }
 
 /// Reads a functionConfig file into a plan; `root` is where its `path:` files are (default:
-/// its directory).
-pub fn load_config(path: &Path, root: Option<&Path>) -> Result<Loaded, ConfigFailure> {
+/// its directory), and `restrictor` says whether they must stay inside that tree. The file holds
+/// one document: a second one is an error rather than a config silently ignored.
+pub fn load_config(
+    path: &Path,
+    root: Option<&Path>,
+    restrictor: LoadRestrictor,
+) -> Result<Loaded, ConfigFailure> {
     let key = fs::metadata(path).ok().map(|m| walk::key(&m));
     let text = match read_file(path, &mut Budget::new(MAX_CONFIG)) {
         Ok(t) => t,
@@ -340,14 +345,22 @@ pub fn load_config(path: &Path, root: Option<&Path>) -> Result<Loaded, ConfigFai
     };
     let invalid = |e: String| ConfigFailure::Invalid(format!("{}: {e}", path.display()));
     let docs = krm_merge::yaml::parse_stream(&text).map_err(|e| invalid(e.to_string()))?;
-    let node = docs
-        .iter()
-        .find_map(|d| d.root.as_ref())
+    let mut roots = docs.iter().filter_map(|d| d.root.as_ref());
+    let node = roots
+        .next()
         .ok_or_else(|| invalid("no functionConfig in the file".into()))?;
+    if roots.next().is_some() {
+        return Err(invalid(
+            "more than one document: a functionConfig file holds one (put every patch in its \
+             spec.patches)"
+                .into(),
+        ));
+    }
     let dir = root
         .map(Path::to_path_buf)
         .or_else(|| path.parent().map(Path::to_path_buf));
-    let plan = config::plan(node, dir.as_deref()).map_err(|e| invalid(e.to_string()))?;
+    let load = config::Load::new(dir.as_deref()).restricted(restrictor);
+    let plan = config::plan_with(node, &load).map_err(|e| invalid(e.to_string()))?;
     Ok(Loaded {
         plan,
         id: Id::of(node).into_owned(),

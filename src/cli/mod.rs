@@ -26,7 +26,7 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use krm_merge::config::{self, PatchKind, PatchOptions};
+use krm_merge::config::{self, LoadRestrictor, PatchKind, PatchOptions};
 use krm_merge::error::exit_code;
 use krm_merge::krm::package::{self, FileOutput, PackageOutput};
 use krm_merge::krm::{self, FnResult, Input, Severity};
@@ -66,13 +66,13 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             io.out_code(&script, 0)
         }
         Mode::Diff(req) => diff::run(&req, stdin, io),
-        Mode::Krm => {
+        Mode::Krm { restrictor } => {
             if stdin.terminal {
                 return usage(io, WAITING);
             }
             let output =
                 match files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT)) {
-                    Ok(src) => krm::run_resource_list(&src),
+                    Ok(src) => krm::pipeline::run_resource_list_with(&src, restrictor),
                     Err(e) => {
                         krm::pipeline::unreadable(FnResult::new(Severity::Error, e.message()))
                     }
@@ -94,14 +94,17 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             inputs,
             write,
             report,
-        } => standalone(&config, &inputs, &write, &report, stdin, io),
+            restrictor,
+        } => standalone(&config, &inputs, &write, &report, restrictor, stdin, io),
         Mode::Plugin { config } => {
             let root = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").map(PathBuf::from);
-            let loaded = match files::load_config(&config, root.as_deref()) {
-                Ok(l) => l,
-                Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
-                Err(ConfigFailure::Invalid(e)) => return failed(io, &Report::default(), e),
-            };
+            // kustomize passes no flags to an exec plugin: its files stay in the kustomization's tree.
+            let loaded =
+                match files::load_config(&config, root.as_deref(), LoadRestrictor::RootOnly) {
+                    Ok(l) => l,
+                    Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
+                    Err(ConfigFailure::Invalid(e)) => return failed(io, &Report::default(), e),
+                };
             let inputs = [Source::Stdin];
             let read = if stdin.terminal {
                 return usage(io, WAITING);
@@ -194,6 +197,7 @@ fn standalone(
     inputs: &[Source],
     write: &Write,
     report: &Report,
+    restrictor: LoadRestrictor,
     stdin: Stdin<'_>,
     io: &mut Io<'_>,
 ) -> i32 {
@@ -202,7 +206,7 @@ fn standalone(
             return usage(io, &e);
         }
     }
-    let loaded = match files::load_config(config, None) {
+    let loaded = match files::load_config(config, None, restrictor) {
         Ok(l) => l,
         Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
         Err(ConfigFailure::Invalid(e)) => return failed(io, report, e),

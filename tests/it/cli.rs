@@ -896,3 +896,66 @@ fn the_man_page_is_committed() {
         assert!(page.contains(flag), "{flag}");
     }
 }
+
+/// Issue 14, point 16, through the command line: a `path:` outside the config's directory is
+/// refused by default (kustomize's `LoadRestrictionsRootOnly`), and `--load-restrictor none`
+/// (or kustomize's `LoadRestrictionsNone`) lifts it, in `--config` mode and in KRM mode.
+#[test]
+fn load_restrictor_none_lifts_the_root_rule() {
+    let d = tmp_dir("load-restrictor");
+    let pkg = d.join("pkg");
+    fs::create_dir_all(&pkg).expect("dir");
+    fs::write(d.join("outside.yaml"), "data: {secret: token}\n").expect("patch");
+    let config = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: m}\nspec:\n  patches:\n  - type: jsonmerge\n    target: {kind: ConfigMap}\n    path: ../outside.yaml\n";
+    fs::write(pkg.join("fn.yaml"), config).expect("config");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
+    let fn_path = pkg.join("fn.yaml").display().to_string();
+    let refused = krm(&["--config", &fn_path, "-"], cm);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("load restrictor") && refused.stdout.is_empty(),
+        "{}",
+        refused.stderr
+    );
+    for rule in ["none", "LoadRestrictionsNone"] {
+        let lifted = krm(&["--load-restrictor", rule, "--config", &fn_path, "-"], cm);
+        assert_eq!(lifted.code, 0, "{rule}: {}", lifted.stderr);
+        assert!(lifted.stdout.contains("secret: token"), "{}", lifted.stdout);
+    }
+    let bad = krm(
+        &["--load-restrictor", "sometimes", "--config", &fn_path],
+        cm,
+    );
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("sometimes"), "{}", bad.stderr);
+    // KRM mode: the config's path annotation is relative to the package root, the current
+    // directory, and files must stay in its tree.
+    let rl = String::from(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\nfunctionConfig:\n  apiVersion: fn.krm-merge.dev/v1alpha1\n  kind: Merge\n  metadata:\n    name: m\n    annotations: {internal.config.kubernetes.io/path: fn.yaml}\n  spec:\n    patches:\n    - type: jsonmerge\n      target: {kind: ConfigMap}\n      path: ../outside.yaml\n",
+    );
+    let refused = krm_in(&[], &rl, Some(&pkg));
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    let lifted = krm_in(&["--load-restrictor", "none"], &rl, Some(&pkg));
+    assert_eq!(lifted.code, 0, "{}", lifted.stderr);
+    assert!(lifted.stdout.contains("secret: token"));
+}
+
+/// Issue 14, point 15: a second document in a functionConfig file was silently ignored.
+#[test]
+fn a_config_file_holds_one_document() {
+    let d = tmp_dir("two-configs");
+    let one = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: m}\nspec:\n  patches:\n  - target: {kind: ConfigMap}\n    patch: 'data: {a: \"1\"}'\n";
+    fs::write(d.join("fn.yaml"), format!("{one}---\n{one}")).expect("config");
+    let fn_path = d.join("fn.yaml").display().to_string();
+    let out = krm(
+        &["--config", &fn_path],
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("more than one document"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty());
+}
