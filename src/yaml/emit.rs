@@ -271,6 +271,18 @@ fn scalar_text<'t>(
     }
 }
 
+/// Whether written text would put a document marker (`---` or `...` and then a space or the
+/// line's end) at the start of a line: its continuation lines, and its first when it starts one.
+fn starts_a_marker_line(text: &str, first_starts_a_line: bool) -> bool {
+    let marker = |l: &str| {
+        (l.starts_with("---") || l.starts_with("..."))
+            && matches!(l.as_bytes().get(3), None | Some(b' ' | b'\t' | b'\r'))
+    };
+    text.split('\n')
+        .enumerate()
+        .any(|(i, l)| (i > 0 || first_starts_a_line) && marker(l))
+}
+
 /// Whether a plain scalar the parser read can be written as it was read, on one line. Its text
 /// may have been replaced since (a value put in its place keeps its style), so characters YAML
 /// cannot carry raw are checked again.
@@ -767,10 +779,17 @@ impl Emitter<'_> {
                 }
                 if let Some(raw) = raw {
                     let shift = shift_of(raw, base, raw.text.split('\n').skip(1));
-                    self.out.push_str(&shift_lines(&raw.text, shift));
-                    self.line_comment(comment);
-                    self.out.push('\n');
-                    return;
+                    let shifted = shift_lines(&raw.text, shift);
+                    let at_line_start = self.out.is_empty() || self.out.ends_with('\n');
+                    // Read in the middle of a line (after an anchor, or under a key), a line of
+                    // it that starts like a document marker would end the document once it
+                    // starts a line: the value is written anew instead.
+                    if !starts_a_marker_line(&shifted, at_line_start) {
+                        self.out.push_str(&shifted);
+                        self.line_comment(comment);
+                        self.out.push('\n');
+                        return;
+                    }
                 }
                 let block = match style {
                     ScalarStyle::Literal | ScalarStyle::Folded => true,
@@ -1054,7 +1073,11 @@ mod tests {
                 .clone();
             let mut bare = Node::plain(value.as_str().expect("a scalar").to_owned());
             bare.set_anchor(None);
-            for node in [&value, &bare] {
+            // Its anchor dropped, the source text starts the line (found again by the merges
+            // fuzz target: a JSON merge patch's anchored root, detached).
+            let mut stripped = value.clone();
+            stripped.set_anchor(None);
+            for node in [&value, &bare, &stripped] {
                 let out = emit(node);
                 let back = crate::yaml::parse_stream(&out)
                     .unwrap_or_else(|e| panic!("{src:?} -> {out:?}: {e}"));
