@@ -312,16 +312,51 @@ impl StreamOut {
         self.text.push_str(text);
     }
 
-    /// Appends a document written from its tree.
+    /// Appends a document written from its tree. What its source text holds before its content
+    /// up to its `---` line (blank lines, comments, directives, the marker and a comment on it)
+    /// is copied as it is: the separator and the blank lines around it are the neighbour's as
+    /// much as this document's, and a patch never changes them.
     pub fn document(&mut self, mut doc: Document<'_>) {
-        if !self.text.is_empty() {
-            if !self.text.ends_with('\n') {
-                self.text.push('\n');
-            }
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push('\n');
+        }
+        if let Some(len) = source_prefix(doc.text) {
+            self.text.push_str(&doc.text[..len]);
+            doc.pre.clear();
+            doc.directives.clear();
+            doc.start = None;
+            doc.bom = false;
+        } else if !self.text.is_empty() {
             doc.set_explicit_start();
         }
         yaml::emit_document(&doc, &mut self.text);
     }
+}
+
+/// The length of a document's source text up to the end of its `---` line, when what comes
+/// before that line is only blank lines, comments, directives and a byte order mark, and
+/// nothing but a comment follows the marker on its line (the root starts on a later line).
+/// `None` when the document has no such line: then its tree says everything.
+fn source_prefix(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line
+            .strip_prefix('\u{feff}')
+            .filter(|_| start == 0)
+            .unwrap_or(line);
+        let trimmed = body.trim_start_matches([' ', '\t']);
+        if trimmed.trim_end().is_empty() || trimmed.starts_with('#') || body.starts_with('%') {
+            continue;
+        }
+        let rest = body.strip_prefix("---")?;
+        let after = rest.trim_start_matches([' ', '\t']);
+        let ends =
+            after.trim_end().is_empty() || (after.len() < rest.len() && after.starts_with('#'));
+        return ends.then_some(offset);
+    }
+    None
 }
 
 /// The room an output written from an input of `len` bytes is given at once: the input's size
@@ -539,4 +574,47 @@ pub fn results_only(results: &[FnResult]) -> String {
     let mut out = String::new();
     yaml::emit_document(&Document::new(root), &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each document of `src` written from its tree when `touched(i)`, else as its text.
+    fn rewrite(src: &str, touched: impl Fn(usize) -> bool) -> String {
+        let mut out = StreamOut::default();
+        for (i, doc) in yaml::parse_stream(src).unwrap().into_iter().enumerate() {
+            if touched(i) {
+                out.document(doc);
+            } else {
+                out.source(doc.text);
+            }
+        }
+        out.text
+    }
+
+    /// Issue 18, point 3: a patched document after an untouched one that ends with a blank
+    /// line lost that line (4 of the 42 untouched documents of cert-manager's Helm output).
+    #[test]
+    fn the_separator_and_the_blank_lines_around_it_stay() {
+        for src in [
+            "a: 1\n\n---\nb: 2\n",
+            "a: 1\n\n\n---\n\n# grant the role\nb: 2\n",
+            "a: 1\n\n# licence\n\n--- # second\nb: 2\n",
+            "a: 1\n...\n%YAML 1.2\n---\nb: 2\n",
+            "\u{feff}\n---\nb: 2\n",
+            "---\nb: 2\n\n---\nc: 3\n\n",
+        ] {
+            for mask in 0..8u32 {
+                let out = rewrite(src, |i| mask & (1 << i) != 0);
+                assert_eq!(out, src, "documents {mask:b} written from their trees");
+            }
+        }
+        // No `---` line of its own: the tree says where the document starts.
+        assert_eq!(source_prefix("--- {a: 1}\n"), None);
+        assert_eq!(source_prefix("--- |\n  x\n"), None);
+        assert_eq!(source_prefix("b: 2\n"), None);
+        assert_eq!(source_prefix("---#x\n"), None);
+        assert_eq!(source_prefix("\n--- # c\nb: 2\n"), Some(9));
+    }
 }
