@@ -604,15 +604,15 @@ impl<'p> Engine<'p> {
                         Ok(Applied::Merged(Vec::new()))
                     })
                 });
-                if !matches!(done, Done::Changed) {
-                    return done;
-                }
-                // Operations whose `[*]` all select nothing here changed nothing here.
-                if !ops.is_empty() && reached.iter().all(|n| *n == 0) {
-                    return Done::Untouched;
-                }
+                // Places an operation reached count whether or not it changed them (a
+                // `replace` with the value already there reaches its place).
+                let none_reached = reached.iter().all(|n| *n == 0);
                 for (r, n) in self.tallies[k].reached.iter_mut().zip(reached) {
                     *r += n;
+                }
+                // Operations whose `[*]` all select nothing here changed nothing here.
+                if !ops.is_empty() && none_reached {
+                    return Done::Untouched;
                 }
                 done
             }
@@ -690,6 +690,7 @@ impl<'p> Engine<'p> {
                 if chosen.is_empty() {
                     return None;
                 }
+                self.tallies[k].selected += 1;
                 chosen
             }
         };
@@ -823,6 +824,9 @@ impl<'p> Engine<'p> {
             self.localised = true;
         }
         let before = Before::of(step, &item.node);
+        // What the patch is compared with: one that changes nothing leaves the item untouched
+        // (written as it came, and not counted as changed).
+        let pristine = item.node.clone();
         let outcome = self.attempt(step, item, &before.id, apply);
         let conflicts = match outcome {
             Ok(Applied::Deleted) => return Done::Deleted,
@@ -859,6 +863,9 @@ impl<'p> Engine<'p> {
                 self.fail_before(step, &item.node, &id, document, Cause::Broken(broken));
                 return Done::Untouched;
             }
+        }
+        if item.node.keep_unchanged_source(&pristine) {
+            return Done::Untouched;
         }
         if item.first_id.is_none() && !Id::of(&item.node).same(&id) {
             item.first_id = Some(id);
@@ -1095,8 +1102,24 @@ impl<'p> Engine<'p> {
                     }
                 }
             }
-            if !self.failed {
-                self.results.extend(unreached(step, tally));
+            let missed = if self.failed {
+                Vec::new()
+            } else {
+                unreached(step, tally)
+            };
+            // A patch that found its resources and changed none (and no warning says why): they
+            // already hold what it says (a render run a second time, a patch repeating the
+            // current values).
+            let said = !missed.is_empty();
+            self.results.extend(missed);
+            if tally.changed == 0 && tally.selected > 0 && !said && !self.failed {
+                let message = format!(
+                    "{}: changed nothing: what it says is already so in the {} it selects",
+                    step.label(),
+                    counted(tally.selected, "resource")
+                );
+                self.results
+                    .push(FnResult::new(Severity::Info, message).tag("patch", tag.clone()));
             }
             // When the run fails nothing is applied; saying otherwise would mislead.
             if tally.changed > 0 && !self.failed {

@@ -56,7 +56,7 @@ use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::{self, Anchors};
-use crate::yaml::place::{put, Keep};
+use crate::yaml::place::{replace, Keep};
 use crate::yaml::{from_json, to_json, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
@@ -665,7 +665,7 @@ fn is_delete_directive(n: &Node<'_>) -> bool {
 /// Sets a value from the local configuration in the live one's place: live keeps its comments
 /// where the local value has none, its blank lines and its quoting.
 fn set_value<'a>(lv: &mut Node<'a>, new: Node<'a>) {
-    put(lv, new, Keep::BOTH);
+    replace(lv, new, Keep::BOTH);
 }
 
 /// A value as the server stores it when it is new: `null` fields of maps (at any depth, also in

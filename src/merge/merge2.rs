@@ -34,7 +34,7 @@ use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
-use crate::yaml::place::{put, Keep};
+use crate::yaml::place::{replace, Keep};
 use crate::yaml::{Entry, Kind, Node};
 
 mod kustomize;
@@ -229,7 +229,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Kind::Map => self.map(dest, patch, at, meta.replace),
             Kind::Seq => self.list(dest, patch, at, meta),
             Kind::Scalar | Kind::Alias => {
-                put(dest, patch.clone(), Keep::COMMENTS);
+                replace(dest, patch.clone(), Keep::COMMENTS);
                 Ok(Fate::Keep)
             }
         }
@@ -286,7 +286,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Strategy::Replace => {
                 let mut fresh: Node<'a> = patch.shell();
                 self.fields(&mut fresh, patch, at, &d, true)?;
-                put(dest, fresh, Keep::COMMENTS);
+                replace(dest, fresh, Keep::COMMENTS);
                 return Ok(Fate::Keep);
             }
             Strategy::Merge => {}
@@ -294,7 +294,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if !dest.is_map() {
             let mut fresh: Node<'a> = patch.shell();
             self.fields(&mut fresh, patch, at, &d, true)?;
-            put(dest, fresh, Keep::COMMENTS);
+            replace(dest, fresh, Keep::COMMENTS);
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
@@ -427,7 +427,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 let existing = (!dest.is_null()).then_some(&*dest);
                 return match self.kyaml_list(existing, patch, at, kind, false)? {
                     Some(list) => {
-                        put(dest, list, Keep::COMMENTS);
+                        replace(dest, list, Keep::COMMENTS);
                         Ok(Fate::Keep)
                     }
                     None => Ok(Fate::Delete),
@@ -451,7 +451,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Strategy::Delete => return Ok(Fate::Delete),
             Strategy::Replace => {
                 let fresh = self.fresh_list(patch, &elements, at, &ListKind::Atomic)?;
-                put(dest, fresh, Keep::COMMENTS);
+                replace(dest, fresh, Keep::COMMENTS);
                 return Ok(Fate::Keep);
             }
             Strategy::Merge => {}
@@ -474,7 +474,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 return Ok(Fate::Keep);
             }
             let fresh = self.fresh_list(patch, &elements, at, &kind)?;
-            put(dest, fresh, Keep::COMMENTS);
+            replace(dest, fresh, Keep::COMMENTS);
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
@@ -628,7 +628,7 @@ impl<'a> Merger<'_, '_, 'a> {
                         .build(&without_patch_key(p), elem_at, &FieldMeta::default())
                         .map_err(|e| e.within(seg))?;
                     if let Some(n) = fresh {
-                        put(&mut items[i], n, Keep::COMMENTS);
+                        replace(&mut items[i], n, Keep::COMMENTS);
                     }
                 }
                 (Some(i), Strategy::Merge) => {

@@ -54,7 +54,7 @@ use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 use crate::yaml::one_line;
-use crate::yaml::place::{put, Keep};
+use crate::yaml::place::{replace, same_value, Keep};
 use crate::yaml::{Comments, Entry, Kind, Node};
 
 /// How to merge.
@@ -162,7 +162,9 @@ pub fn merge<'a, 'p: 'a>(
     match fate {
         Fate::Keep => {}
         Fate::Remove => *dest = Node::null(),
-        Fate::Set(n) => put(dest, n, Keep::QUOTING),
+        Fate::Set(n) => {
+            replace(dest, n, Keep::QUOTING);
+        }
     }
     Ok(out)
 }
@@ -505,10 +507,17 @@ impl<'a> Merger<'_, '_, 'a> {
         let upstream_changed = !un
             .comments()
             .same_text(on.map_or(&Comments::default(), |n| n.comments()));
+        if same_value(d, &new) {
+            // The value stays as written; only a comment upstream changed comes along.
+            if upstream_changed {
+                *d.comments_mut() = new.comments().clone();
+            }
+            return Ok(());
+        }
         if !upstream_changed {
             *new.comments_mut() = d.comments().clone();
         }
-        put(d, new, Keep::QUOTING);
+        replace(d, new, Keep::QUOTING);
         Ok(())
     }
 
@@ -662,7 +671,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Fate::Keep => true,
             Fate::Remove => false,
             Fate::Set(n) => {
-                put(&mut entry.value, n, Keep::QUOTING);
+                replace(&mut entry.value, n, Keep::QUOTING);
                 true
             }
         })
@@ -722,7 +731,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 Ok(Fate::Keep) => kept.push(item),
                 Ok(Fate::Remove) => {}
                 Ok(Fate::Set(n)) => {
-                    put(&mut item, n, Keep::QUOTING);
+                    replace(&mut item, n, Keep::QUOTING);
                     kept.push(item);
                 }
                 Err(e) => {

@@ -76,7 +76,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::yaml::anchors::{self, detached, first_dangling, put_copy, strip_anchors, Anchors};
-use crate::yaml::place::{put, Keep};
+use crate::yaml::place::{replace as put_new, same_value, Keep};
 use crate::yaml::scalar::Resolved;
 use crate::yaml::{AliasError, Comment, Entry, Kind, Layout, Node, ScalarStyle, MAX_DEPTH};
 
@@ -1393,8 +1393,11 @@ fn add<'a>(
                 .entries_mut()
                 .and_then(|es| es.get_mut(i))
                 .ok_or_else(lost)?;
-            take_place_comments(&mut e.key, new.head, new.line);
-            put(&mut e.value, new.node, Keep::COMMENTS);
+            // A value the member already holds stays as it is written, comments included.
+            if !same_value(&e.value, &new.node) {
+                take_place_comments(&mut e.key, new.head, new.line);
+                put_new(&mut e.value, new.node, Keep::COMMENTS);
+            }
             changed(ptr, depth, Change::Replaced);
         }
         Slot::NewKey(key) => {
@@ -1474,7 +1477,7 @@ fn replace<'a>(
         }
         Ok(route) => {
             let (node, _) = reach(doc, &route, n).ok_or_else(lost)?;
-            put(node, value, Keep::COMMENTS);
+            put_new(node, value, Keep::COMMENTS);
             changed(ptr, n - 1, Change::Replaced);
             Ok(())
         }
@@ -1505,7 +1508,7 @@ fn nesting(node: &Node<'_>) -> usize {
 fn put_root<'a>(doc: &mut Node<'a>, mut new: Node<'a>) {
     changed(&Pointer::root(), 0, Change::Everything);
     *new.layout_mut() = Layout::default();
-    put(doc, new, Keep::COMMENTS);
+    put_new(doc, new, Keep::COMMENTS);
 }
 
 /// A key takes the comments of the entry that is put at its place, where that entry has them.

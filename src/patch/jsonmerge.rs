@@ -19,7 +19,7 @@
 use crate::merge::align::{nesting, KeyPositions};
 use crate::path::{Path, Seg};
 use crate::yaml::anchors::{anchors_of, detached, Anchors};
-use crate::yaml::place::{put, Keep};
+use crate::yaml::place::{replace, Keep};
 use crate::yaml::{AliasError, Entry, Node, MAX_DEPTH};
 
 /// A merge patch that cannot be applied; the target is then unchanged.
@@ -105,7 +105,7 @@ fn merge_value<'a, 'p: 'a>(
     depth: usize,
 ) -> Result<(), MergePatchError> {
     if !patch.is_map() {
-        put(dest, patch.clone(), Keep::COMMENTS);
+        replace(dest, patch.clone(), Keep::COMMENTS);
         return Ok(());
     }
     // An alias whose anchor is unknown stays an alias, and is replaced below like any value
@@ -123,7 +123,7 @@ fn merge_value<'a, 'p: 'a>(
     }
     if !dest.is_map() {
         // A mapping built from the patch: members are added by merging, which drops `null`s.
-        put(dest, patch.shell(), Keep::COMMENTS);
+        replace(dest, patch.shell(), Keep::COMMENTS);
     } else {
         dest.take_comments_of(patch.comments());
     }

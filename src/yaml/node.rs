@@ -584,6 +584,105 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// Compares this tree, after an edit, with `before`, a copy of it taken before the edit,
+    /// and gives back the verbatim source text of every node that the edit left as it was
+    /// (reaching into a collection to change something forgets its source text, so a flow
+    /// collection a patch only walked would be written anew). True when nothing differs at
+    /// all: data, styles, layout, comments, tags, anchors. Children are paired by position, and
+    /// a mapping's entries by key where the edit added or removed some. Linear in the trees.
+    pub fn keep_unchanged_source(&mut self, before: &Node<'a>) -> bool {
+        let mut same = match (&mut self.repr, &before.repr) {
+            (
+                Repr::Scalar { text, style, lay },
+                Repr::Scalar {
+                    text: t,
+                    style: s,
+                    lay: l,
+                },
+            ) => text == t && style == s && lay == l,
+            (
+                Repr::Alias { name, lay },
+                Repr::Alias {
+                    name: n, lay: l, ..
+                },
+            ) => name == n && lay == l,
+            (
+                Repr::Seq { items, flow, lay },
+                Repr::Seq {
+                    items: i,
+                    flow: f,
+                    lay: l,
+                },
+            ) => {
+                let mut same = flow == f && lay == l && items.len() == i.len();
+                if items.len() == i.len() {
+                    for (a, b) in items.iter_mut().zip(i) {
+                        same &= a.keep_unchanged_source(b);
+                    }
+                }
+                same
+            }
+            (
+                Repr::Map { entries, flow, lay },
+                Repr::Map {
+                    entries: e,
+                    flow: f,
+                    lay: l,
+                },
+            ) => {
+                let mut same = flow == f && lay == l && entries.len() == e.len();
+                if entries.len() == e.len() {
+                    for (a, b) in entries.iter_mut().zip(e) {
+                        same &= a.key.keep_unchanged_source(&b.key);
+                        same &= a.value.keep_unchanged_source(&b.value);
+                    }
+                } else {
+                    let was: crate::hash::HashMap<&str, &Entry<'a>> = e
+                        .iter()
+                        .filter_map(|b| Some((b.key.as_str()?, b)))
+                        .collect();
+                    for a in entries.iter_mut() {
+                        if let Some(b) = a.key.as_str().and_then(|k| was.get(k)) {
+                            a.key.keep_unchanged_source(&b.key);
+                            a.value.keep_unchanged_source(&b.value);
+                        }
+                    }
+                }
+                same
+            }
+            _ => false,
+        };
+        let (mine, theirs) = (self.ext.as_deref(), before.ext.as_deref());
+        let ext_same = match (mine, theirs) {
+            (None, None) => true,
+            (Some(x), Some(y)) => {
+                x.tag == y.tag
+                    && x.anchor == y.anchor
+                    && x.comments == y.comments
+                    && x.mark == y.mark
+            }
+            (Some(x), None) | (None, Some(x)) => {
+                x.tag.is_none()
+                    && x.anchor.is_none()
+                    && x.comments.is_empty()
+                    && x.mark == super::anchors::Mark::default()
+            }
+        };
+        same &= ext_same;
+        if !same {
+            return false;
+        }
+        // Everything the node writes is as it was: so is the text it was read from.
+        let raw = theirs.and_then(|y| y.raw.clone());
+        let had = mine.is_some_and(|x| x.raw.is_some());
+        match raw {
+            Some(r) => self.ext_mut().raw = Some(r),
+            None if had => return false,
+            None => {}
+        }
+        true
+    }
+
     /// Counts the nodes of this tree (aliases count as one).
     pub fn node_count(&self) -> usize {
         1 + match &self.repr {
@@ -632,5 +731,42 @@ mod tests {
         let keys: Vec<_> = m.entries().iter().filter_map(Entry::key_str).collect();
         assert_eq!(keys, ["a", "b"]);
         assert_eq!(m.str_at(&["a"]), Some("3"));
+    }
+
+    /// Reaching into a flow collection forgets its source text; comparing with the tree before
+    /// gives it back where nothing in it changed, and says whether anything changed at all.
+    #[test]
+    fn keep_unchanged_source_gives_back_what_an_edit_left_as_it_was() {
+        let src = "a: {x: 1,   y: [2,  3]}   # flow\nb: 1\n";
+        let doc = crate::yaml::parse_stream(src).unwrap().remove(0);
+        let before = doc.root.clone().unwrap();
+        let write = |n: &Node<'_>| {
+            let mut out = String::new();
+            crate::yaml::emit_document(&crate::yaml::Document::new(n.clone()), &mut out);
+            out
+        };
+        let mut after = before.clone();
+        after
+            .get_mut("a")
+            .and_then(|a| a.get_mut("y"))
+            .and_then(Node::items_mut);
+        assert_ne!(
+            write(&after),
+            src,
+            "an edit forgets the flow collection's text"
+        );
+        assert!(after.keep_unchanged_source(&before));
+        assert_eq!(write(&after), src);
+        // A change elsewhere: still not the same, and the untouched flow map is as written.
+        after.get_mut("a").and_then(Node::entries_mut);
+        after.set("b", Node::plain("2"));
+        assert!(!after.keep_unchanged_source(&before));
+        assert_eq!(write(&after), src.replace("b: 1", "b: 2"));
+        // An added key: the others pair by key.
+        let mut after = before.clone();
+        after.get_mut("a").and_then(Node::entries_mut);
+        after.set("c", Node::plain("3"));
+        assert!(!after.keep_unchanged_source(&before));
+        assert_eq!(write(&after), format!("{src}c: 3\n"));
     }
 }

@@ -123,6 +123,9 @@ fixtures! {
         json6902_wildcard_sets_image_pull_policy_on_every_container,
         at_with_keys_and_wildcards_at_two_levels,
     ],
+    real_packages: [
+        cert_manager_helm_output_keeps_every_byte_a_patch_does_not_change,
+    ],
     kustomize_parity: [
         crd_lists_are_replaced_with_kustomize_options,
         crd_lists_merge_by_key_by_default,
@@ -263,6 +266,7 @@ fn trees(text: &str) -> Vec<Node<'static>> {
         .unwrap_or_else(|e| panic!("not YAML: {e}\n{text}"))
         .into_iter()
         .filter_map(|d| d.root.map(Node::into_owned))
+        .filter(|r| !is_empty_document(r))
         .collect()
 }
 

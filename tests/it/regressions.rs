@@ -148,3 +148,135 @@ fn merge2_keeps_null_elements_of_a_list() {
     assert_eq!(doc["old"], json!(["key1", null, "key2"]), "{}", out.stdout);
     assert_eq!(doc["new"], json!(["x", null]), "{}", out.stdout);
 }
+
+// ----- issue 18: real packages --------------------------------------------------------------------
+
+/// A Deployment as Helm charts write them: quoted names and labels, a flow list, a comment.
+const HELM_DEPLOYMENT: &str = r#"---
+# Source: web/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: "web"
+  namespace: "cert-manager" # the release's namespace
+  labels:
+    app.kubernetes.io/version: "v1.17.2"
+    tier: 'front'
+spec:
+  replicas: 0x3
+  template:
+    spec:
+      containers:
+      - name: app
+        image: "ghcr.io/web:1.0"
+        args: ["--port", '8080']
+        env:
+        - {name: MODE, value: "on"}
+        - name: PORT   # the listener
+          value: "8080"
+"#;
+
+// Issue 18, point 4: a patch that set a scalar to the value it already had rewrote it in the
+// patch's style (`namespace: "cert-manager"` became `namespace: cert-manager`), and every patch
+// without a target repeats name and namespace, so every such patch on Helm output did. Through
+// every walker, a patch that repeats the resource's values in other quoting (and `3` for
+// `0x3`, a list written otherwise) changes no byte, and says so.
+#[test]
+fn a_patch_repeating_the_current_values_changes_no_byte() {
+    let smp = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: cert-manager\n  labels:\n    app.kubernetes.io/version: v1.17.2\n    tier: \"front\"\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n      - name: app\n        image: ghcr.io/web:1.0\n        args:\n        - --port\n        - \"8080\"\n        env:\n        - name: MODE\n          value: on\n        - {name: PORT, value: '8080'}\n";
+    let target = "target: {kind: Deployment, name: web}\n";
+    let cases: Vec<(&str, String)> = vec![
+        ("merge2", format!("patch: |\n{}", indent_under(smp, "  ", "  "))),
+        (
+            "merge2, kustomize's options",
+            format!(
+                "patch: |\n{}options: {{compatibility: kustomize}}\n",
+                indent_under(smp, "  ", "  ")
+            ),
+        ),
+        (
+            "merge2 with a target",
+            format!("{target}patch: |\n{}", indent_under(smp, "  ", "  ")),
+        ),
+        (
+            "jsonmerge",
+            format!("{target}type: jsonmerge\npatch: |\n  metadata: {{namespace: cert-manager, labels: {{tier: front}}}}\n  spec: {{replicas: 3}}\n"),
+        ),
+        (
+            "json6902",
+            format!(
+                "{target}type: json6902\npatch: |\n  - {{op: replace, path: /metadata/namespace, value: cert-manager}}\n  - {{op: add, path: /metadata/labels/tier, value: front}}\n  - {{op: replace, path: /spec/replicas, value: 3}}\n  - {{op: replace, path: /spec/template/spec/containers/0/args, value: [--port, \"8080\"]}}\n  - {{op: replace, path: '/spec/template/spec/containers/[name=app]/env/[name=MODE]/value', value: on}}\n"
+            ),
+        ),
+        (
+            "json6902, kustomize's options",
+            format!(
+                "{target}type: json6902\noptions: {{compatibility: kustomize}}\npatch: |\n  - {{op: replace, path: /metadata/namespace, value: cert-manager}}\n  - {{op: replace, path: /spec/replicas, value: 3}}\n  - {{op: replace, path: /spec/template/spec/containers/0/image, value: 'ghcr.io/web:1.0'}}\n"
+            ),
+        ),
+        (
+            "merge3",
+            format!("{target}type: merge3\noriginal: |\n  spec: {{replicas: 1}}\n  metadata: {{labels: {{tier: back}}}}\npatch: |\n  spec: {{replicas: 3}}\n  metadata: {{labels: {{tier: front}}}}\n"),
+        ),
+    ];
+    for (what, entry) in cases {
+        let out = filter("same-values", &merge_fn(&entry), HELM_DEPLOYMENT);
+        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
+        assert_eq!(out.stdout, HELM_DEPLOYMENT, "{what}: the output changed");
+        let d = dir("same-values");
+        let v = krm(
+            &[
+                "-v",
+                "--config",
+                &d.join("fn.yaml").display().to_string(),
+                &d.join("resources.yaml").display().to_string(),
+            ],
+            "",
+        );
+        assert!(
+            v.stderr.contains("changed nothing"),
+            "{what}: the results say it changed something\n{}",
+            v.stderr
+        );
+    }
+    // A patch that changes one value leaves the values it repeats as they are written.
+    let entry = format!(
+        "patch: |\n{}",
+        indent_under(&smp.replace("replicas: 3", "replicas: 4"), "  ", "  ")
+    );
+    let out = filter("same-values", &merge_fn(&entry), HELM_DEPLOYMENT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        HELM_DEPLOYMENT.replace("replicas: 0x3", "replicas: 4")
+    );
+    // apply, run again on its own output: the last-applied annotation it wrote is what it
+    // would write again, so nothing changes.
+    let entry = format!("type: apply\npatch: |\n{}", indent_under(smp, "  ", "  "));
+    let once = filter("apply-again", &merge_fn(&entry), HELM_DEPLOYMENT);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    let twice = filter("apply-again", &merge_fn(&entry), &once.stdout);
+    assert_eq!(twice.code, 0, "{}", twice.stderr);
+    assert_eq!(twice.stdout, once.stdout);
+    assert!(
+        once.stdout
+            .contains("namespace: \"cert-manager\" # the release's namespace"),
+        "{}",
+        once.stdout
+    );
+}
+
+// Issue 18, point 4, the rule's edges: the same data as YAML 1.2 reads it is not enough where
+// YAML 1.1 (Kubernetes) reads the two texts differently, and `"1"` is not `1`.
+#[test]
+fn a_value_yaml11_reads_otherwise_is_rewritten() {
+    let res = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: yes\n  b: 0777\n  c: \"1\"\n  d: 1e3\n";
+    let entry =
+        "target: {kind: ConfigMap}\npatch: |\n  data: {a: \"yes\", b: 777, c: 1, d: 1000.0}\n";
+    let out = filter("yaml11-edges", &merge_fn(entry), res);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"yes\"\n  b: 777\n  c: 1\n  d: 1000.0\n"
+    );
+}

@@ -83,10 +83,23 @@ pub fn node(text: &str) -> Node<'static> {
         .unwrap_or_else(Node::null)
 }
 
+/// The root of an empty document (`---` and nothing after it, as Helm's output can end), which
+/// holds no resource.
+pub fn is_empty_document(root: &Node<'_>) -> bool {
+    root.as_str() == Some("")
+        && root.style() == Some(yaml::ScalarStyle::Plain)
+        && root.tag().is_none()
+        && root.anchor().is_none()
+}
+
 /// A ResourceList holding the documents of `items` and the functionConfig `config`.
 pub fn resource_list(items: &str, config: Node<'static>) -> String {
     let parsed = yaml::parse_stream(items).expect("items YAML");
-    let nodes: Vec<Node<'_>> = parsed.into_iter().filter_map(|d| d.root).collect();
+    let nodes: Vec<Node<'_>> = parsed
+        .into_iter()
+        .filter_map(|d| d.root)
+        .filter(|r| !is_empty_document(r))
+        .collect();
     let mut rl = Node::map();
     rl.set("apiVersion", Node::string("config.kubernetes.io/v1"));
     rl.set("kind", Node::string("ResourceList"));
