@@ -800,6 +800,14 @@ pub struct Options {
     /// explicit `null`, so the spelling decides what a later patch leaves. By default
     /// (`false`) the document keeps its text.
     pub nulls_written_as_null: bool,
+    /// A resource whose `metadata` has no `annotations` has an empty `annotations` mapping
+    /// while the operations run (and none after, unless they put something in it), as in
+    /// kustomize, where its own build annotations (`internal.config.kubernetes.io/previousNames`
+    /// and others) fill that mapping while a JSON patch runs: there, `add` and `replace` of
+    /// `/metadata/annotations/x` succeed on a resource without annotations, and `test` of a
+    /// member of it against `null` passes. Only at a document's root. By default (`false`) a
+    /// missing parent is missing, as RFC 6902 says.
+    pub annotations_present: bool,
 }
 
 impl Options {
@@ -810,6 +818,7 @@ impl Options {
             missing_member_reads_null: true,
             move_into_child: true,
             nulls_written_as_null: true,
+            annotations_present: true,
         }
     }
 }
@@ -873,6 +882,7 @@ fn apply_ops<'a, 'p: 'a>(
             _ => false,
         });
     let mut work = doc.clone();
+    let planted = opts.annotations_present && !place && plant_annotations(&mut work);
     let _session = Session::begin(&work, ops, aliased);
     let mut reached = Vec::with_capacity(ops.len());
     for (i, op) in ops.iter().enumerate() {
@@ -902,11 +912,38 @@ fn apply_ops<'a, 'p: 'a>(
             });
         }
     }
+    if planted {
+        unplant_annotations(&mut work);
+    }
     if opts.nulls_written_as_null {
         write_nulls_as_null(&mut work);
     }
     *doc = work;
     Ok(reached)
+}
+
+/// Gives a resource's `metadata` mapping an empty `annotations` mapping where it has none (see
+/// [`Options::annotations_present`]). True when it did.
+fn plant_annotations(doc: &mut Node<'_>) -> bool {
+    let has_meta = doc.get("metadata").is_some_and(Node::is_map);
+    if !has_meta || doc.get_path(&["metadata", "annotations"]).is_some() {
+        return false;
+    }
+    doc.get_mut("metadata")
+        .is_some_and(|m| m.set("annotations", Node::map()))
+}
+
+/// Takes away the `annotations` mapping [`plant_annotations`] gave, where the operations left
+/// it empty.
+fn unplant_annotations(doc: &mut Node<'_>) {
+    let empty = doc
+        .get_path(&["metadata", "annotations"])
+        .is_some_and(|a| a.is_map() && a.entries().is_empty());
+    if empty {
+        if let Some(m) = doc.get_mut("metadata") {
+            m.remove("annotations");
+        }
+    }
 }
 
 /// Empty nulls (`key:`, `key: !!null`) become a plain `null` (see

@@ -138,6 +138,8 @@ fixtures! {
         json6902_copy_and_test_read_a_missing_member_as_null_with_kustomize_options,
         json6902_copy_and_test_of_a_missing_member_fail_by_default,
         json6902_copy_from_a_missing_parent_fails_with_kustomize_options,
+        json6902_under_missing_annotations_with_kustomize_options,
+        json6902_under_missing_annotations_fails_by_default,
         patch_strings_that_yaml11_reads_as_another_type_are_quoted,
         json6902_move_into_its_own_child_with_kustomize_options,
         json6902_move_into_its_own_child_fails_by_default,
