@@ -29,7 +29,7 @@ use krm_merge::config::Conflicts;
 use krm_merge::diff::package::{self, Format, PackageOptions, PackageWarningKind, PatchType};
 use krm_merge::diff::three_way::{self, Conflict};
 use krm_merge::diff::{json6902, jsonmerge, two_way, DiffError, Options, Warning};
-use krm_merge::krm::{FnResult, Input, Severity};
+use krm_merge::krm::{self, FnResult, Input, Severity};
 use krm_merge::schema::Schema;
 use krm_merge::select::bookkeeping::is_bookkeeping_item;
 use krm_merge::select::identity::Id;
@@ -186,7 +186,14 @@ fn read_side(
                         n + 1
                     ),
                 )),
-                None => docs.extend(roots),
+                None => {
+                    for root in roots {
+                        // A list kind's items are the resources, as the function reads them.
+                        let found = krm::into_resources(root)
+                            .map_err(|e| ReadFailure::Error(format!("{}: {e}", file.name)))?;
+                        docs.extend(found);
+                    }
+                }
             }
             continue;
         }
@@ -200,7 +207,9 @@ fn read_side(
                     n + 1
                 )));
             }
-            docs.push(item.node.into_owned());
+            let found = krm::into_resources(item.node)
+                .map_err(|e| ReadFailure::Error(format!("{}: {e}", file.name)))?;
+            docs.extend(found.into_iter().map(Node::into_owned));
         }
     }
     Ok(Side { label, dir, docs })

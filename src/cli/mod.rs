@@ -493,7 +493,12 @@ fn merge_files(
         },
         None => Vec::new(),
     };
-    let single = patch_docs.len() == 1 && input.items.len() == 1 && original_docs.len() <= 1;
+    // A list kind's items are the resources: one `List` of one resource is a single document.
+    let mut resources = 0;
+    for item in &input.items {
+        krm::for_each_resource(&item.node, &mut |_| resources += 1);
+    }
+    let single = patch_docs.len() == 1 && resources == 1 && original_docs.len() <= 1;
     let plan = config::command_line(kind, patch_docs, original_docs, opts, single);
     let output = krm::run_input(&dest_text, input, &plan);
     if let Some(code) = conclude(io, report, &[], &output.results) {

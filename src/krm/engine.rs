@@ -72,6 +72,10 @@ pub struct Engine<'p> {
     /// of a ResourceList or a `List` (`shared`).
     scope: Scope,
     shared: bool,
+    /// List kinds (`RoleList`, ...) being read inside the document around them: each adds two
+    /// levels of nesting around its items, and those of a bookkeeping list are bookkeeping too.
+    lists: usize,
+    bookkeeping_lists: usize,
     /// What the scope found in the item being processed, and whether it was made whole.
     current: Admitted,
     localised: bool,
@@ -120,8 +124,12 @@ pub fn run_document<'a>(
     wrapper: Option<&mut Node<'a>>,
 ) -> Run<'a> {
     let mut engine = Engine::new(plan, config);
-    for item in items.iter().filter(|i| is_crd(&i.node)) {
-        engine.add_crd(&item.node);
+    for item in &items {
+        crate::krm::for_each_resource(&item.node, &mut |r| {
+            if is_crd(r) {
+                engine.add_crd(r);
+            }
+        });
     }
     let mut out = engine.process_document(items, wrapper);
     let finish = engine.finish();
@@ -203,6 +211,8 @@ impl<'p> Engine<'p> {
             checked: HashSet::default(),
             scope: Scope::new(),
             shared: false,
+            lists: 0,
+            bookkeeping_lists: 0,
             current: Admitted::default(),
             localised: false,
             seen: HashMap::default(),
@@ -218,32 +228,40 @@ impl<'p> Engine<'p> {
     }
 
     /// Reads the entries `range` of a wrapper's root mapping, the part of the document before
-    /// its items (their anchors may be aliased by the items).
-    pub fn wrapper_before(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
+    /// its items (their anchors may be aliased by the items). True when one of them must be
+    /// written anew.
+    pub fn wrapper_before(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
         self.scope.admit_entries(root, range.clone());
         let how = Settle {
             document: true,
             untouched: true,
             revert: false,
         };
-        if let Err(e) = self.scope.settle_entries(root, range, how) {
-            self.fail_document(&e);
-        }
+        self.scope
+            .settle_entries(root, range, how)
+            .unwrap_or_else(|e| {
+                self.fail_document(&e);
+                false
+            })
     }
 
     /// Settles the entries `range` of a wrapper's root mapping, the part of the document after
     /// its items, once every item is written: an alias there of an anchor that a patch changed
     /// or deleted becomes a copy of what it read.
-    pub fn wrapper_after(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
+    /// True when one of them must be written anew.
+    pub fn wrapper_after(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
         self.scope.admit_entries(root, range.clone());
         let how = Settle {
             document: true,
             untouched: true,
             revert: false,
         };
-        if let Err(e) = self.scope.settle_entries(root, range, how) {
-            self.fail_document(&e);
-        }
+        self.scope
+            .settle_entries(root, range, how)
+            .unwrap_or_else(|e| {
+                self.fail_document(&e);
+                false
+            })
     }
 
     /// An error about the document outside its items.
@@ -277,6 +295,8 @@ impl<'p> Engine<'p> {
             checked: HashSet::default(),
             scope: Scope::new(),
             shared: self.shared,
+            lists: 0,
+            bookkeeping_lists: 0,
             current: Admitted::default(),
             localised: false,
             seen: HashMap::default(),
@@ -347,19 +367,23 @@ impl<'p> Engine<'p> {
         });
         if let (Some(root), Some((at, _))) = (wrapper.as_deref_mut(), split) {
             self.one_document();
-            self.wrapper_before(root, 0..at);
+            let _ = self.wrapper_before(root, 0..at);
         }
         let out = items.into_iter().filter_map(|i| self.process(i)).collect();
         if let (Some(root), Some((at, n))) = (wrapper, split) {
-            self.wrapper_after(root, (at + 1).min(n)..n);
+            let _ = self.wrapper_after(root, (at + 1).min(n)..n);
         }
         self.shared = false;
         self.scope.reset();
         out
     }
 
-    /// Applies every step, in order, to one item. `None`: a step deleted it.
+    /// Applies every step, in order, to one item. `None`: a step deleted it. A list kind's
+    /// items are the resources ([`Engine::process_list`]).
     pub fn process<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
+        if crate::krm::is_list_kind(&item.node) {
+            return self.process_list(item);
+        }
         if !self.shared {
             self.scope.reset();
         }
@@ -367,6 +391,97 @@ impl<'p> Engine<'p> {
         self.localised = false;
         let mut item = self.process_from(item, 0)?;
         self.seal(&mut item);
+        Some(item)
+    }
+
+    /// A list kind (`List`, `RoleList`, ...: [`crate::krm::is_list_kind`]) is not a resource:
+    /// its items are, as kustomize reads them. Each goes through the steps as an item of its
+    /// own, in the document the list is (its anchors reach the items, as a ResourceList's do),
+    /// and the list is written back around what is left of them: touched when an item was
+    /// patched or deleted, gone when a patch deleted every item it had. An item that is not a
+    /// mapping fails the run, as kustomize refuses it. Results about an item name the list's
+    /// file (kpt gives the items of a list no path of their own). A list that came as JSON is
+    /// written as block YAML once an item changed.
+    fn process_list<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
+        let outer = !self.shared;
+        if outer {
+            self.scope.reset();
+            self.shared = true;
+        } else {
+            self.lists += 1;
+        }
+        let file = bookkeeping::file_of(&item.node).map(|(p, i)| (p.to_owned(), i));
+        if let Some((path, _)) = &file {
+            self.files.insert(path.clone());
+        }
+        let bookkeeping = {
+            let follow = |n| self.scope.follow(n);
+            bookkeeping::is_bookkeeping_item_with(&item.node, &follow)
+        };
+        self.bookkeeping_lists += usize::from(bookkeeping);
+        let first_result = self.results.len();
+        let root = &mut item.node;
+        let n = root.entries().len();
+        let at = root.position("items").unwrap_or(n);
+        let mut changed = self.wrapper_before(root, 0..at);
+        let members: Vec<Node<'a>> = root
+            .get_mut("items")
+            .and_then(Node::items_mut)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let had = members.len();
+        let mut kept = Vec::with_capacity(had);
+        for (k, node) in members.into_iter().enumerate() {
+            if !node.is_map() {
+                let id = Id::of(root).to_string();
+                self.results.push(FnResult::new(
+                    Severity::Error,
+                    format!("{id}: items[{k}] is not a resource (a mapping)"),
+                ));
+                self.failed = true;
+                kept.push(node);
+                continue;
+            }
+            let member = Item {
+                node,
+                origin: Origin::Input(k),
+                touched: false,
+                first_id: None,
+            };
+            match self.process(member) {
+                Some(m) => {
+                    changed |= m.touched;
+                    kept.push(m.node);
+                }
+                None => changed = true,
+            }
+        }
+        let emptied = had > 0 && kept.is_empty();
+        if let Some(list) = root.get_mut("items").and_then(Node::items_mut) {
+            *list = kept;
+        }
+        changed |= self.wrapper_after(root, (at + 1).min(n)..n);
+        if changed && root.is_flow() {
+            root.make_block();
+        }
+        if let Some(f) = &file {
+            for r in self.results.iter_mut().skip(first_result) {
+                if r.resource.is_some() && r.file.is_none() {
+                    r.file = Some(f.clone());
+                }
+            }
+        }
+        self.bookkeeping_lists -= usize::from(bookkeeping);
+        if outer {
+            self.shared = false;
+            self.scope.reset();
+        } else {
+            self.lists -= 1;
+        }
+        if emptied {
+            return None;
+        }
+        item.touched |= changed;
         Some(item)
     }
 
@@ -409,7 +524,7 @@ impl<'p> Engine<'p> {
     /// a copy of an anchored node nests the copy where the alias stood), so it is checked on the
     /// item as it will be written.
     fn check_depth(&mut self, item: &Item<'_>) {
-        let around = if self.shared { 2 } else { 0 };
+        let around = if self.shared { 2 } else { 0 } + 2 * self.lists;
         let depth = align::nesting(&item.node) + around;
         if depth <= yaml::MAX_DEPTH {
             return;
@@ -509,7 +624,8 @@ impl<'p> Engine<'p> {
     /// functionConfig itself), unless the step's target names a kind.
     fn candidate(&self, step: &Step, node: &Node<'_>) -> bool {
         let follow = |n| self.scope.follow(n);
-        let bookkeeping = bookkeeping::is_bookkeeping_item_with(node, &follow)
+        let bookkeeping = self.bookkeeping_lists > 0
+            || bookkeeping::is_bookkeeping_item_with(node, &follow)
             || self
                 .config
                 .is_some_and(|c| is_function_config(c, &Id::of_with(node, &follow)));
@@ -1588,6 +1704,84 @@ mod tests {
     #[test]
     fn bookkeeping_items_are_selected_only_by_a_target_naming_their_kind() {
         let local = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: l\n  annotations: {config.kubernetes.io/local-config: 'true'}\ndata: {a: '1'}\n";
+        let any = plan("  - target: {}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(!run(&any, items(&[local]), None).items[0].touched);
+        let named = plan("  - target: {kind: ConfigMap}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(run(&named, items(&[local]), None).items[0].touched);
+    }
+
+    /// Issue 18, point 1: a list kind's items are the resources, at any depth; the list is
+    /// written back around them, touched only when an item changed, gone when every item was
+    /// deleted.
+    #[test]
+    fn a_list_kinds_items_are_resources() {
+        let roles = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleList\nmetadata:\n  annotations: {config.kubernetes.io/path: roles.yaml, config.kubernetes.io/index: '0'}\nitems:\n- {apiVersion: rbac.authorization.k8s.io/v1, kind: Role, metadata: {name: a, namespace: x}, rules: []}\n- apiVersion: v1\n  kind: List\n  items:\n  - {apiVersion: rbac.authorization.k8s.io/v1, kind: Role, metadata: {name: b, namespace: x}, rules: []}\n";
+        let p = plan("  - target: {kind: Role, name: b}\n    patch: '{rules: [{verbs: [get]}]}'\n");
+        let run = run(&p, items(&[roles, CM]), None);
+        assert!(!run.failed, "{:?}", run.results);
+        assert!(run.items[0].touched && !run.items[1].touched);
+        let list = &run.items[0].node;
+        assert_eq!(list.str_at(&["kind"]), Some("RoleList"));
+        let nested = &list.get("items").unwrap().items()[1]
+            .get("items")
+            .unwrap()
+            .items()[0];
+        assert!(nested.get("rules").unwrap().items()[0]
+            .get("verbs")
+            .is_some());
+        assert!(list.get("items").unwrap().items()[0]
+            .get("rules")
+            .unwrap()
+            .items()
+            .is_empty());
+        let messages: Vec<_> = run.results.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(messages, ["patch[0] (merge2): applied to 1 resource(s)"]);
+        // A target for the list itself selects nothing: it is not a resource.
+        let p = plan("  - target: {kind: RoleList}\n    patch: '{metadata: {labels: {x: y}}}'\n");
+        let r = super::run(&p, items(&[roles]), None);
+        assert!(!r.items[0].touched);
+        assert!(
+            r.results[0].message.contains("selects no resource"),
+            "{:?}",
+            r.results
+        );
+        // Results about an item name the list's file.
+        let p = plan("  - target: {kind: Role, name: a}\n    type: json6902\n    patch: '[{op: remove, path: /nope}]'\n");
+        let r = super::run(&p, items(&[roles]), None);
+        assert!(r.failed);
+        let err = r
+            .results
+            .iter()
+            .find(|r| r.severity == Severity::Error)
+            .unwrap();
+        assert_eq!(err.file, Some(("roles.yaml".to_owned(), 0)));
+        assert_eq!(
+            err.resource.as_ref().map(ToString::to_string).as_deref(),
+            Some("Role x/a")
+        );
+        // Every item deleted: the list goes too; an item that is not a resource fails the run.
+        let p = plan("  - target: {kind: Role}\n    patch: '$patch: delete'\n");
+        assert!(super::run(&p, items(&[roles, CM]), None).items.len() == 1);
+        let bad = "apiVersion: v1\nkind: List\nitems: [1]\n";
+        let r = super::run(&p, items(&[bad]), None);
+        assert!(r.failed);
+        assert!(
+            r.results[0].message.contains("items[0] is not a resource"),
+            "{:?}",
+            r.results
+        );
+        // Without `items` a `*List` kind is a resource like any other.
+        let acl =
+            "apiVersion: example.com/v1\nkind: AccessList\nmetadata: {name: acl}\nspec: {x: 1}\n";
+        let p = plan("  - target: {kind: AccessList}\n    patch: '{spec: {x: 2}}'\n");
+        assert!(super::run(&p, items(&[acl]), None).items[0].touched);
+    }
+
+    /// The items of a `local-config` list are bookkeeping too: only a target naming their kind
+    /// selects them.
+    #[test]
+    fn the_items_of_a_bookkeeping_list_are_bookkeeping() {
+        let local = "apiVersion: v1\nkind: ConfigMapList\nmetadata:\n  annotations: {config.kubernetes.io/local-config: 'true'}\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l}, data: {a: '1'}}\n";
         let any = plan("  - target: {}\n    patch: 'data: {b: \"2\"}'\n");
         assert!(!run(&any, items(&[local]), None).items[0].touched);
         let named = plan("  - target: {kind: ConfigMap}\n    patch: 'data: {b: \"2\"}'\n");

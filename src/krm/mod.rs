@@ -1,9 +1,11 @@
-//! The KRM function wire format: a `ResourceList` (or a `List`, or a plain stream of YAML
-//! documents) read into items, and the same form written back with results.
+//! The KRM function wire format: a `ResourceList` or a plain stream of YAML documents read
+//! into items, and the same form written back with results.
 //!
 //! Reading accepts any `apiVersion` of `ResourceList` (`config.kubernetes.io/v1`, `v1beta1`,
-//! `v1alpha1`) and `List`, in YAML or JSON; writing always gives block YAML in the form that came
-//! in. Untouched documents of a stream are written back byte for byte.
+//! `v1alpha1`), in YAML or JSON, and writes it back as block YAML. Untouched documents of a
+//! stream are written back byte for byte. A list kind (`List`, `RoleList`, ...: see
+//! [`is_list_kind`]) is one item wherever it comes, a document or a ResourceList's item; the
+//! engine reads its items as resources and it is written back as a list.
 //!
 //! What it must not do: merge, select, or decide exit codes.
 
@@ -40,13 +42,6 @@ pub struct Item<'a> {
     pub first_id: Option<Id<'static>>,
 }
 
-/// The wrapper around the items.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wrapper {
-    ResourceList,
-    List,
-}
-
 /// How the items came in, which is how they go out.
 #[derive(Debug)]
 pub enum Form<'a> {
@@ -55,13 +50,10 @@ pub enum Form<'a> {
         docs: Vec<Document<'a>>,
         item_docs: Vec<usize>,
     },
-    /// A `ResourceList` or `List`, whose `items` were taken out; `json`: it was JSON (or flow
-    /// YAML) and is written back as block YAML.
-    Wrapped {
-        doc: Document<'a>,
-        wrapper: Wrapper,
-        json: bool,
-    },
+    /// A `ResourceList`, whose `items` were taken out; `json`: it was JSON (or flow YAML) and
+    /// is written back as block YAML. (A `List` is a document of a stream, whose items the
+    /// engine reads as resources: see [`is_list_kind`].)
+    Wrapped { doc: Document<'a>, json: bool },
 }
 
 /// A parsed input.
@@ -81,7 +73,8 @@ pub enum ReadError {
 }
 
 impl<'a> Input<'a> {
-    /// Reads a ResourceList, a List, or a plain stream of documents.
+    /// Reads a ResourceList or a plain stream of documents (a `List` among them is one
+    /// document, whose items the engine reads as resources).
     pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
         let mut docs = yaml::parse_stream(src)?;
         docs.iter_mut().for_each(nothing_is_no_root);
@@ -89,20 +82,11 @@ impl<'a> Input<'a> {
             .filter(|&i| docs[i].root.is_some())
             .collect();
         if let [only] = content[..] {
-            let wrapper = docs[only]
+            let wrapped = docs[only]
                 .root
                 .as_ref()
-                .and_then(|r| match r.str_at(&["kind"]) {
-                    Some("ResourceList") if r.is_map() => Some(Wrapper::ResourceList),
-                    Some("List")
-                        if r.is_map()
-                            && r.get("items").is_none_or(|i| i.is_seq() || i.is_null()) =>
-                    {
-                        Some(Wrapper::List)
-                    }
-                    _ => None,
-                });
-            if let Some(wrapper) = wrapper {
+                .is_some_and(|r| r.is_map() && r.str_at(&["kind"]) == Some("ResourceList"));
+            if wrapped {
                 let mut doc = docs.swap_remove(only);
                 let Some(root) = doc.root.as_mut() else {
                     return Err(ReadError::Shape("the ResourceList has no content".into()));
@@ -139,7 +123,7 @@ impl<'a> Input<'a> {
                     }
                 }
                 return Ok(Input {
-                    form: Form::Wrapped { doc, wrapper, json },
+                    form: Form::Wrapped { doc, json },
                     items,
                 });
             }
@@ -198,13 +182,68 @@ impl<'a> Input<'a> {
 
     /// Whether the input is a ResourceList.
     pub fn is_resource_list(&self) -> bool {
-        matches!(
-            self.form,
-            Form::Wrapped {
-                wrapper: Wrapper::ResourceList,
-                ..
-            }
-        )
+        matches!(self.form, Form::Wrapped { .. })
+    }
+}
+
+/// Whether a document is a list kind, whose items are resources (kustomize's reading, which
+/// flattens them): a mapping whose `kind` ends with `List` (`List`, `RoleList`,
+/// `ConfigMapList`, ... but not the KRM wrapper `ResourceList`) and that has `items`, a list (or
+/// `null`: no items). A `*List` kind without `items`, or with `items` of another shape, is a
+/// resource like any other; so is one whose `items` list carries an anchor (its aliases would
+/// read the list as patched).
+pub fn is_list_kind(node: &Node<'_>) -> bool {
+    if !node.is_map() {
+        return false;
+    }
+    let kind = node.get("kind").and_then(Node::as_string).unwrap_or("");
+    kind.ends_with("List")
+        && kind != "ResourceList"
+        && node
+            .get("items")
+            .is_some_and(|i| (i.is_seq() && i.anchor().is_none()) || i.is_null())
+}
+
+/// The resources a document holds, taken out: the document itself, or, for a list kind
+/// ([`is_list_kind`]), its items, those of nested lists taken out too. An item that is not a
+/// mapping is an error naming it.
+pub fn into_resources(node: Node<'_>) -> Result<Vec<Node<'_>>, String> {
+    let mut out = Vec::new();
+    take_resources(node, &mut out)?;
+    Ok(out)
+}
+
+fn take_resources<'a>(mut node: Node<'a>, out: &mut Vec<Node<'a>>) -> Result<(), String> {
+    if !is_list_kind(&node) {
+        out.push(node);
+        return Ok(());
+    }
+    let id = crate::select::identity::Id::of(&node).to_string();
+    let items = node
+        .get_mut("items")
+        .and_then(Node::items_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    for (k, item) in items.into_iter().enumerate() {
+        if !item.is_map() {
+            return Err(format!("{id}: items[{k}] is not a resource (a mapping)"));
+        }
+        take_resources(item, out)?;
+    }
+    Ok(())
+}
+
+/// Calls `f` with each resource a document holds: the document itself, or, for a list kind
+/// ([`is_list_kind`]), each mapping among its items, those of nested lists included.
+pub fn for_each_resource<'n, 'a>(node: &'n Node<'a>, f: &mut dyn FnMut(&'n Node<'a>)) {
+    if !is_list_kind(node) {
+        f(node);
+        return;
+    }
+    for item in node.get("items").map(Node::items).unwrap_or_default() {
+        if item.is_map() {
+            for_each_resource(item, f);
+        }
     }
 }
 
@@ -212,7 +251,7 @@ impl<'a> Input<'a> {
 pub fn write_string(form: Form<'_>, items: Vec<Item<'_>>, results: &[FnResult]) -> String {
     match form {
         Form::Stream { docs, item_docs } => write_stream(docs, &item_docs, items),
-        Form::Wrapped { mut doc, json, .. } => {
+        Form::Wrapped { mut doc, json } => {
             let Some(root) = doc.root.as_mut() else {
                 return String::new();
             };
@@ -370,7 +409,7 @@ pub fn output_room(len: usize) -> usize {
 pub enum Streamed {
     /// Every document went through.
     Done,
-    /// The input is one `ResourceList` or `List`: read it with [`Input::read`] instead.
+    /// The input is one `ResourceList`: read it with [`Input::read`] instead.
     Wrapped,
 }
 
@@ -442,9 +481,10 @@ pub fn stream_items<'a>(
             return;
         }
         nothing_is_no_root(&mut doc);
-        let is_wrapper = doc.root.as_ref().is_some_and(|r| {
-            r.is_map() && matches!(r.str_at(&["kind"]), Some("ResourceList" | "List"))
-        });
+        let is_wrapper = doc
+            .root
+            .as_ref()
+            .is_some_and(|r| r.is_map() && r.str_at(&["kind"]) == Some("ResourceList"));
         if doc.root.is_some() && !seen_content && is_wrapper {
             seen_content = true;
             held = Some(doc);

@@ -17,9 +17,11 @@
 //!   filter writes.
 //! * **Strict files** (read from a directory, as kpt reads a package): a file any of whose
 //!   documents is not a KRM resource (a mapping with `apiVersion` and `kind`) is left out
-//!   with a warning naming it ([`FileOutput::NotResources`]), and a `List` is one resource, as
-//!   kpt reads it. A file named by the user is read as given: a `List` or a `ResourceList` is
-//!   unwrapped and written back in its form.
+//!   with a warning naming it ([`FileOutput::NotResources`]). A file named by the user is read
+//!   as given: a `ResourceList` is unwrapped and written back in its form.
+//! * **List kinds** (`List`, `RoleList`, ...) are documents whose items are the resources,
+//!   wherever they are: patched one by one, the file keeps its list (see
+//!   [`krm::is_list_kind`]); results about an item name the list's file and document.
 //! * **All or nothing.** When any patch fails, or any file cannot be read, every output is
 //!   [`FileOutput::Unchanged`] and there is no new file; the results say why.
 //!
@@ -43,7 +45,7 @@ pub struct SourceFile {
     /// Its text.
     pub text: String,
     /// Read as kpt reads a package's file: every document must be a KRM resource, or the file
-    /// is left out with a warning; a `List` is one resource.
+    /// is left out with a warning.
     pub strict: bool,
 }
 
@@ -172,7 +174,7 @@ enum Prepared {
 enum Done<'s> {
     /// The file's new text, and how many resources it kept.
     Text(String, usize),
-    /// A `List` or `ResourceList` named by the user: written once the results are known.
+    /// A `ResourceList` named by the user: written once the results are known.
     Wrapped(krm::Form<'s>, Vec<Item<'s>>),
     /// Left out or broken.
     Skipped,
@@ -270,8 +272,12 @@ fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResul
         if may_have_crds {
             // Parse errors are reported by pass two, which reads the file again.
             let _ = yaml::parse_each(&file.text, |d| {
-                if let Some(r) = d.root.as_ref().filter(|r| engine::is_crd(r)) {
-                    engine.add_crd(r);
+                if let Some(root) = d.root.as_ref() {
+                    krm::for_each_resource(root, &mut |r| {
+                        if engine::is_crd(r) {
+                            engine.add_crd(r);
+                        }
+                    });
                 }
             });
         }
@@ -288,8 +294,12 @@ fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResul
         }
         if let Some(why) = not_a_resource(&root) {
             not_krm = Some(format!("document {n} {why}"));
-        } else if may_have_crds && engine::is_crd(&root) {
-            crds.push(root.into_owned());
+        } else if may_have_crds {
+            krm::for_each_resource(&root, &mut |r| {
+                if engine::is_crd(r) {
+                    crds.push(r.clone().into_owned());
+                }
+            });
         }
     });
     match (parsed, not_krm) {
@@ -343,7 +353,7 @@ fn patch_file<'s>(
 ) -> Result<Done<'s>, krm::ReadError> {
     let src = file.text.as_str();
     if file.strict {
-        // Every document is a resource (pass one said so); a `List` is one too.
+        // Every document is a resource (pass one said so), or a list kind of them.
         let mut out = StreamOut::for_input(src);
         let (mut n, mut kept) = (0usize, 0usize);
         yaml::parse_each(src, |mut doc| {
@@ -351,7 +361,7 @@ fn patch_file<'s>(
                 out.source(doc.text);
                 return;
             };
-            whence.saw(&root, i, n);
+            krm::for_each_resource(&root, &mut |r| whence.saw(r, i, n));
             let item = Item {
                 node: root,
                 origin: Origin::Input(n),
@@ -374,7 +384,7 @@ fn patch_file<'s>(
     let streamed = krm::stream_items(
         src,
         &mut |item| {
-            whence.saw(&item.node, i, n);
+            krm::for_each_resource(&item.node, &mut |r| whence.saw(r, i, n));
             n += 1;
             let item = engine.process(item);
             kept += usize::from(item.is_some());
@@ -613,13 +623,20 @@ mod tests {
     #[test]
     fn strict_files_that_are_not_resources_are_left_out() {
         let files = [
-            file("a.yaml", CM, true),
+            file("a.yaml", SECRET, true),
             file("kustom.yaml", "resources:\n- a.yaml\n", true),
-            file("list.yaml", "apiVersion: v1\nkind: List\nitems: []\n", true),
+            file(
+                "list.yaml",
+                &format!(
+                    "apiVersion: v1\nkind: ConfigMapList\nitems:\n- {}",
+                    CM.replace('\n', "\n  ").trim_end()
+                ),
+                true,
+            ),
         ];
         let out = run(
             &files,
-            &plan("  - target: {kind: List}\n    patch: '{metadata: {labels: {x: y}}}'\n"),
+            &plan("  - target: {kind: ConfigMap}\n    patch: '{metadata: {labels: {x: y}}}'\n"),
             None,
         );
         assert!(!out.failed(), "{:?}", out.results);
@@ -632,8 +649,13 @@ mod tests {
             "{}",
             out.results[0].message
         );
-        // A List in a package file is one resource, as kpt reads it.
-        assert!(matches!(&out.files[2], FileOutput::Changed(t) if t.contains("labels")));
+        // A list kind in a package file holds resources: the file keeps its list.
+        assert!(
+            matches!(&out.files[2], FileOutput::Changed(t) if t.starts_with("apiVersion: v1\nkind: ConfigMapList\nitems:\n- apiVersion: v1\n") && t.contains("    labels: {x: \"y\"}\n")),
+            "{:?}",
+            out.files[2]
+        );
+        assert_eq!(out.files[0], FileOutput::Unchanged);
         assert!(!out.stream(&files, |_| true).contains("resources:"));
     }
 

@@ -4,14 +4,15 @@
 //! * [`run_resource_list`] — KRM mode: a `ResourceList` whose `functionConfig` says what to do.
 //!   The output is always a ResourceList carrying the results (the KRM Functions Specification).
 //! * [`run_stream`] — a plan known before the resources are read (standalone and exec-plugin
-//!   modes): a stream, a `List` or a `ResourceList`, written back in the same form.
+//!   modes): a stream or a `ResourceList`, written back in the same form.
 //! * [`run_input`] — a plan over input read whole (the `merge2` and `merge3` commands).
 //!
 //! **How input is read.** The fastest way that applies: a block-style ResourceList item by item
 //! and a plain stream document by document, with one resource's tree in memory at a time and
 //! untouched items copied as text; a large stream on a machine with a second core in two halves
-//! on two threads; anything else (JSON, flow style, a `List`, existing
-//! results) read whole with [`Input::read`]. Every way gives the same output.
+//! on two threads; anything else (JSON, flow style, existing results) read whole with
+//! [`Input::read`]. Every way gives the same output, list kinds (`RoleList`, ...) included: the
+//! engine reads their items as resources wherever they come.
 //!
 //! **All or nothing.** When any step fails, the output holds the items as they came in: a
 //! stream's own text, a ResourceList's items unchanged (with the results added).
@@ -120,8 +121,12 @@ pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Outpu
     learn_crds(src, &mut engine, |src, found| {
         // Parse errors are reported by the pass that follows.
         let _ = parse_each(src, |d| {
-            if let Some(r) = d.root.as_ref().filter(|r| engine::is_crd(r)) {
-                found(r);
+            if let Some(root) = d.root.as_ref() {
+                krm::for_each_resource(root, &mut |r| {
+                    if engine::is_crd(r) {
+                        found(r);
+                    }
+                });
             }
         });
     });
@@ -175,7 +180,8 @@ pub fn run_input(src: &str, input: Input<'_>, plan: &Plan) -> Output {
 }
 
 /// Collects the CRDs of the input before any resource is merged, when there may be some: the
-/// schema must know them all first. `scan` calls its second argument with each CRD it finds.
+/// schema must know them all first. `scan` calls its second argument with each CRD it finds
+/// (in a list kind's items too).
 fn learn_crds<'s>(
     src: &'s str,
     engine: &mut Engine<'_>,
@@ -206,9 +212,11 @@ fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Opti
     engine.one_document();
     learn_crds(src, &mut engine, |src, found| {
         let _ = parse_split(src, "items", &mut |node, _| {
-            if engine::is_crd(&node) {
-                found(&node);
-            }
+            krm::for_each_resource(&node, &mut |r| {
+                if engine::is_crd(r) {
+                    found(r);
+                }
+            });
         });
     });
     // Room for the whole output, taken first (see `run_stream`); the text around the items is

@@ -125,6 +125,7 @@ fixtures! {
     ],
     real_packages: [
         cert_manager_helm_output_keeps_every_byte_a_patch_does_not_change,
+        kube_prometheus_list_kinds_are_patched_item_by_item,
     ],
     kustomize_parity: [
         crd_lists_are_replaced_with_kustomize_options,

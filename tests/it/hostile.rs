@@ -850,25 +850,43 @@ impl Way {
     /// item), and their text as written. Panics when the output does not read back as YAML (an
     /// alias left without its anchor).
     /// In standalone mode a resource a merge3 update adds is a document of its own after the
-    /// wrapper (a file of its own with `--output`), so it counts as one of the items too.
+    /// wrapper (a file of its own with `--output`), so it counts as one of the items too. A
+    /// ResourceList's items and a list kind's items are taken out of them (issue 18: every way
+    /// reads a list kind's items as resources); the resource `way-marker` beside a list is left
+    /// out.
     fn items(&self) -> Vec<serde_json::Value> {
-        let all = docs(&self.stdout);
-        match all.split_first() {
-            Some((first, added)) => match first.get("items") {
-                Some(serde_json::Value::Array(items)) => {
-                    items.iter().chain(added).cloned().collect()
+        fn flatten(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
+            let kind = v["kind"].as_str().unwrap_or("");
+            match v.get("items") {
+                Some(serde_json::Value::Array(items)) if kind.ends_with("List") => {
+                    for i in items {
+                        flatten(i, out);
+                    }
                 }
-                _ => panic!("{}: no items\n{}", self.way, self.stdout),
-            },
-            None => panic!("{}: no items\n{}", self.way, self.stdout),
+                _ => out.push(v.clone()),
+            }
         }
+        let all = docs(&self.stdout);
+        assert!(
+            all.first().is_some_and(|d| d.get("items").is_some()),
+            "{}: no items\n{}",
+            self.way,
+            self.stdout
+        );
+        let mut out = Vec::new();
+        for d in &all {
+            flatten(d, &mut out);
+        }
+        out.retain(|v| v["metadata"]["name"] != "way-marker");
+        out
     }
 }
 
 /// `items` (a block sequence at column 0) in each form whose items are one YAML document, read
 /// each way the function reads it: a block ResourceList item by item, the same with earlier
-/// results (read whole), and a `List` in standalone mode (read whole). Each must give the same
-/// items.
+/// results (read whole), a `List` in standalone mode (read whole), and a `List` (a `RoleList`
+/// would do the same) as an item of a ResourceList, both ways, and as a file of a package
+/// beside another file. Each must give the same items.
 fn every_way(test: &str, items: &str, config: &str) -> Vec<Way> {
     let mut ways = Vec::new();
     let input = rl(items, config);
@@ -879,9 +897,8 @@ fn every_way(test: &str, items: &str, config: &str) -> Vec<Way> {
         stdout: out.stdout,
         stderr: out.stderr,
     });
-    let with_results =
-        format!("{input}results:\n- message: from an earlier function\n  severity: info\n");
-    let out = run(&[], with_results.as_bytes());
+    let results = "results:\n- message: from an earlier function\n  severity: info\n";
+    let out = run(&[], format!("{input}{results}").as_bytes());
     ways.push(Way {
         way: "ResourceList, whole",
         code: out.code,
@@ -892,6 +909,47 @@ fn every_way(test: &str, items: &str, config: &str) -> Vec<Way> {
     let (code, stdout, stderr) = standalone(test, config, list.as_bytes());
     ways.push(Way {
         way: "List",
+        code,
+        stdout: String::from_utf8(stdout).expect("UTF-8"),
+        stderr,
+    });
+    let nested: String = items.lines().map(|l| format!("    {l}\n")).collect();
+    let in_rl = rl(
+        &format!("- apiVersion: v1\n  kind: List\n  items:\n{nested}"),
+        config,
+    );
+    for (way, text) in [
+        ("List in a ResourceList, item by item", in_rl.clone()),
+        ("List in a ResourceList, whole", format!("{in_rl}{results}")),
+    ] {
+        let out = run(&[], text.as_bytes());
+        ways.push(Way {
+            way,
+            code: out.code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        });
+    }
+    let d = dir(test).join("pkg");
+    std::fs::create_dir_all(&d).expect("package dir");
+    std::fs::write(d.join("a-list.yaml"), &list).expect("list file");
+    std::fs::write(
+        d.join("b-marker.yaml"),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: way-marker\n",
+    )
+    .expect("marker file");
+    let fn_yaml = dir(test).join("fn.yaml");
+    std::fs::write(&fn_yaml, config).expect("config file");
+    let (code, stdout, stderr) = run_raw(
+        &[
+            "--config",
+            &fn_yaml.display().to_string(),
+            &d.display().to_string(),
+        ],
+        b"",
+    );
+    ways.push(Way {
+        way: "List in a package, beside another file",
         code,
         stdout: String::from_utf8(stdout).expect("UTF-8"),
         stderr,

@@ -276,3 +276,133 @@ fn kubectl_kustomize_through_the_legacy_exec_plugin() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A `RoleList` file as kube-prometheus writes it (`kind:` after `items:`), with the name kpt
+/// needs (`kpt fn render` and `kpt fn eval` refuse an item without `metadata.name`, and
+/// kube-prometheus's lists have none; `kpt fn source | krm-merge | kpt fn sink` takes them).
+const ROLE_LIST: &str = "\
+apiVersion: rbac.authorization.k8s.io/v1
+items:
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: Role
+  metadata:
+    name: prometheus-k8s
+    namespace: default
+  rules:
+  - apiGroups:
+    - \"\"
+    resources:
+    - pods
+    verbs:
+    - get
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: Role
+  metadata:
+    name: prometheus-k8s
+    namespace: monitoring
+  rules: []
+kind: RoleList
+metadata:
+  name: prometheus-roles
+";
+
+const ROLE_CONFIG: &str = "\
+apiVersion: fn.krm-merge.dev/v1alpha1
+kind: Merge
+metadata:
+  name: roles
+  annotations:
+    config.kubernetes.io/local-config: \"true\"
+spec:
+  patches:
+  - target: {kind: Role, namespace: monitoring}
+    patch: |
+      metadata:
+        labels:
+          team: monitoring
+";
+
+/// Issue 18, point 1: kpt passes a list kind to a function as one item (its path annotations on
+/// the list, none on its items), and writes back what comes back: the Roles inside are
+/// patched, the file keeps its list, and a second render changes nothing.
+#[test]
+#[cfg_attr(not(host_kpt), ignore = "needs kpt on PATH")]
+fn kpt_fn_render_patches_the_items_of_a_list_file() {
+    let kpt = host("kpt");
+    let dir = tmp_dir("hosts", "render-list");
+    let pkg = dir.join("pkg");
+    package(&pkg, &kpt);
+    fs::write(pkg.join("roles.yaml"), ROLE_LIST).expect("write");
+    fs::write(pkg.join("fn.yaml"), ROLE_CONFIG).expect("write");
+    let kptfile = fs::read_to_string(pkg.join("Kptfile")).expect("Kptfile");
+    let pipeline = format!(
+        "pipeline:\n  mutators:\n    - exec: {}\n      configPath: fn.yaml\n",
+        bin().display()
+    );
+    fs::write(pkg.join("Kptfile"), format!("{kptfile}{pipeline}")).expect("write");
+    let want = ROLE_LIST.replace(
+        "    name: prometheus-k8s\n    namespace: monitoring\n",
+        "    name: prometheus-k8s\n    namespace: monitoring\n    labels:\n      team: monitoring\n",
+    );
+    for round in 0..2 {
+        let out = run(Command::new(&kpt)
+            .args(["fn", "render", "--allow-exec", "."])
+            .current_dir(&pkg));
+        assert!(
+            out.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            fs::read_to_string(pkg.join("roles.yaml")).expect("read"),
+            want,
+            "round {round}"
+        );
+        assert_eq!(
+            fs::read_to_string(pkg.join("deploy.yaml")).expect("read"),
+            DEPLOY
+        );
+    }
+}
+
+/// Issue 18, point 1: kustomize flattens list kinds before any transformer runs, so the legacy
+/// exec plugin is handed the Roles as documents of their own and patches them; the build holds
+/// them flattened, as kustomize writes every list.
+#[test]
+#[cfg_attr(not(host_kubectl), ignore = "needs kubectl on PATH")]
+fn kubectl_kustomize_hands_the_plugin_a_list_files_items() {
+    let kubectl = host("kubectl");
+    let dir = tmp_dir("hosts", "kustomize-list");
+    let plugin_dir = dir.join("plugins/fn.krm-merge.dev/v1alpha1/merge");
+    fs::create_dir_all(&plugin_dir).expect("plugin dir");
+    std::os::unix::fs::symlink(bin(), plugin_dir.join("Merge")).expect("symlink");
+    let kdir = dir.join("k");
+    fs::create_dir_all(&kdir).expect("kustomization dir");
+    fs::write(kdir.join("roles.yaml"), ROLE_LIST).expect("write");
+    fs::write(kdir.join("fn.yaml"), ROLE_CONFIG).expect("write");
+    fs::write(
+        kdir.join("kustomization.yaml"),
+        "resources:\n- roles.yaml\ntransformers:\n- fn.yaml\n",
+    )
+    .expect("write");
+    let out = run(Command::new(&kubectl)
+        .args(["kustomize", "--enable-alpha-plugins", "."])
+        .env("KUSTOMIZE_PLUGIN_HOME", dir.join("plugins"))
+        .current_dir(&kdir));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = docs(&String::from_utf8_lossy(&out.stdout));
+    let kinds: Vec<&str> = got.iter().filter_map(|d| d["kind"].as_str()).collect();
+    assert_eq!(kinds, ["Role", "Role"]);
+    let labels: Vec<&serde_json::Value> = got.iter().map(|d| &d["metadata"]["labels"]).collect();
+    assert_eq!(
+        labels,
+        [
+            &serde_json::Value::Null,
+            &serde_json::json!({"team": "monitoring"})
+        ]
+    );
+}

@@ -674,6 +674,90 @@ fn kustomize_parity() {
     );
 }
 
+/// Issue 18, point 1, on kube-prometheus's own `RoleList`, `RoleBindingList` and
+/// `ConfigMapList` files (the fixture `real_packages/kube_prometheus_list_kinds_are_patched_item_
+/// by_item`, one file each here): `kubectl kustomize` flattens them and patches their items;
+/// krm-merge with kustomize's options, on the files and as a ResourceList, patches the same items
+/// the same way and keeps each file's list.
+#[test]
+#[cfg_attr(not(host_kubectl), ignore = "needs kubectl on PATH")]
+fn kube_prometheus_list_files_are_patched_as_kustomize_patches_them() {
+    let kubectl = host("kubectl");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real_packages/kube_prometheus_list_kinds_are_patched_item_by_item");
+    let input = fs::read_to_string(fixture.join("input.yaml")).expect("fixture");
+    let dir = std::env::temp_dir().join(format!("krm-merge-kdiff-lists-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("temp dir");
+    let names = ["roles.yaml", "role-bindings.yaml", "dashboards.yaml"];
+    let files: Vec<&str> = input.split("---\n").filter(|d| !d.is_empty()).collect();
+    assert_eq!(files.len(), names.len());
+    for (name, text) in names.iter().zip(&files) {
+        fs::write(dir.join(name), text).expect("write");
+    }
+    let patches = json!([
+        {"target": {"kind": "Role", "name": "prometheus-k8s", "namespace": "monitoring"},
+         "patch": "- op: add\n  path: /rules/-\n  value: {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}\n"},
+        {"patch": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: prometheus-k8s\n  namespace: kube-system\nsubjects:\n- kind: ServiceAccount\n  name: prometheus-adapter\n  namespace: monitoring\n"},
+        {"target": {"kind": "ConfigMap", "labelSelector": "app.kubernetes.io/component=grafana"},
+         "patch": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: any\n  labels:\n    grafana_dashboard: \"1\"\n"},
+        {"target": {"kind": "Role"},
+         "patch": "- op: replace\n  path: /metadata/annotations/owner\n  value: monitoring-team\n"},
+    ]);
+    fs::write(
+        dir.join("kustomization.yaml"),
+        emit::doc(
+            &json!({"resources": names, "patches": patches}),
+            &emit::PLAIN,
+        ),
+    )
+    .expect("write");
+    let mut ours_patches = patches.clone();
+    for p in ours_patches.as_array_mut().expect("patches") {
+        p["options"] = json!({"compatibility": "kustomize"});
+    }
+    let config = json!({
+        "apiVersion": "fn.krm-merge.dev/v1alpha1", "kind": "Merge",
+        "metadata": {"name": "lists"}, "spec": {"patches": ours_patches},
+    });
+    fs::write(dir.join("fn.yaml"), emit::doc(&config, &emit::PLAIN)).expect("write");
+    let Run::Ok(theirs) = kustomize(&kubectl, &dir) else {
+        panic!("kubectl kustomize failed on the fixture's files");
+    };
+    let mut args = vec!["--config", "fn.yaml"];
+    args.extend(names);
+    let standalone = krm_in(&args, "", Some(&dir));
+    assert_eq!(standalone.code, 0, "{}", standalone.stderr);
+    let rl = resource_list(&input, krm_merge::yaml::from_json(&config));
+    let krm_mode = krm_in(&[], &rl, Some(&dir));
+    assert_eq!(krm_mode.code, 0, "{}", krm_mode.stderr);
+    for (way, out) in [
+        ("standalone", docs(&standalone.stdout)),
+        ("KRM mode", rl_items(&krm_mode.stdout)),
+    ] {
+        // Each file keeps its list, in its order.
+        let kinds: Vec<&str> = out.iter().map(gen::kind).collect();
+        assert_eq!(
+            kinds,
+            ["RoleList", "RoleBindingList", "ConfigMapList"],
+            "{way}"
+        );
+        let ours = by_identity(&flatten_lists(out.clone()));
+        let want = by_identity(&theirs);
+        assert_eq!(ours.len(), 8, "{way}");
+        assert!(ours == want, "{way}: differs from kustomize: {:?}", {
+            let mut at = Vec::new();
+            for (id, w) in &want {
+                if let Some(o) = ours.get(id) {
+                    data_diff(&w[0], &o[0], id.clone(), &mut at);
+                }
+            }
+            at
+        });
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// The harness itself, without kubectl: every generated file reads back as the data it was
 /// written from (the YAML writer), and the same seed gives the same files.
 #[test]

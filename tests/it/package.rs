@@ -451,3 +451,85 @@ spec:
         rendered.replace("\"nginx:1.25\"", "nginx:1.26")
     );
 }
+
+// Issue 18, point 1: a package with kube-prometheus's list files (the fixture
+// `real_packages/kube_prometheus_list_kinds_are_patched_item_by_item`, one file each here).
+// Their items are patched where they are, each file keeps its list form, untouched files keep
+// their bytes, an error about an item names the list's file, and a list whose every item a
+// patch deletes goes with its file.
+#[test]
+fn list_files_are_patched_item_by_item_and_keep_their_form() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real_packages/kube_prometheus_list_kinds_are_patched_item_by_item");
+    let input = fs::read_to_string(fixture.join("input.yaml")).expect("fixture");
+    let texts: Vec<&str> = input.split("---\n").filter(|d| !d.is_empty()).collect();
+    let dir = tmp_dir("package", "lists");
+    let pkg = dir.join("pkg");
+    fs::create_dir_all(&pkg).expect("pkg");
+    let names = ["roles.yaml", "role-bindings.yaml", "dashboards.yaml"];
+    for (n, t) in names.iter().zip(&texts) {
+        fs::write(pkg.join(n), t).expect("write");
+    }
+    let cfg = dir.join("fn.yaml");
+    let add_rule = "  - target: {kind: Role, namespace: monitoring}\n    type: json6902\n    patch: '[{op: add, path: /rules/-, value: {apiGroups: [\"\"], resources: [configmaps], verbs: [get]}}]'\n";
+    fs::write(&cfg, config(add_rule)).expect("write");
+    let out = krm(&["--config", s(&cfg), "--in-place", s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let roles = fs::read_to_string(pkg.join("roles.yaml")).expect("read");
+    assert!(roles.starts_with("apiVersion: rbac.authorization.k8s.io/v1\nitems:\n"));
+    assert!(roles.ends_with("kind: RoleList\n"), "{roles}");
+    let added =
+        "  - apiGroups:\n    - \"\"\n    resources:\n    - configmaps\n    verbs:\n    - get\n";
+    assert_eq!(roles.matches(added).count(), 1, "{roles}");
+    let rest = roles.replace(added, "");
+    assert_eq!(rest, texts[0], "the other Roles keep their bytes");
+    assert_eq!(
+        fs::read_to_string(pkg.join("role-bindings.yaml")).expect("read"),
+        texts[1]
+    );
+    assert_eq!(
+        fs::read_to_string(pkg.join("dashboards.yaml")).expect("read"),
+        texts[2]
+    );
+    // A failing patch on an item: the error names the list's file; nothing is written.
+    let failing = "  - target: {kind: ConfigMap, name: grafana-dashboard-apiserver}\n    type: json6902\n    patch: '[{op: remove, path: /data/nope}]'\n";
+    fs::write(&cfg, config(failing)).expect("write");
+    let results = dir.join("results.yaml");
+    let out = krm(
+        &[
+            "--config",
+            s(&cfg),
+            "--in-place",
+            s(&pkg),
+            "--results",
+            s(&results),
+        ],
+        "",
+    );
+    assert_eq!(out.code, 1);
+    let r = &docs(&fs::read_to_string(&results).expect("results"))[0]["results"][0];
+    assert_eq!(
+        r["resourceRef"]["name"], "grafana-dashboard-apiserver",
+        "{r}"
+    );
+    assert!(
+        r["file"]["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("dashboards.yaml")),
+        "{r}"
+    );
+    assert_eq!(r["file"]["index"].as_u64().unwrap_or(0), 0, "{r}");
+    assert_eq!(
+        fs::read_to_string(pkg.join("dashboards.yaml")).expect("read"),
+        texts[2]
+    );
+    // Every RoleBinding deleted: the list and its file go.
+    let delete = "  - target: {kind: RoleBinding}\n    patch: '$patch: delete'\n";
+    fs::write(&cfg, config(delete)).expect("write");
+    let out = krm(&["--config", s(&cfg), "--diff", s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("+++ /dev/null"), "{}", out.stdout);
+    let out = krm(&["--config", s(&cfg), "-i", s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!pkg.join("role-bindings.yaml").exists());
+}

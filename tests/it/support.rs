@@ -66,11 +66,36 @@ pub fn docs(text: &str) -> Vec<Value> {
         .unwrap_or_else(|e| panic!("not YAML: {e}\n{text}"))
         .into_iter()
         .filter_map(|d| d.root)
+        .filter(|r| !is_empty_document(r))
         .map(|mut r| {
             r.expand_aliases(1_000_000).expect("aliases");
             yaml::to_json(&r).expect("JSON-compatible")
         })
         .collect()
+}
+
+/// The resources of `values` with every list kind (`List`, `RoleList`: a `kind` ending in
+/// `List` with `items`, not a `ResourceList`) replaced by its items, at any depth: the
+/// resources as kustomize reads them.
+pub fn flatten_lists(values: Vec<Value>) -> Vec<Value> {
+    fn walk(v: Value, out: &mut Vec<Value>) {
+        let kind = v["kind"].as_str().unwrap_or("");
+        let list = kind.ends_with("List") && kind != "ResourceList";
+        match v.get("items") {
+            Some(Value::Array(items)) if list => {
+                for i in items.clone() {
+                    walk(i, out);
+                }
+            }
+            Some(Value::Null) if list => {}
+            _ => out.push(v),
+        }
+    }
+    let mut out = Vec::new();
+    for v in values {
+        walk(v, &mut out);
+    }
+    out
 }
 
 /// One YAML document as a node with no borrowed text.
