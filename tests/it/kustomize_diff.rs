@@ -58,10 +58,11 @@ pub const AVOIDED: &[(&str, &str)] = &[
         "README: krm-merge protects them; kustomize patches them like any field",
     ),
     (
-        "JSON patch operations on or under `metadata.annotations`",
+        "JSON patch operations on the `metadata.annotations` mapping itself (its path or `from`)",
         "kustomize keeps its own bookkeeping annotations (internal.config.kubernetes.io/previousNames, ...) \
-         in the resource while a JSON patch runs: an `add` under a resource's missing annotations succeeds \
-         there, and a copy of the map carries those keys into the output (the README's bookkeeping row)",
+         in that mapping while a JSON patch runs: a `copy` of it carries those keys into the output, a \
+         `test` of it sees them (the README's bookkeeping row). Operations on its members are generated: \
+         `add` and `replace` under a resource's missing annotations succeed in both",
     ),
     (
         "two resources whose ids differ only by `namespace: default` against none",
@@ -121,6 +122,12 @@ const REQUIRED_TAGS: &[&str] = &[
     "json:remove-missing",
     "json:replace",
     "json:replace-missing-member",
+    "json:replace-missing-parent",
+    "json:replace-missing-parent-elsewhere",
+    "json:replace-same-value",
+    "json:add-missing-annotations",
+    "json:under-annotations",
+    "json:test-under-annotations",
     "json:test-fail",
     "json:test-pass",
     "json:yaml-1.1-plain-value",
@@ -153,6 +160,13 @@ const REQUIRED_TAGS: &[&str] = &[
     "smp:kind-change",
     "smp:ports-mixing-protocol",
     "res:empty-value",
+    "res:list-kind",
+    "res:kind-list",
+    "res:v1-list",
+    "res:nested-list",
+    "res:crd-beside-cr",
+    "res:quoted-strings",
+    "smp:repeats-current-value",
     "res:empty-value-json-patch",
     "smp:$patch:replace-map",
     "smp:keyed(containers)",
@@ -223,8 +237,24 @@ fn render(case: &Case) -> Files {
     let style = Style {
         flow_leaves: case.flow_leaves,
         indent_lists: case.indent_lists,
+        quote_strings: case.quote_strings,
     };
-    let resources = emit::stream(&case.resources, &style);
+    // Runs of resources written as list kinds, each one document.
+    let mut documents = Vec::new();
+    let mut i = 0;
+    while i < case.resources.len() {
+        match case.lists.iter().find(|l| l.start == i) {
+            Some(l) => {
+                documents.push(l.document(&case.resources[i..i + l.len]));
+                i += l.len;
+            }
+            None => {
+                documents.push(case.resources[i].clone());
+                i += 1;
+            }
+        }
+    }
+    let resources = emit::stream(&documents, &style);
     let mut kpatches = Vec::new();
     let mut fpatches = Vec::new();
     for p in &case.patches {
@@ -385,7 +415,15 @@ fn first_line(s: &str) -> String {
     l.chars().take(200).collect()
 }
 
+/// The resources of both outputs and of the input are compared with list kinds flattened, as
+/// kustomize writes them (krm-merge keeps each list, with its items patched).
 fn compare(input: &[Value], k: &Run, o: &Run) -> Verdict {
+    let flat = |r: &Run| match r {
+        Run::Ok(v) => Run::Ok(flatten_lists(v.clone())),
+        Run::Err(e) => Run::Err(e.clone()),
+    };
+    let (k, o) = (&flat(k), &flat(o));
+    let input = &flatten_lists(input.to_vec());
     match (k, o) {
         (Run::Err(ke), Run::Err(_)) => Verdict::BothFailed {
             kustomize: ke.clone(),
@@ -767,7 +805,7 @@ fn generated_files_read_back() {
         let case = Gen::new(seed, true).case();
         let files = render(&case);
         let want: Vec<Value> = case.resources.iter().map(emit::resolve_nulls).collect();
-        assert_eq!(docs(&files.resources), want, "case {index}");
+        assert_eq!(flatten_lists(docs(&files.resources)), want, "case {index}");
         let k = docs(&files.kustomization);
         assert_eq!(k.len(), 1, "case {index}");
         for (i, p) in case.patches.iter().enumerate() {

@@ -13,16 +13,22 @@ pub const NULL_EMPTY: &str = "\u{1}null:empty";
 /// that YAML 1.1 reads as another value than YAML 1.2 does.
 pub const PLAIN_MARK: char = '\u{2}';
 
+#[derive(Clone, Copy)]
 pub struct Style {
     /// Collections of scalars written in flow style (`{a: b}`, `[x, y]`).
     pub flow_leaves: bool,
     /// List items indented under their key (`key:\n  - a`) instead of level with it.
     pub indent_lists: bool,
+    /// String values quoted even where plain would read back the same (`name: "web"`,
+    /// `tier: 'fe'`), as Helm charts write them; patches written plain then repeat a value in
+    /// other quoting.
+    pub quote_strings: bool,
 }
 
 pub const PLAIN: Style = Style {
     flow_leaves: false,
     indent_lists: false,
+    quote_strings: false,
 };
 
 /// One document (no `---`), ending with a newline.
@@ -32,7 +38,7 @@ pub fn doc(v: &Value, style: &Style) -> String {
         Value::Object(m) if !m.is_empty() => map(&mut out, v, 0, style),
         Value::Array(a) if !a.is_empty() => list(&mut out, v, 0, style),
         _ => {
-            out.push_str(&inline(v, false));
+            out.push_str(&inline(v, false, style.quote_strings));
             out.push('\n');
         }
     }
@@ -66,12 +72,27 @@ fn map(out: &mut String, v: &Value, indent: usize, style: &Style) {
         out.push_str(&" ".repeat(indent));
         out.push_str(&key(k));
         out.push(':');
-        value_after_key(out, val, indent, style);
+        value_after_key(out, k, val, indent, style);
     }
 }
 
+/// Keys whose values are an int or a string (IntOrString), which strategic merge patches set
+/// to a number over a name: their strings are never quoted by `quote_strings`, because kustomize
+/// gives a new value the old one's quotes and so writes `targetPort: 9999` over
+/// `targetPort: "http"` as the string `"9999"` (README, "Differences from kustomize").
+pub const INT_OR_STRING: &[&str] = &["targetPort", "port", "containerPort"];
+
 /// What follows `key:` for a value of an entry at `indent`.
-fn value_after_key(out: &mut String, val: &Value, indent: usize, style: &Style) {
+fn value_after_key(out: &mut String, k: &str, val: &Value, indent: usize, style: &Style) {
+    let unquoted = Style {
+        quote_strings: false,
+        ..*style
+    };
+    let style = if INT_OR_STRING.contains(&k) {
+        &unquoted
+    } else {
+        style
+    };
     let flow = style.flow_leaves && is_leaf_collection(val);
     match val {
         Value::String(s) if s == NULL_EMPTY => out.push('\n'),
@@ -100,7 +121,7 @@ fn value_after_key(out: &mut String, val: &Value, indent: usize, style: &Style) 
         }
         _ => {
             out.push(' ');
-            out.push_str(&inline(val, false));
+            out.push_str(&inline(val, false, style.quote_strings));
             out.push('\n');
         }
     }
@@ -126,7 +147,7 @@ fn list(out: &mut String, v: &Value, indent: usize, style: &Style) {
                     }
                     out.push_str(&key(k));
                     out.push(':');
-                    value_after_key(out, val, indent + 2, style);
+                    value_after_key(out, k, val, indent + 2, style);
                 }
             }
             Value::Array(a) if !a.is_empty() => {
@@ -136,7 +157,7 @@ fn list(out: &mut String, v: &Value, indent: usize, style: &Style) {
             Value::String(s) if s == NULL_EMPTY => out.push('\n'),
             _ => {
                 out.push(' ');
-                out.push_str(&inline(item, false));
+                out.push_str(&inline(item, false, style.quote_strings));
                 out.push('\n');
             }
         }
@@ -179,9 +200,23 @@ fn key(k: &str) -> String {
     }
 }
 
-/// A value on one line: a scalar, or a collection in flow style (`flow`: inside one).
-fn inline(v: &Value, flow: bool) -> String {
+/// A value on one line: a scalar, or a collection in flow style (`flow`: inside one); with
+/// `quote`, strings quoted (single quotes when they start with a vowel, double otherwise).
+fn inline(v: &Value, flow: bool, quote: bool) -> String {
     match v {
+        Value::String(s)
+            if quote
+                && plain_ok(s, false)
+                && !s.starts_with(PLAIN_MARK)
+                && s != NULL_TILDE
+                && s != NULL_EMPTY =>
+        {
+            if s.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                format!("'{s}'")
+            } else {
+                serde_json::to_string(s).unwrap()
+            }
+        }
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
@@ -193,14 +228,14 @@ fn inline(v: &Value, flow: bool) -> String {
         Value::Array(a) => format!(
             "[{}]",
             a.iter()
-                .map(|x| inline(x, true))
+                .map(|x| inline(x, true, quote))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
         Value::Object(m) => format!(
             "{{{}}}",
             m.iter()
-                .map(|(k, x)| format!("{}: {}", key(k), inline(x, true)))
+                .map(|(k, x)| format!("{}: {}", key(k), inline(x, true, quote)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),

@@ -71,6 +71,44 @@ pub struct Case {
     /// Small collections written in flow style in the resources.
     pub flow_leaves: bool,
     pub indent_lists: bool,
+    /// Strings quoted in the resources where plain would do (Helm's way).
+    pub quote_strings: bool,
+    /// Runs of resources written as the items of one list kind document.
+    pub lists: Vec<ListDoc>,
+}
+
+/// Resources `start..start + len` of a case written as one list kind document (kustomize
+/// flattens it; krm-merge patches its items where they are).
+pub struct ListDoc {
+    pub start: usize,
+    pub len: usize,
+    pub api_version: String,
+    /// `List`, or `<Kind>List` when its items are of one kind.
+    pub kind: String,
+    /// `kind:` written after `items:`, as kube-prometheus writes its lists.
+    pub kind_last: bool,
+    /// The list is itself the only item of a `v1 List`.
+    pub nested: bool,
+}
+
+impl ListDoc {
+    /// The list document holding `items`.
+    pub fn document(&self, items: &[Value]) -> Value {
+        let mut m = Map::new();
+        m.insert("apiVersion".into(), json!(self.api_version));
+        if !self.kind_last {
+            m.insert("kind".into(), json!(self.kind));
+        }
+        m.insert("items".into(), Value::Array(items.to_vec()));
+        if self.kind_last {
+            m.insert("kind".into(), json!(self.kind));
+        }
+        if self.nested {
+            json!({"apiVersion": "v1", "kind": "List", "items": [Value::Object(m)]})
+        } else {
+            Value::Object(m)
+        }
+    }
 }
 
 pub struct Patch {
@@ -165,9 +203,23 @@ impl Gen {
     }
 
     pub fn case(&mut self) -> Case {
-        let resources = self.resources();
+        let mut resources = self.resources();
+        // Patches are written for the kinds the generator knows; a CRD beside its resources only
+        // teaches merge keys (which kustomize's options do not use), and any target may still
+        // select it.
+        let subjects: Vec<Value> = resources.clone();
+        if resources.iter().any(|r| kind(r) == "Widget") && self.r.chance(30) {
+            self.tag("res:crd-beside-cr");
+            let at = self.r.range(0, resources.len());
+            resources.insert(at, widget_crd());
+        }
         let n = self.r.range(1, 4);
-        let patches: Vec<Patch> = (0..n).map(|_| self.patch(&resources)).collect();
+        let patches: Vec<Patch> = (0..n).map(|_| self.patch(&subjects)).collect();
+        let lists = self.lists(&resources);
+        let quote_strings = self.r.chance(30);
+        if quote_strings {
+            self.tag("res:quoted-strings");
+        }
         if resources.iter().any(has_empty_value) {
             self.tag("res:empty-value");
             // kustomize's JSON patches write an entry with no value back as `null`, which its
@@ -185,7 +237,65 @@ impl Gen {
             patches,
             flow_leaves: self.r.chance(30),
             indent_lists: self.r.chance(30),
+            quote_strings,
+            lists,
         }
+    }
+
+    /// Runs of resources to write as list kinds (issue 18): `<Kind>List` where the run is of
+    /// one kind, `v1 List` otherwise or now and then, `kind:` first or last, sometimes nested
+    /// in a `List`.
+    fn lists(&mut self, resources: &[Value]) -> Vec<ListDoc> {
+        let mut out = Vec::new();
+        if !self.r.chance(40) {
+            return out;
+        }
+        let mut i = 0;
+        while i < resources.len() {
+            if !self.r.chance(50) {
+                i += 1;
+                continue;
+            }
+            let len = self.r.range(1, 3).min(resources.len() - i);
+            let run = &resources[i..i + len];
+            // kustomize reads a list's items through JSON: an entry with no value becomes an
+            // explicit `null`, which its strategic merges then keep, and every string comes
+            // back double-quoted, so a number a patch sets over a port's name is written as a
+            // string (README, "Differences from kustomize").
+            if run.iter().any(|r| has_empty_value(r) || has_named_port(r)) {
+                i += len;
+                continue;
+            }
+            let one_kind = run.iter().all(|r| kind(r) == kind(&run[0]));
+            let (api_version, kind_name) = if one_kind && self.r.chance(75) {
+                self.tag("res:kind-list");
+                (
+                    api_version(&run[0]).to_owned(),
+                    format!("{}List", kind(&run[0])),
+                )
+            } else {
+                self.tag("res:v1-list");
+                ("v1".to_owned(), "List".to_owned())
+            };
+            let kind_last = self.r.chance(50);
+            let nested = self.r.chance(10);
+            if nested {
+                self.tag("res:nested-list");
+            }
+            out.push(ListDoc {
+                start: i,
+                len,
+                api_version,
+                kind: kind_name,
+                kind_last,
+                nested,
+            });
+            i += len;
+        }
+        if !out.is_empty() {
+            self.tag("res:list-kind");
+        }
+        out
     }
 
     fn null(&mut self) -> Value {
@@ -761,7 +871,44 @@ impl Gen {
                 doc.insert(k, v);
             }
         }
-        Value::Object(doc)
+        let mut doc = Value::Object(doc);
+        if self.r.chance(30) {
+            self.repeat_current_values(subject, &mut doc);
+        }
+        doc
+    }
+
+    /// Values the subject has, repeated in the patch where it says nothing about them (every
+    /// patch without a target repeats name and namespace; a patch generated from a resource
+    /// repeats more). Written plain, against resources whose strings may be quoted.
+    fn repeat_current_values(&mut self, subject: &Value, doc: &mut Value) {
+        let mut repeated = false;
+        if let Some(labels) = subject["metadata"]["labels"].as_object() {
+            if let Some((k, v)) = labels.iter().nth(self.r.below(labels.len().max(1))) {
+                repeated |= put_if_absent(doc, &["metadata", "labels", k], v.clone());
+            }
+        }
+        let path: &[&str] = match kind(subject) {
+            "Deployment" => &["spec", "replicas"],
+            "Service" => &["spec", "type"],
+            "Widget" => &["spec", "size"],
+            _ => &[],
+        };
+        let mut current = subject;
+        for p in path {
+            current = &current[p];
+        }
+        if !path.is_empty() && !current.is_null() {
+            repeated |= put_if_absent(doc, path, current.clone());
+        }
+        if let Some(data) = subject["data"].as_object() {
+            if let Some((k, v)) = data.iter().nth(self.r.below(data.len().max(1))) {
+                repeated |= put_if_absent(doc, &["data", k], v.clone());
+            }
+        }
+        if repeated {
+            self.tag("smp:repeats-current-value");
+        }
     }
 
     /// Edits of labels and/or annotations.
@@ -1738,7 +1885,7 @@ impl Gen {
                         | "/metadata"
                         | "/metadata/name"
                         | "/metadata/namespace"
-                ) && (all || !p.starts_with("/metadata/annotations"))
+                ) && (all || p != "/metadata/annotations")
             })
             .collect();
         let maps: Vec<&(String, Value)> = nodes.iter().filter(|(_, v)| v.is_object()).collect();
@@ -1783,8 +1930,16 @@ impl Gen {
         };
         match self.r.weighted(&[18, 26, 14, 9, 9, 14, 5, 5]) {
             0 => {
-                self.tag("json:replace");
                 let (p, v) = pick_node(self);
+                if !v.is_object() && !v.is_array() && !v.is_null() && self.r.chance(25) {
+                    // The value it has, written plain where the resource may quote it.
+                    self.tag("json:replace-same-value");
+                    return json!({"op": "replace", "path": p, "value": v});
+                }
+                if self.r.chance(20) {
+                    return self.annotation_op(doc);
+                }
+                self.tag("json:replace");
                 let nv = self.mutate(&v);
                 json!({"op": "replace", "path": p, "value": nv})
             }
@@ -1948,6 +2103,33 @@ impl Gen {
         }
     }
 
+    /// An operation under `metadata.annotations`, which the resource may lack (issue 18, point
+    /// 7): kustomize's build annotations fill that mapping while its JSON patches run, so `add`
+    /// and `replace` under it succeed there, and krm-merge with kustomize's options does the
+    /// same. Now and then a `replace` under a missing parent elsewhere, which fails in both.
+    fn annotation_op(&mut self, doc: &Value) -> Value {
+        let has = doc["metadata"]["annotations"].is_object();
+        let key = *self.r.pick(&["description", "example.com~1owner", "team"]);
+        let value = json!(*self.r.pick(&["the front end", "ops", "b"]));
+        if self.r.chance(10) {
+            self.tag("json:replace-missing-parent-elsewhere");
+            return json!({"op": "replace", "path": "/spec/nothere/x", "value": value});
+        }
+        let op = *self.r.pick(&["replace", "add", "test"]);
+        match (op, has) {
+            ("replace", false) => self.tag("json:replace-missing-parent"),
+            ("add", false) => self.tag("json:add-missing-annotations"),
+            ("test", _) => self.tag("json:test-under-annotations"),
+            _ => self.tag("json:under-annotations"),
+        }
+        let value = if op == "test" && !has {
+            Value::Null
+        } else {
+            value
+        };
+        json!({"op": op, "path": format!("/metadata/annotations/{key}"), "value": value})
+    }
+
     /// A new list element like `v`, whose key fields (`name`, ports, `mountPath`) take values
     /// no other element has: kyaml merges elements with equal keys into one (invalid input).
     fn fresh(&mut self, v: &Value) -> Value {
@@ -2004,6 +2186,67 @@ impl Gen {
     }
 }
 
+/// The CRD of the generator's `Widget`: `spec.items` a list-type map keyed by `name`,
+/// `spec.tags` a set. By default krm-merge merges those lists by the CRD's keys; kustomize, and
+/// krm-merge with kustomize's options, never read CRDs and replace them.
+fn widget_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {
+                        "type": "object",
+                        "properties": {
+                            "items": {
+                                "type": "array",
+                                "x-kubernetes-list-type": "map",
+                                "x-kubernetes-list-map-keys": ["name"],
+                                "items": {"type": "object", "properties": {"name": {"type": "string"}, "value": {"type": "string"}}},
+                            },
+                            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                        },
+                    }},
+                }},
+            }],
+        },
+    })
+}
+
+/// Sets `path` in `doc` to `v` where nothing is there yet: every map on the way absent (then
+/// made) or a map without a `$patch` directive. False when something was in the way.
+fn put_if_absent(doc: &mut Value, path: &[&str], v: Value) -> bool {
+    let Some((last, parents)) = path.split_last() else {
+        return false;
+    };
+    let mut at = doc;
+    for p in parents {
+        let Some(m) = at.as_object_mut() else {
+            return false;
+        };
+        if m.contains_key("$patch") {
+            return false;
+        }
+        at = m.entry(p.to_string()).or_insert_with(|| json!({}));
+    }
+    match at.as_object_mut() {
+        Some(m) if !m.contains_key("$patch") && !m.contains_key(*last) => {
+            m.insert(last.to_string(), v);
+            true
+        }
+        _ => false,
+    }
+}
+
 /// Every node of `v` below the root with its JSON Pointer.
 fn collect(v: &Value, ptr: String, out: &mut Vec<(String, Value)>) {
     match v {
@@ -2032,6 +2275,18 @@ fn has_empty_value(v: &Value) -> bool {
             .values()
             .any(|x| matches!(x, Value::String(s) if s == NULL_EMPTY) || has_empty_value(x)),
         Value::Array(a) => a.iter().any(has_empty_value),
+        _ => false,
+    }
+}
+
+/// Whether `v` has a port (`targetPort`, ...) given by name, a string where a patch may set a
+/// number.
+fn has_named_port(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.iter().any(|(k, x)| {
+            (super::emit::INT_OR_STRING.contains(&k.as_str()) && x.is_string()) || has_named_port(x)
+        }),
+        Value::Array(a) => a.iter().any(has_named_port),
         _ => false,
     }
 }
