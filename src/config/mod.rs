@@ -113,6 +113,11 @@ pub const ALIAS_BUDGET: usize = crate::yaml::anchors::BUDGET;
 /// The largest file `path`, `originalPath` or `spec.schema.openAPI.path` may name, in bytes.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
+/// The most file text (`path`, `originalPath`, `spec.schema.openAPI.path`) one functionConfig
+/// may give its patches, a file counting once per field that names it: each use is parsed into
+/// a tree of its own. Each file is read once however many fields name it.
+pub const MAX_LOADED_BYTES: u64 = 256 << 20;
+
 /// The `data` keys a ConfigMap functionConfig may hold.
 pub const CONFIGMAP_KEYS: &[&str] = &[
     "type",
