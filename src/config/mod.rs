@@ -663,7 +663,7 @@ fn form_of(root: &Node<'_>) -> Result<ConfigForm, ConfigError> {
             Path::root(),
             format!(
                 "expected a mapping (a KRM object), found {}",
-                source::describe(root)
+                root.describe()
             ),
         ));
     }
@@ -891,7 +891,7 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
         if !e.value.is_scalar() {
             return Err(ConfigError::new(
                 data_field(key),
-                format!("expected a string, found {}", source::describe(&e.value)),
+                format!("expected a string, found {}", e.value.describe()),
             ));
         }
         values.push((key, &e.value));

@@ -14,7 +14,7 @@ use super::{wire, ConfigError, PatchKind, ALIAS_BUDGET, MAX_FILE_BYTES, MAX_LOAD
 use crate::patch::json6902::{self, PatchError, PatchErrorKind};
 use crate::path::Path;
 use crate::schema::{Schema, SchemaError};
-use crate::yaml::{parse_stream, to_json, AliasError, Kind, Node};
+use crate::yaml::{parse_stream, to_json, AliasError, Node};
 
 /// Where a step's patch (or original) is.
 pub(super) struct Source<'n> {
@@ -443,22 +443,6 @@ impl Offset {
     }
 }
 
-/// What a node is, for messages: `a mapping`, `a list`, `a string`, `a number`, ...
-pub(super) fn describe(node: &Node<'_>) -> &'static str {
-    use crate::yaml::scalar::Resolved;
-    match node.kind() {
-        Kind::Map => "a mapping",
-        Kind::Seq => "a list",
-        Kind::Alias => "an alias",
-        Kind::Scalar => match node.resolved() {
-            Some(Resolved::Null) | None => "null",
-            Some(Resolved::Bool(_)) => "a boolean",
-            Some(Resolved::Int(_) | Resolved::Float(_)) => "a number",
-            Some(Resolved::Str(_)) => "a string",
-        },
-    }
-}
-
 /// How a document of several is named in messages.
 fn which(docs: &[Node<'_>], i: usize) -> String {
     if docs.len() == 1 {
@@ -493,7 +477,7 @@ pub(super) fn detect(docs: &[Node<'_>], field: &Path) -> Result<PatchKind, Confi
                 "{} is {}; a patch is a partial resource (a mapping) or one list of JSON patch \
                  operations",
                 which(docs, i),
-                describe(&docs[i])
+                &docs[i].describe()
             ),
         )),
     }
@@ -513,7 +497,7 @@ pub(super) fn check_shape(
                     field.clone(),
                     format!(
                         "a json6902 patch is a list of operations, found {}",
-                        describe(doc)
+                        doc.describe()
                     ),
                 ))
             }
@@ -537,7 +521,7 @@ pub(super) fn check_shape(
             format!(
                 "{} is {}; a {kind} patch is made of partial resources (mappings)",
                 which(docs, i),
-                describe(&docs[i])
+                &docs[i].describe()
             ),
         )),
     }
@@ -567,7 +551,7 @@ fn op_error(ops: &Node<'_>, field: &Path, e: PatchError) -> ConfigError {
             at,
             format!(
                 "expected an operation (a mapping with op and path), found {}",
-                item.map_or("nothing", describe)
+                item.map_or("nothing", Node::describe)
             ),
         ),
         PatchErrorKind::MissingMember(m) => ConfigError::new(at, needs(m)),
@@ -575,14 +559,14 @@ fn op_error(ops: &Node<'_>, field: &Path, e: PatchError) -> ConfigError {
             at.field("op"),
             format!(
                 "expected a string, found {}",
-                member("op").map_or("nothing", describe)
+                member("op").map_or("nothing", Node::describe)
             ),
         ),
         PatchErrorKind::NotAString(m) => ConfigError::new(
             at.field(m),
             format!(
                 "expected a string (a JSON pointer), found {}",
-                member(m).map_or("nothing", describe)
+                member(m).map_or("nothing", Node::describe)
             ),
         ),
         PatchErrorKind::UnknownOp(name) => ConfigError::new(

@@ -217,24 +217,11 @@ impl<'p> Engine<'p> {
         self.shared = true;
     }
 
-    /// Reads the entries `range` of a wrapper's root mapping, the part of the document before
-    /// its items (their anchors may be aliased by the items).
-    pub fn wrapper_before(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
-        self.scope.admit_entries(root, range.clone());
-        let how = Settle {
-            document: true,
-            untouched: true,
-            revert: false,
-        };
-        if let Err(e) = self.scope.settle_entries(root, range, how) {
-            self.fail_document(&e);
-        }
-    }
-
-    /// Settles the entries `range` of a wrapper's root mapping, the part of the document after
-    /// its items, once every item is written: an alias there of an anchor that a patch changed
-    /// or deleted becomes a copy of what it read.
-    pub fn wrapper_after(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
+    /// Reads and settles the entries `range` of a wrapper's root mapping: the part of the
+    /// document before its items (their anchors may be aliased by the items), or, once every
+    /// item is written, the part after them (an alias there of an anchor that a patch changed or
+    /// deleted becomes a copy of what it read).
+    pub fn wrapper_entries(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) {
         self.scope.admit_entries(root, range.clone());
         let how = Settle {
             document: true,
@@ -347,11 +334,11 @@ impl<'p> Engine<'p> {
         });
         if let (Some(root), Some((at, _))) = (wrapper.as_deref_mut(), split) {
             self.one_document();
-            self.wrapper_before(root, 0..at);
+            self.wrapper_entries(root, 0..at);
         }
         let out = items.into_iter().filter_map(|i| self.process(i)).collect();
         if let (Some(root), Some((at, n))) = (wrapper, split) {
-            self.wrapper_after(root, (at + 1).min(n)..n);
+            self.wrapper_entries(root, (at + 1).min(n)..n);
         }
         self.shared = false;
         self.scope.reset();
