@@ -113,6 +113,11 @@ pub const ALIAS_BUDGET: usize = crate::yaml::anchors::BUDGET;
 /// The largest file `path`, `originalPath` or `spec.schema.openAPI.path` may name, in bytes.
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
+/// The most file text (`path`, `originalPath`, `spec.schema.openAPI.path`) one functionConfig
+/// may give its patches, a file counting once per field that names it: each use is parsed into
+/// a tree of its own. Each file is read once however many fields name it.
+pub const MAX_LOADED_BYTES: u64 = 256 << 20;
+
 /// The `data` keys a ConfigMap functionConfig may hold.
 pub const CONFIGMAP_KEYS: &[&str] = &[
     "type",
@@ -658,7 +663,7 @@ fn form_of(root: &Node<'_>) -> Result<ConfigForm, ConfigError> {
             Path::root(),
             format!(
                 "expected a mapping (a KRM object), found {}",
-                source::describe(root)
+                root.describe()
             ),
         ));
     }
@@ -886,7 +891,7 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
         if !e.value.is_scalar() {
             return Err(ConfigError::new(
                 data_field(key),
-                format!("expected a string, found {}", source::describe(&e.value)),
+                format!("expected a string, found {}", e.value.describe()),
             ));
         }
         values.push((key, &e.value));

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::{wire, ConfigError, PatchKind, ALIAS_BUDGET, MAX_FILE_BYTES};
+use super::{wire, ConfigError, PatchKind, ALIAS_BUDGET, MAX_FILE_BYTES, MAX_LOADED_BYTES};
 use crate::patch::json6902::{self, PatchError, PatchErrorKind};
 use crate::path::Path;
 use crate::schema::{Schema, SchemaError};
-use crate::yaml::{parse_stream, to_json, AliasError, Kind, Node};
+use crate::yaml::{parse_stream, to_json, AliasError, Node};
 
 /// Where a step's patch (or original) is.
 pub(super) struct Source<'n> {
@@ -145,6 +145,11 @@ impl Load {
 pub(super) struct Ctx<'d> {
     load: &'d Load,
     budget: usize,
+    /// The files read so far, by where they resolve: a file several entries name is read once.
+    files: crate::hash::HashMap<PathBuf, std::rc::Rc<str>>,
+    /// The bytes of file text given to patches so far, a file counting once per use (each use
+    /// becomes a tree of its own): bounded by [`MAX_LOADED_BYTES`].
+    loaded: u64,
 }
 
 impl<'d> Ctx<'d> {
@@ -152,6 +157,8 @@ impl<'d> Ctx<'d> {
         Ctx {
             load,
             budget: ALIAS_BUDGET,
+            files: crate::hash::HashMap::default(),
+            loaded: 0,
         }
     }
 
@@ -275,7 +282,11 @@ impl<'d> Ctx<'d> {
     }
 
     /// Reads the file a config field names: a regular file of UTF-8 text, bounded in size.
-    fn read(&self, written: &str, field: &Path) -> Result<(PathBuf, String), ConfigError> {
+    fn read(
+        &mut self,
+        written: &str,
+        field: &Path,
+    ) -> Result<(PathBuf, std::rc::Rc<str>), ConfigError> {
         if written.is_empty() {
             return Err(ConfigError::new(field.clone(), "empty path"));
         }
@@ -290,6 +301,11 @@ impl<'d> Ctx<'d> {
             LoadRestrictor::None => path.clone(),
             LoadRestrictor::RootOnly => self.confined(&path, written, field)?,
         };
+        let key = fs::canonicalize(&opened).unwrap_or_else(|_| opened.clone());
+        if let Some(text) = self.files.get(&key).cloned() {
+            self.charge(text.len(), field)?;
+            return Ok((path, text));
+        }
         let meta = fs::metadata(&opened).map_err(|e| fail(format!("cannot read: {e}")))?;
         if !meta.is_file() {
             return Err(fail("not a regular file".to_owned()));
@@ -311,7 +327,26 @@ impl<'d> Ctx<'d> {
                 e.utf8_error().valid_up_to()
             ))
         })?;
+        let text: std::rc::Rc<str> = text.into();
+        self.charge(text.len(), field)?;
+        self.files.insert(key, text.clone());
         Ok((path, text))
+    }
+
+    /// Counts `bytes` of file text given to a patch against [`MAX_LOADED_BYTES`].
+    fn charge(&mut self, bytes: usize, field: &Path) -> Result<(), ConfigError> {
+        self.loaded = self.loaded.saturating_add(bytes as u64);
+        if self.loaded > MAX_LOADED_BYTES {
+            return Err(ConfigError::new(
+                field.clone(),
+                format!(
+                    "the files the functionConfig names would give its patches more than \
+                     {MAX_LOADED_BYTES} bytes together (a file named several times counts each \
+                     time: every use is a tree of its own)"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Where `path` (as `written` in `field`) resolves, symlinks followed, when that is inside
@@ -408,22 +443,6 @@ impl Offset {
     }
 }
 
-/// What a node is, for messages: `a mapping`, `a list`, `a string`, `a number`, ...
-pub(super) fn describe(node: &Node<'_>) -> &'static str {
-    use crate::yaml::scalar::Resolved;
-    match node.kind() {
-        Kind::Map => "a mapping",
-        Kind::Seq => "a list",
-        Kind::Alias => "an alias",
-        Kind::Scalar => match node.resolved() {
-            Some(Resolved::Null) | None => "null",
-            Some(Resolved::Bool(_)) => "a boolean",
-            Some(Resolved::Int(_) | Resolved::Float(_)) => "a number",
-            Some(Resolved::Str(_)) => "a string",
-        },
-    }
-}
-
 /// How a document of several is named in messages.
 fn which(docs: &[Node<'_>], i: usize) -> String {
     if docs.len() == 1 {
@@ -458,7 +477,7 @@ pub(super) fn detect(docs: &[Node<'_>], field: &Path) -> Result<PatchKind, Confi
                 "{} is {}; a patch is a partial resource (a mapping) or one list of JSON patch \
                  operations",
                 which(docs, i),
-                describe(&docs[i])
+                &docs[i].describe()
             ),
         )),
     }
@@ -478,7 +497,7 @@ pub(super) fn check_shape(
                     field.clone(),
                     format!(
                         "a json6902 patch is a list of operations, found {}",
-                        describe(doc)
+                        doc.describe()
                     ),
                 ))
             }
@@ -502,7 +521,7 @@ pub(super) fn check_shape(
             format!(
                 "{} is {}; a {kind} patch is made of partial resources (mappings)",
                 which(docs, i),
-                describe(&docs[i])
+                &docs[i].describe()
             ),
         )),
     }
@@ -532,7 +551,7 @@ fn op_error(ops: &Node<'_>, field: &Path, e: PatchError) -> ConfigError {
             at,
             format!(
                 "expected an operation (a mapping with op and path), found {}",
-                item.map_or("nothing", describe)
+                item.map_or("nothing", Node::describe)
             ),
         ),
         PatchErrorKind::MissingMember(m) => ConfigError::new(at, needs(m)),
@@ -540,14 +559,14 @@ fn op_error(ops: &Node<'_>, field: &Path, e: PatchError) -> ConfigError {
             at.field("op"),
             format!(
                 "expected a string, found {}",
-                member("op").map_or("nothing", describe)
+                member("op").map_or("nothing", Node::describe)
             ),
         ),
         PatchErrorKind::NotAString(m) => ConfigError::new(
             at.field(m),
             format!(
                 "expected a string (a JSON pointer), found {}",
-                member(m).map_or("nothing", describe)
+                member(m).map_or("nothing", Node::describe)
             ),
         ),
         PatchErrorKind::UnknownOp(name) => ConfigError::new(

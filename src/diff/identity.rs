@@ -101,15 +101,9 @@ fn take_or_copy<'n>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::{emit_node, parse_stream};
+    use crate::yaml::emit_node;
 
-    fn n(text: &str) -> Node<'static> {
-        parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-            .into_owned()
-    }
+    use crate::diff::test_node as n;
 
     #[test]
     fn identity_goes_first_and_changes_are_reported() {

@@ -404,15 +404,9 @@ fn longest_increasing(seq: &[usize]) -> Vec<usize> {
 mod tests {
     use super::*;
     use crate::patch::json6902;
-    use crate::yaml::{emit_node, parse_stream, to_json};
+    use crate::yaml::{emit_node, to_json};
 
-    fn n(text: &str) -> Node<'static> {
-        parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-            .into_owned()
-    }
+    use crate::diff::test_node as n;
 
     /// The operations as `op path [from]` lines, after checking they turn `old` into `new`.
     fn run(old: &str, new: &str, root: (&str, &str, &str), infer: bool) -> String {

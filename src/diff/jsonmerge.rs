@@ -136,15 +136,9 @@ impl Differ {
 mod tests {
     use super::*;
     use crate::patch::jsonmerge;
-    use crate::yaml::{emit_node, parse_stream, to_json};
+    use crate::yaml::{emit_node, to_json};
 
-    fn n(text: &str) -> Node<'static> {
-        parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-            .into_owned()
-    }
+    use crate::diff::test_node as n;
 
     fn run(old: &str, new: &str) -> (String, Diff<'static>) {
         let (old, new) = (n(old), n(new));

@@ -192,3 +192,13 @@ impl DiffError {
         }
     }
 }
+
+/// One YAML document as a node, for the tests of this module's files.
+#[cfg(test)]
+pub(crate) fn test_node(text: &str) -> Node<'static> {
+    crate::yaml::parse_stream(text).unwrap()[0]
+        .root
+        .clone()
+        .unwrap()
+        .into_owned()
+}

@@ -157,15 +157,8 @@ pub(super) fn has_duplicate_values(items: &[Node<'_>]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse_stream;
 
-    fn n(text: &str) -> Node<'static> {
-        parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-            .into_owned()
-    }
+    use crate::diff::test_node as n;
 
     #[test]
     fn same_ignores_key_order_and_styles_but_not_types() {

@@ -460,15 +460,9 @@ impl Finder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::{emit_node, parse_stream};
+    use crate::yaml::emit_node;
 
-    fn n(text: &str) -> Node<'static> {
-        parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-            .into_owned()
-    }
+    use crate::diff::test_node as n;
 
     fn run(original: &str, current: &str, modified: &str) -> (String, Vec<String>) {
         let schema = Schema::builtin();

@@ -1137,15 +1137,9 @@ fn bare(n: &Node<'_>) -> Node<'static> {
 mod tests {
     use super::*;
     use crate::merge::merge2;
-    use crate::yaml::{emit_node, parse_stream, to_json};
+    use crate::yaml::{emit_node, to_json};
 
-    fn n(text: &str) -> Node<'static> {
-        parse_stream(text).unwrap()[0]
-            .root
-            .clone()
-            .unwrap()
-            .into_owned()
-    }
+    use crate::diff::test_node as n;
 
     fn root_of(schema: &Schema, node: &Node<'_>) -> Cursor {
         let id = crate::select::identity::Id::of(node);

@@ -227,29 +227,11 @@ impl<'p> Engine<'p> {
         self.shared = true;
     }
 
-    /// Reads the entries `range` of a wrapper's root mapping, the part of the document before
-    /// its items (their anchors may be aliased by the items). True when one of them must be
-    /// written anew.
-    pub fn wrapper_before(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
-        self.scope.admit_entries(root, range.clone());
-        let how = Settle {
-            document: true,
-            untouched: true,
-            revert: false,
-        };
-        self.scope
-            .settle_entries(root, range, how)
-            .unwrap_or_else(|e| {
-                self.fail_document(&e);
-                false
-            })
-    }
-
-    /// Settles the entries `range` of a wrapper's root mapping, the part of the document after
-    /// its items, once every item is written: an alias there of an anchor that a patch changed
-    /// or deleted becomes a copy of what it read.
-    /// True when one of them must be written anew.
-    pub fn wrapper_after(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
+    /// Reads and settles the entries `range` of a wrapper's root mapping: the part of the
+    /// document before its items (their anchors may be aliased by the items), or, once every
+    /// item is written, the part after them (an alias there of an anchor that a patch changed or
+    /// deleted becomes a copy of what it read). True when one of them must be written anew.
+    pub fn wrapper_entries(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
         self.scope.admit_entries(root, range.clone());
         let how = Settle {
             document: true,
@@ -367,11 +349,11 @@ impl<'p> Engine<'p> {
         });
         if let (Some(root), Some((at, _))) = (wrapper.as_deref_mut(), split) {
             self.one_document();
-            let _ = self.wrapper_before(root, 0..at);
+            let _ = self.wrapper_entries(root, 0..at);
         }
         let out = items.into_iter().filter_map(|i| self.process(i)).collect();
         if let (Some(root), Some((at, n))) = (wrapper, split) {
-            let _ = self.wrapper_after(root, (at + 1).min(n)..n);
+            let _ = self.wrapper_entries(root, (at + 1).min(n)..n);
         }
         self.shared = false;
         self.scope.reset();
@@ -423,7 +405,7 @@ impl<'p> Engine<'p> {
         let root = &mut item.node;
         let n = root.entries().len();
         let at = root.position("items").unwrap_or(n);
-        let mut changed = self.wrapper_before(root, 0..at);
+        let mut changed = self.wrapper_entries(root, 0..at);
         let members: Vec<Node<'a>> = root
             .get_mut("items")
             .and_then(Node::items_mut)
@@ -460,7 +442,7 @@ impl<'p> Engine<'p> {
         if let Some(list) = root.get_mut("items").and_then(Node::items_mut) {
             *list = kept;
         }
-        changed |= self.wrapper_after(root, (at + 1).min(n)..n);
+        changed |= self.wrapper_entries(root, (at + 1).min(n)..n);
         if changed && root.is_flow() {
             root.make_block();
         }

@@ -16,8 +16,7 @@ use crate::krm::{FnResult, Severity};
 use crate::path::Path;
 use crate::select::bookkeeping;
 use crate::select::identity::Id;
-use crate::yaml::scalar::Resolved;
-use crate::yaml::{Entry, Kind, Node};
+use crate::yaml::{Entry, Node};
 
 /// What the guard keeps of a resource before a patch, to check the result against.
 pub(crate) struct Before<'a> {
@@ -45,21 +44,6 @@ impl<'a> Before<'a> {
     }
 }
 
-/// How a node is named in a message: "a list", "a string", "null".
-pub(crate) fn describe(node: &Node<'_>) -> &'static str {
-    match node.kind() {
-        Kind::Map => "a mapping",
-        Kind::Seq => "a list",
-        Kind::Alias => "an alias",
-        Kind::Scalar => match node.resolved() {
-            Some(Resolved::Null) | None => "null",
-            Some(Resolved::Bool(_)) => "a boolean",
-            Some(Resolved::Int(_) | Resolved::Float(_)) => "a number",
-            Some(Resolved::Str(_)) => "a string",
-        },
-    }
-}
-
 /// Whether the field holds a name: a scalar that is not null and not empty.
 fn named(node: Option<&Node<'_>>) -> bool {
     node.is_some_and(|n| n.is_scalar() && !n.is_null() && n.as_str().is_some_and(|s| !s.is_empty()))
@@ -74,7 +58,7 @@ pub(crate) fn enforce<'a>(
 ) -> Result<Vec<FnResult>, Broken> {
     if !node.is_map() {
         return Err(Broken::NotAResource {
-            found: describe(node),
+            found: node.describe(),
         });
     }
     let had_meta = !before.id.name.is_empty() || !before.bookkeeping.is_empty();
@@ -82,7 +66,7 @@ pub(crate) fn enforce<'a>(
         if had_meta && !meta.is_map() && !meta.is_null() {
             return Err(Broken::Destroyed {
                 field: Path::fields(&["metadata"]),
-                found: describe(meta),
+                found: meta.describe(),
                 what: what_metadata_holds(&before),
             });
         }
@@ -120,7 +104,7 @@ pub(crate) fn enforce<'a>(
         if !before.bookkeeping.is_empty() && !ann.is_map() && !ann.is_null() {
             return Err(Broken::Destroyed {
                 field: Path::fields(&["metadata", "annotations"]),
-                found: describe(ann),
+                found: ann.describe(),
                 what: format!(
                     "the hosts' bookkeeping annotations ({})",
                     keys(&before.bookkeeping).join(", ")

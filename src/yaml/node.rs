@@ -228,6 +228,22 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// What the node is, for messages: `a mapping`, `a list`, `an alias`, `a string`, `a number`,
+    /// `a boolean`, `null`.
+    pub fn describe(&self) -> &'static str {
+        match self.kind() {
+            Kind::Map => "a mapping",
+            Kind::Seq => "a list",
+            Kind::Alias => "an alias",
+            Kind::Scalar => match self.resolved() {
+                Some(Resolved::Null) | None => "null",
+                Some(Resolved::Bool(_)) => "a boolean",
+                Some(Resolved::Int(_) | Resolved::Float(_)) => "a number",
+                Some(Resolved::Str(_)) => "a string",
+            },
+        }
+    }
+
     /// `null`, `~`, an empty plain value, or `!!null`.
     pub fn is_null(&self) -> bool {
         matches!(self.resolved(), Some(Resolved::Null))

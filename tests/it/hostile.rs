@@ -2005,3 +2005,36 @@ fn kustomizes_pairing_of_elements_without_keys_is_bounded() {
     assert_eq!(env[0]["value"], "changed");
     assert_eq!(env.as_array().map(Vec::len), Some(n));
 }
+
+/// Issue 14, point 10: the same 10 MB `path:` file listed 100 times took 1 GB and aborted under
+/// a 1 GB limit. Each file is read once however many entries name it, and the file text a
+/// config gives its patches (each use parsed into a tree of its own) is bounded in all: past
+/// 256 MiB, an error naming the field.
+#[test]
+fn a_patch_file_named_many_times_is_read_once_and_bounded_in_all() {
+    let d = dir("path-many-times");
+    std::fs::write(d.join("p.yaml"), "data: {k: v}\n").expect("small patch");
+    let entry = "  - type: jsonmerge\n    target: {kind: ConfigMap}\n    path: p.yaml\n";
+    let (code, stdout, stderr) = standalone(
+        "path-many-times",
+        &merge_fn(&entry.repeat(100)),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(String::from_utf8_lossy(&stdout).contains("k: v"));
+    // A 60 MB patch (one long string) named five times: 300 MB of patches.
+    let big = format!("data: {{k: \"{}\"}}\n", "x".repeat(60 << 20));
+    std::fs::write(d.join("big.yaml"), big).expect("big patch");
+    let entry = "  - type: jsonmerge\n    target: {kind: ConfigMap}\n    path: big.yaml\n";
+    let (code, stdout, stderr) = standalone(
+        "path-many-times",
+        &merge_fn(&entry.repeat(5)),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("spec.patches[4].path") && stderr.contains("268435456 bytes together"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty());
+}
