@@ -131,7 +131,10 @@ impl<'n> Id<'n> {
 /// `Kind name`, or `Kind namespace/name`: how messages name a resource.
 impl fmt::Display for Id<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.namespace.is_empty() {
+        if self.name.is_empty() {
+            // A resource without a name (a `List`): its kind alone, no dangling space.
+            f.write_str(&self.kind)
+        } else if self.namespace.is_empty() {
             write!(f, "{} {}", self.kind, self.name)
         } else {
             write!(f, "{} {}/{}", self.kind, self.namespace, self.name)

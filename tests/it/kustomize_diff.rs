@@ -97,6 +97,17 @@ pub const AVOIDED: &[(&str, &str)] = &[
          generated string that could be read as another type is quoted there (JSON patch values are \
          generated plain: kustomize's options read them as kustomize does)",
     ),
+    (
+        "list kinds whose items have an entry with no value (`key:`) or a port given by name",
+        "README: kustomize reads a list's items through JSON, so such an entry becomes an explicit `null` \
+         its merges keep, and every string comes back double-quoted (a number a patch sets over a port's \
+         name is written as a string); krm-merge patches the items as written",
+    ),
+    (
+        "Helm-quoted strings (`\"http\"`) at the ports a strategic merge patch sets to a number",
+        "README: kustomize gives the new value the old one's quotes (`targetPort: 9999` becomes the string \
+         `\"9999\"`); krm-merge keeps the patch's number",
+    ),
 ];
 
 /// Differences this test found, which the README lists ("Differences from kustomize"): on purpose,
