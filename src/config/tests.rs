@@ -777,7 +777,7 @@ fn paths_are_read_relative_to_base_dir() {
     assert_eq!(plan_with(&config, &lifted).unwrap().steps.len(), 1);
 }
 
-/// Issue 14, point 16: `path:` read any file the process could read. Files must now resolve,
+/// `path:` read any file the process could read. Files must now resolve,
 /// `..` and symlinks followed, inside the root's tree (the base directory unless the caller
 /// names another root); the error names the rule, the file and the root.
 #[test]

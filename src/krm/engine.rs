@@ -1692,7 +1692,7 @@ mod tests {
         assert!(run(&named, items(&[local]), None).items[0].touched);
     }
 
-    /// Issue 18, point 1: a list kind's items are the resources, at any depth; the list is
+    /// A list kind's items are the resources, at any depth; the list is
     /// written back around them, touched only when an item changed, gone when every item was
     /// deleted.
     #[test]

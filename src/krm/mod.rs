@@ -633,7 +633,7 @@ mod tests {
         out.text
     }
 
-    /// Issue 18, point 3: a patched document after an untouched one that ends with a blank
+    /// A patched document after an untouched one that ends with a blank
     /// line lost that line (4 of the 42 untouched documents of cert-manager's Helm output).
     #[test]
     fn the_separator_and_the_blank_lines_around_it_stay() {

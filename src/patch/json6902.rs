@@ -2114,7 +2114,7 @@ fn check_aliases(root: &Node<'_>) -> Result<(), PatchErrorKind> {
     }
 }
 
-// ----- bounds and bookkeeping of one application (issue 14, points 8 and 9) -------------------
+// ----- bounds and bookkeeping of one application -------------------
 //
 // `apply_with` opens a `Session` for the operations it runs (a thread-local, so that the walk
 // above needs no extra parameter): what `copy` may still add to the resource, what shifting and
@@ -3587,9 +3587,9 @@ c:
         assert!(counted(container, "- {op: add, path: /env/-, value: 1}\n").is_err());
     }
 
-    /// Many operations on wide mappings, where members are found through the session's index
-    /// (issue 14, point 9): the result is the json-patch crate's, operation after operation,
-    /// with members appended, removed, replaced, moved and copied in between.
+    /// Many operations on wide mappings, where members are found through the session's index:
+    /// the result is the json-patch crate's, operation after operation, with members appended,
+    /// removed, replaced, moved and copied in between.
     #[test]
     fn wide_mappings_patched_through_the_member_index_agree_with_json_patch() {
         use serde_json::{json, Value};

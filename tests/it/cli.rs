@@ -897,7 +897,7 @@ fn the_man_page_is_committed() {
     }
 }
 
-/// Issue 14, point 16, through the command line: a `path:` outside the config's directory is
+/// Through the command line: a `path:` outside the config's directory is
 /// refused by default (kustomize's `LoadRestrictionsRootOnly`), and `--load-restrictor none`
 /// (or kustomize's `LoadRestrictionsNone`) lifts it, in `--config` mode and in KRM mode.
 #[test]
@@ -940,7 +940,7 @@ fn load_restrictor_none_lifts_the_root_rule() {
     assert!(lifted.stdout.contains("secret: token"));
 }
 
-/// Issue 14, point 15: a second document in a functionConfig file was silently ignored.
+/// A second document in a functionConfig file was silently ignored.
 #[test]
 fn a_config_file_holds_one_document() {
     let d = tmp_dir("two-configs");

@@ -1,4 +1,4 @@
-//! `krm-merge diff` through the binary (issue 17): the patch between two resources in each
+//! `krm-merge diff` through the binary: the patch between two resources in each
 //! type, applied back with the binary's own commands; the three-way patch and its conflicts;
 //! package diffs from directories and streams, run back on BASE; where merge keys come from
 //! (CRDs beside the inputs, `--schema`); what is printed when nothing changed; results, exit

@@ -1,4 +1,4 @@
-//! Property tests of patch generation (issue 17): for generated resource pairs, the patch
+//! Property tests of patch generation: for generated resource pairs, the patch
 //! `diff` makes, applied to OLD by the walker of its type, gives NEW as data — strategic merge
 //! (`merge2`), JSON patch (`json6902::apply`) and JSON merge patch (`jsonmerge::merge`), with
 //! and without schema (kind `Thing` with no schema, with kyaml's inferred keys and without, and

@@ -835,7 +835,7 @@ fn a_patch_failing_on_the_last_of_many_targets_changes_nothing() {
     assert_eq!(got, docs(&stream));
 }
 
-// ----- anchors shared between items, and inside one (issue 14, class 1) --------------------
+// ----- anchors shared between items, and inside one --------------------
 
 /// One way of reading a document of items, and what it gave.
 struct Way {
@@ -851,9 +851,8 @@ impl Way {
     /// alias left without its anchor).
     /// In standalone mode a resource a merge3 update adds is a document of its own after the
     /// wrapper (a file of its own with `--output`), so it counts as one of the items too. A
-    /// ResourceList's items and a list kind's items are taken out of them (issue 18: every way
-    /// reads a list kind's items as resources); the resource `way-marker` beside a list is left
-    /// out.
+    /// ResourceList's items and a list kind's items are taken out of them; the resource
+    /// `way-marker` beside a list is left out.
     fn items(&self) -> Vec<serde_json::Value> {
         fn flatten(v: &serde_json::Value, out: &mut Vec<serde_json::Value>) {
             let kind = v["kind"].as_str().unwrap_or("");
@@ -1158,7 +1157,7 @@ fn anchors_around_the_items_are_read_too() {
     assert_eq!(all[0]["items"][1]["data"]["k"], "v");
 }
 
-// ----- what a patch may not take (issue 14, class 2) ----------------------------------------
+// ----- what a patch may not take ----------------------------------------
 
 /// A resource with the hosts' bookkeeping, as kpt passes it.
 const KEPT: &str = "\
@@ -1237,7 +1236,7 @@ fn an_edit_of_a_bookkeeping_annotation_is_dropped_with_a_warning() {
     }
 }
 
-// ----- resources a patch adds (issue 14, class 3) -------------------------------------------
+// ----- resources a patch adds -------------------------------------------
 
 #[test]
 fn resources_a_patch_adds_bring_no_host_bookkeeping() {
@@ -1288,7 +1287,7 @@ fn resources_a_patch_adds_bring_no_host_bookkeeping() {
     assert!(!out.contains("tmp/planted"), "{out}");
 }
 
-// ----- the merge commands (issue 14, class 4) -----------------------------------------------
+// ----- the merge commands -----------------------------------------------
 
 #[test]
 fn the_merge_commands_refuse_what_would_replace_or_remove_dest() {
@@ -1369,7 +1368,7 @@ fn the_merge_commands_refuse_what_would_replace_or_remove_dest() {
     );
 }
 
-// ----- selection through aliases (issue 14, class 7) ----------------------------------------
+// ----- selection through aliases ----------------------------------------
 
 #[test]
 fn identity_and_labels_are_read_through_aliases() {
@@ -1421,7 +1420,7 @@ fn identity_and_labels_are_read_through_aliases() {
     }
 }
 
-// ----- identities (issue 14, class 15) ------------------------------------------------------
+// ----- identities ------------------------------------------------------
 
 #[test]
 fn a_rename_onto_another_resource_is_an_error_naming_both() {
@@ -1548,9 +1547,9 @@ fn a_walker_reads_an_alias_as_the_data_it_stands_for() {
     assert_eq!(docs(&a), docs(&e), "aliased:\n{a}\nexpanded:\n{e}");
 }
 
-// ----- issue 14: output that reads back, empty documents, keys alike ------------------------
+// ----- output that reads back, empty documents, keys alike ------------------------
 
-/// Issue 14, point 5: a string holding U+FFFE or U+FFFF (or another character YAML forbids raw)
+/// A string holding U+FFFE or U+FFFF (or another character YAML forbids raw)
 /// from JSON input or a JSON patch value was written raw, and no YAML reader read the output
 /// back. Every such character is now escaped in a double-quoted scalar, in values and keys.
 #[test]
@@ -1595,7 +1594,7 @@ fn characters_yaml_forbids_raw_are_escaped_in_the_output() {
     assert_eq!(again.code, 0, "{}", again.stderr);
 }
 
-/// Issue 14, point 12: a stream ending with `---` (an empty last document) was refused with
+/// A stream ending with `---` (an empty last document) was refused with
 /// "document 2 is not a resource (a mapping)". An empty document is legal YAML and holds
 /// nothing; its text is kept.
 #[test]
@@ -1639,7 +1638,7 @@ fn empty_documents_in_a_stream_are_nothing() {
     assert!(stderr.contains("not a resource"), "{stderr}");
 }
 
-/// Issue 14, point 15: keys that are the same value written differently (`1`/`0x1`,
+/// Keys that are the same value written differently (`1`/`0x1`,
 /// `~`/`null`) in one mapping are duplicate keys, located like any other.
 #[test]
 fn keys_with_the_same_value_written_differently_are_duplicates() {
@@ -1661,7 +1660,7 @@ fn keys_with_the_same_value_written_differently_are_duplicates() {
     }
 }
 
-// ----- issue 14, point 16: loading files ----------------------------------------------------
+// ----- loading files ----------------------------------------------------
 
 /// `path:` read any file the process could read: `path: ../outside/kubeconfig` with
 /// `type: jsonmerge` copied a token into the output, and `/proc/self/status` was merged too.
@@ -1745,7 +1744,7 @@ fn files_outside_the_config_directory_are_not_loaded() {
     assert_eq!(items_of(&out.stdout)[0]["data"]["inside"], "yes");
 }
 
-// ----- issue 14, points 5, 8 and 9: growth, depth, quadratic merges -----------------------
+// ----- growth, depth, quadratic merges -----------------------
 
 /// Point 8: `copy /data/d -> /data/d/cN` doubles the resource each time; 40 of them in a 2 KB
 /// config aborted the process (allocation failure). A patch's copies may add at most the
@@ -2006,7 +2005,7 @@ fn kustomizes_pairing_of_elements_without_keys_is_bounded() {
     assert_eq!(env.as_array().map(Vec::len), Some(n));
 }
 
-/// Issue 14, point 10: the same 10 MB `path:` file listed 100 times took 1 GB and aborted under
+/// The same 10 MB `path:` file listed 100 times took 1 GB and aborted under
 /// a 1 GB limit. Each file is read once however many entries name it, and the file text a
 /// config gives its patches (each use parsed into a tree of its own) is bounded in all: past
 /// 256 MiB, an error naming the field.

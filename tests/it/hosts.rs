@@ -322,7 +322,7 @@ spec:
           team: monitoring
 ";
 
-/// Issue 18, point 1: kpt passes a list kind to a function as one item (its path annotations on
+/// kpt passes a list kind to a function as one item (its path annotations on
 /// the list, none on its items), and writes back what comes back: the Roles inside are
 /// patched, the file keeps its list, and a second render changes nothing.
 #[test]
@@ -365,7 +365,7 @@ fn kpt_fn_render_patches_the_items_of_a_list_file() {
     }
 }
 
-/// Issue 18, point 1: kustomize flattens list kinds before any transformer runs, so the legacy
+/// Kustomize flattens list kinds before any transformer runs, so the legacy
 /// exec plugin is handed the Roles as documents of their own and patches them; the build holds
 /// them flattened, as kustomize writes every list.
 #[test]

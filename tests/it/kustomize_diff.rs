@@ -9,7 +9,7 @@
 //! failing is a mismatch.
 //!
 //! `generated::generated_patches_give_the_variant_under_kustomize` turns the check around for
-//! issue 17: from the same cases it takes base/variant pairs (a case's resources, and kustomize's
+//! From the same cases it takes base/variant pairs (a case's resources, and kustomize's
 //! output for them) and checks that the patches `krm-merge diff --format kustomization` writes,
 //! strategic merge and JSON patches, give the variant under `kubectl kustomize`.
 //!
@@ -723,7 +723,7 @@ fn kustomize_parity() {
     );
 }
 
-/// Issue 18, point 1, on kube-prometheus's own `RoleList`, `RoleBindingList` and
+/// On kube-prometheus's own `RoleList`, `RoleBindingList` and
 /// `ConfigMapList` files (the fixture `real_packages/kube_prometheus_list_kinds_are_patched_item_
 /// by_item`, one file each here): `kubectl kustomize` flattens them and patches their items;
 /// krm-merge with kustomize's options, on the files and as a ResourceList, patches the same items

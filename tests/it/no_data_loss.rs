@@ -399,7 +399,7 @@ fn malformed_input() {
 
 #[test]
 fn a_patch_that_would_break_a_resource() {
-    // Checked on the result of each patch on each resource (issue 14): the run fails whole.
+    // Checked on the result of each patch on each resource: the run fails whole.
     let config = merge_config(
         "- target: {kind: Deployment}\n  patch: 'spec: {replicas: 2}'\n- target: {kind: Deployment, name: worker}\n  type: json6902\n  patch: |\n    - {op: replace, path: '', value: [1]}\n",
     );

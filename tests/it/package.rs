@@ -452,7 +452,7 @@ spec:
     );
 }
 
-// Issue 18, point 1: a package with kube-prometheus's list files (the fixture
+// A package with kube-prometheus's list files (the fixture
 // `real_packages/kube_prometheus_list_kinds_are_patched_item_by_item`, one file each here).
 // Their items are patched where they are, each file keeps its list form, untouched files keep
 // their bytes, an error about an item names the list's file, and a list whose every item a

@@ -149,7 +149,7 @@ fn merge2_keeps_null_elements_of_a_list() {
     assert_eq!(doc["new"], json!(["x", null]), "{}", out.stdout);
 }
 
-// ----- issue 18: real packages --------------------------------------------------------------------
+// ----- real packages --------------------------------------------------------------------
 
 /// A Deployment as Helm charts write them: quoted names and labels, a flow list, a comment.
 const HELM_DEPLOYMENT: &str = r#"---
@@ -176,7 +176,7 @@ spec:
           value: "8080"
 "#;
 
-// Issue 18, point 4: a patch that set a scalar to the value it already had rewrote it in the
+// A patch that set a scalar to the value it already had rewrote it in the
 // patch's style (`namespace: "cert-manager"` became `namespace: cert-manager`), and every patch
 // without a target repeats name and namespace, so every such patch on Helm output did. Through
 // every walker, a patch that repeats the resource's values in other quoting (and `3` for
@@ -266,7 +266,7 @@ fn a_patch_repeating_the_current_values_changes_no_byte() {
     );
 }
 
-// Issue 18, point 4, the rule's edges: the same data as YAML 1.2 reads it is not enough where
+// The rule's edges: the same data as YAML 1.2 reads it is not enough where
 // YAML 1.1 (Kubernetes) reads the two texts differently, and `"1"` is not `1`.
 #[test]
 fn a_value_yaml11_reads_otherwise_is_rewritten() {

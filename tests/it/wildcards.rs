@@ -1,4 +1,4 @@
-//! One patch for many places (issue 16): `[*]` in JSON pointers, `at:` on every patch type, and
+//! One patch for many places: `[*]` in JSON pointers, `at:` on every patch type, and
 //! the named starts `@podTemplate`, `@podSpec`, `@containers` — through the binary, with what
 //! each run must give computed from its input. The byte-for-byte cases are fixtures
 //! (`tests/fixtures/wildcards`); the README's "Patching inside resources" section is the

@@ -242,7 +242,7 @@ impl Gen {
         }
     }
 
-    /// Runs of resources to write as list kinds (issue 18): `<Kind>List` where the run is of
+    /// Runs of resources to write as list kinds: `<Kind>List` where the run is of
     /// one kind, `v1 List` otherwise or now and then, `kind:` first or last, sometimes nested
     /// in a `List`.
     fn lists(&mut self, resources: &[Value]) -> Vec<ListDoc> {
@@ -2103,10 +2103,9 @@ impl Gen {
         }
     }
 
-    /// An operation under `metadata.annotations`, which the resource may lack (issue 18, point
-    /// 7): kustomize's build annotations fill that mapping while its JSON patches run, so `add`
-    /// and `replace` under it succeed there, and krm-merge with kustomize's options does the
-    /// same. Now and then a `replace` under a missing parent elsewhere, which fails in both.
+    /// An operation under `metadata.annotations`, which the resource may lack: kustomize's
+    /// build annotations fill that mapping while its JSON patches run, so `add` and `replace`
+    /// under it succeed there, and krm-merge with kustomize's options does the same. Now and then a `replace` under a missing parent elsewhere, which fails in both.
     fn annotation_op(&mut self, doc: &Value) -> Value {
         let has = doc["metadata"]["annotations"].is_object();
         let key = *self.r.pick(&["description", "example.com~1owner", "team"]);

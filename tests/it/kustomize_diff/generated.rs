@@ -1,4 +1,4 @@
-//! Generated patches under kustomize (issue 17): for generated base/variant pairs — the base a
+//! Generated patches under kustomize: for generated base/variant pairs — the base a
 //! generated case's resources, the variant what `kubectl kustomize` makes of them with the
 //! case's patches — `krm-merge diff --format kustomization` writes the `patches:` that turn the
 //! base into the variant, once as strategic merge patches and once as JSON patches; a
