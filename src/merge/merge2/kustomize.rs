@@ -72,6 +72,13 @@ pub(super) fn list_kind(meta: &FieldMeta, patch: &Node<'_>) -> Option<ListKind> 
     }
 }
 
+/// An element of a list [`Merger::kyaml_keyed_by_hash`] puts together: built from the patch, or
+/// the resource's element at this index, walked in place.
+enum Slot<'a> {
+    Node(Node<'a>),
+    Dest(usize),
+}
+
 /// The two lists kyaml walks together.
 enum Sides<'a> {
     /// The resource's elements and the patch's.
@@ -220,6 +227,18 @@ impl<'a> Merger<'_, '_, 'a> {
             Sides::Shared(list) => (list, None),
         };
         let tuple = |e: &Node<'_>| key_tuple(e, keys);
+        // The walk of a list the patch does not mention (the most common by far), when no two
+        // elements share their keys: what follows comes down to walking each element in place
+        // and dropping those left empty, without tuples to hash and keep.
+        if patch.as_ref().is_some_and(Vec::is_empty) && distinct_keys(&dest, keys) {
+            let meta = FieldMeta::default();
+            for e in dest.iter_mut() {
+                self.settle(e, at, &meta)
+                    .map_err(|er| er.within(key_seg_of(keys, &tuple(e))))?;
+            }
+            dest.retain(|e| !(e.is_map() && e.entries().is_empty()));
+            return Ok(dest);
+        }
         // Where each tuple is, in the resource's list (all of them) and the patch's (the first).
         let mut in_dest: HashMap<Vec<String>, Vec<usize>> = HashMap::default();
         for (i, e) in dest.iter().enumerate() {
@@ -242,7 +261,9 @@ impl<'a> Merger<'_, '_, 'a> {
             }
         }
         let mut alive = vec![true; dest.len()];
-        let mut added: Vec<Option<Node<'a>>> = Vec::with_capacity(tuples.len());
+        // What was walked, in order: the patch's elements built, or the resource's elements,
+        // walked in place and named by index, so that none is copied (each is put back once).
+        let mut added: Vec<Option<Slot<'a>>> = Vec::with_capacity(tuples.len());
         let mut added_at: HashMap<Vec<String>, usize> = HashMap::default();
         let meta = FieldMeta::default();
         for t in tuples {
@@ -254,7 +275,7 @@ impl<'a> Merger<'_, '_, 'a> {
                     None => match d.and_then(|i| dest.get_mut(i)) {
                         Some(e) => {
                             self.settle(e, at, &meta).map_err(|er| er.within(seg()))?;
-                            Some(e.clone())
+                            d.map(Slot::Dest)
                         }
                         None => None,
                     },
@@ -267,12 +288,15 @@ impl<'a> Merger<'_, '_, 'a> {
                                     .value(de, pe, at, &meta)
                                     .map_err(|er| er.within(seg()))?
                                 {
-                                    Fate::Keep => Some(de.clone()),
+                                    Fate::Keep => d.map(Slot::Dest),
                                     Fate::Delete => None,
                                 }
                             }
                             // New, or replacing: the patch's element, built.
-                            _ => self.rebuild(pe, at).map_err(|er| er.within(seg()))?,
+                            _ => self
+                                .rebuild(pe, at)
+                                .map_err(|er| er.within(seg()))?
+                                .map(Slot::Node),
                         }
                     }
                 },
@@ -281,11 +305,19 @@ impl<'a> Merger<'_, '_, 'a> {
                     None => None,
                     Some(e) => match take_directive(e).map_err(|er| er.within(seg()))? {
                         Strategy::Delete => None,
-                        _ => self.rebuild(e, at).map_err(|er| er.within(seg()))?,
+                        _ => self
+                            .rebuild(e, at)
+                            .map_err(|er| er.within(seg()))?
+                            .map(Slot::Node),
                     },
                 },
             };
-            match walked.filter(|v| !(v.is_map() && v.entries().is_empty())) {
+            let empty = |v: &Node<'_>| v.is_map() && v.entries().is_empty();
+            let walked = walked.filter(|s| match s {
+                Slot::Node(v) => !empty(v),
+                Slot::Dest(i) => dest.get(*i).is_some_and(|v| !empty(v)),
+            });
+            match walked {
                 None => {
                     for &i in in_dest.get(&t).into_iter().flatten() {
                         if let Some(a) = alive.get_mut(i) {
@@ -300,27 +332,37 @@ impl<'a> Merger<'_, '_, 'a> {
             }
         }
         // kyaml's appendListNode: the resource's remaining elements one by one.
-        for (e, live) in dest.into_iter().zip(alive) {
+        for (i, (e, live)) in dest.iter().zip(alive).enumerate() {
             if !live || e.is_null() || (e.is_map() && e.entries().is_empty()) {
                 continue;
             }
-            let t = tuple(&e);
+            let t = tuple(e);
             match added_at.get(&t).copied() {
-                Some(i) if keys.len() == 1 => {
-                    if let Some(slot) = added.get_mut(i) {
-                        *slot = Some(e);
+                Some(k) if keys.len() == 1 => {
+                    if let Some(slot) = added.get_mut(k) {
+                        *slot = Some(Slot::Dest(i));
                     }
                 }
                 found => {
-                    if let Some(slot) = found.and_then(|i| added.get_mut(i)) {
+                    if let Some(slot) = found.and_then(|k| added.get_mut(k)) {
                         *slot = None;
                     }
                     added_at.insert(t, added.len());
-                    added.push(Some(e));
+                    added.push(Some(Slot::Dest(i)));
                 }
             }
         }
-        Ok(added.into_iter().flatten().collect())
+        // Each of the resource's elements is named at most once: the walk names the first of a
+        // tuple, and the loop above puts each element in that tuple's slot or a new one.
+        let mut dest: Vec<Option<Node<'a>>> = dest.into_iter().map(Some).collect();
+        Ok(added
+            .into_iter()
+            .flatten()
+            .filter_map(|s| match s {
+                Slot::Node(n) => Some(n),
+                Slot::Dest(i) => dest.get_mut(i).and_then(Option::take),
+            })
+            .collect())
     }
 
     /// [`Merger::kyaml_keyed`] step by step as kyaml takes it, for lists with elements that lack
@@ -464,8 +506,10 @@ impl<'a> Merger<'_, '_, 'a> {
             Kind::Seq => {
                 if let ListKind::Keyed(keys) = align::list_kind(meta, false, &[node], |_| false) {
                     let names: Vec<String> = keys.iter().map(|k| k.name.clone()).collect();
+                    // Taken, not copied: the list is put together again from its own
+                    // elements.
                     let sides = Sides::Pair {
-                        dest: node.items().to_vec(),
+                        dest: node.items_mut().map(std::mem::take).unwrap_or_default(),
                         patch: Vec::new(),
                     };
                     let merged = self.kyaml_keyed(sides, &names, at)?;
@@ -513,6 +557,14 @@ fn kind_name(n: &Node<'_>) -> &'static str {
         Kind::Map => "map",
         Kind::Alias => "alias",
     }
+}
+
+/// Whether no two elements of a [`clean`] list have the same key values (the texts of their key
+/// fields, as [`key_tuple`] reads them there).
+fn distinct_keys(list: &[Node<'_>], keys: &[String]) -> bool {
+    let mut seen: HashSet<Vec<&str>> = HashSet::default();
+    list.iter()
+        .all(|e| seen.insert(keys.iter().map(|k| e.get(k).map_or("", text)).collect()))
 }
 
 /// An entry value written as nothing (`key:`): kyaml drops it from every map it walks, where
