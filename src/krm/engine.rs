@@ -66,8 +66,9 @@ pub struct Engine<'p> {
     failed: bool,
     /// The files of the items seen (kpt's path annotations), to give new items files of their own.
     files: HashSet<String>,
-    /// The patches already checked against a kind's schema: (step, document, apiVersion, kind).
-    checked: HashSet<(usize, usize, String, String)>,
+    /// The patches already checked against a kind's schema: (step, document) to the
+    /// apiVersions and kinds (looked up by borrowed text, as this is asked for every item).
+    checked: HashMap<(usize, usize), HashMap<String, HashSet<String>>>,
     /// The anchors of the document being read: one per item of a stream, one for all the items
     /// of a ResourceList or a `List` (`shared`).
     scope: Scope,
@@ -208,7 +209,7 @@ impl<'p> Engine<'p> {
             results,
             failed: false,
             files: HashSet::default(),
-            checked: HashSet::default(),
+            checked: HashMap::default(),
             scope: Scope::new(),
             shared: false,
             lists: 0,
@@ -274,7 +275,7 @@ impl<'p> Engine<'p> {
             results: Vec::new(),
             failed: false,
             files: HashSet::default(),
-            checked: HashSet::default(),
+            checked: HashMap::default(),
             scope: Scope::new(),
             shared: self.shared,
             lists: 0,
@@ -305,8 +306,11 @@ impl<'p> Engine<'p> {
         self.failed |= other.failed;
         self.files.extend(other.files);
         // A finding both halves made is reported twice: keep the first.
-        for key in other.checked {
-            self.checked.insert(key);
+        for (key, versions) in other.checked {
+            let mine = self.checked.entry(key).or_default();
+            for (version, kinds) in versions {
+                mine.entry(version).or_default().extend(kinds);
+            }
         }
         let mut seen = HashSet::default();
         self.results
@@ -583,8 +587,11 @@ impl<'p> Engine<'p> {
             self.files.insert(path.to_owned());
         }
         let plan = self.plan;
+        // Whether the item is bookkeeping, read again only after a step changed it.
+        let mut bookkeeping = None;
         for (k, step) in plan.steps.iter().enumerate().skip(first) {
-            if !self.candidate(step, &item.node) {
+            let is = *bookkeeping.get_or_insert_with(|| self.is_bookkeeping(&item.node));
+            if is && !names_a_kind(step) {
                 continue;
             }
             match self.step(k, step, &mut item) {
@@ -592,6 +599,7 @@ impl<'p> Engine<'p> {
                 Done::Changed => {
                     self.tallies[k].changed += 1;
                     item.touched = true;
+                    bookkeeping = None;
                 }
                 Done::Deleted => {
                     self.tallies[k].changed += 1;
@@ -602,21 +610,15 @@ impl<'p> Engine<'p> {
         Some(item)
     }
 
-    /// Items a step may touch: not bookkeeping (local-config resources, the Kptfile, the
-    /// functionConfig itself), unless the step's target names a kind.
-    fn candidate(&self, step: &Step, node: &Node<'_>) -> bool {
+    /// Whether an item is bookkeeping (a local-config resource, the Kptfile, the functionConfig
+    /// itself), which only a step whose target names a kind may touch ([`names_a_kind`]).
+    fn is_bookkeeping(&self, node: &Node<'_>) -> bool {
         let follow = |n| self.scope.follow(n);
-        let bookkeeping = self.bookkeeping_lists > 0
+        self.bookkeeping_lists > 0
             || bookkeeping::is_bookkeeping_item_with(node, &follow)
             || self
                 .config
-                .is_some_and(|c| is_function_config(c, &Id::of_with(node, &follow)));
-        !bookkeeping
-            || step
-                .action
-                .target()
-                .and_then(|t| t.spec().kind.as_deref())
-                .is_some_and(|k| !k.is_empty())
+                .is_some_and(|c| is_function_config(c, &Id::of_with(node, &follow)))
     }
 
     /// Applies step `k` to an item, if it selects the item.
@@ -990,13 +992,13 @@ impl<'p> Engine<'p> {
             Checked::Document(d, _) => d,
             Checked::Operations(_) => 0,
         };
-        let key = (
-            step.index,
-            document,
-            id.api_version.to_string(),
-            id.kind.to_string(),
-        );
-        if self.checked.contains(&key) {
+        let key = (step.index, document);
+        let done = self
+            .checked
+            .get(&key)
+            .and_then(|v| v.get(id.api_version.as_ref()))
+            .is_some_and(|k| k.contains(id.kind.as_ref()));
+        if done {
             return;
         }
         let gvk = Gvk::new(&id.api_version, &id.kind);
@@ -1032,7 +1034,12 @@ impl<'p> Engine<'p> {
             self.results.push(res);
             self.failed |= severity == Severity::Error;
         }
-        self.checked.insert(key);
+        self.checked
+            .entry(key)
+            .or_default()
+            .entry(id.api_version.to_string())
+            .or_default()
+            .insert(id.kind.to_string());
     }
 
     /// How many documents a step's patch has.
@@ -1504,6 +1511,14 @@ fn failure(step: &Step, node: &Node<'_>, document: Option<usize>, cause: Cause) 
 
 /// The item is the resource `want` names: now, by the identity it had before an earlier step
 /// renamed it, or by the original identity kustomize's build annotations record.
+/// Whether a step's target names a kind, which lets it touch bookkeeping items.
+fn names_a_kind(step: &Step) -> bool {
+    step.action
+        .target()
+        .and_then(|t| t.spec().kind.as_deref())
+        .is_some_and(|k| !k.is_empty())
+}
+
 fn is_for(scope: &Scope, item: &Item<'_>, want: &Id<'_>) -> bool {
     item.first_id.as_ref().is_some_and(|f| f.same(want)) || has_identity(scope, &item.node, want)
 }
