@@ -12,7 +12,10 @@ found by identity) with
 reporting median wall time, the ratio, and peak RSS (from /usr/bin/time). It also reports the
 identity round trip (a config whose patch selects nothing) and start-up on a tiny input.
 
-Usage: tools/bench.py [--runs R] [--kustomize-max N] [SIZE ...]    (default sizes 100 1000 10000 50000)
+Usage: tools/bench.py [--runs R] [--kustomize-max N] [--bin DIR] [SIZE ...]
+                                                            (default sizes 100 1000 10000 50000)
+With --bin DIR the binaries are DIR/krm-merge, DIR/gen_package and DIR/parse_events, as built
+from another commit (to measure a baseline in the same session), and nothing is built.
 Needs: cargo, /usr/bin/time; kubectl for the comparison (skipped when absent).
 
 Two more measurements (issue 14, points 9 and 10):
@@ -225,14 +228,19 @@ def main():
     ap.add_argument("--cap", type=float, default=60, help="--scaling: stop a case past this many seconds")
     ap.add_argument("--memory", type=float, metavar="MB", help="peak memory on a stream of MB megabytes")
     ap.add_argument("--limit", type=int, metavar="KIB", help="--memory: under ulimit -v KIB")
+    ap.add_argument("--bin", metavar="DIR", help="take the binaries from DIR instead of building them")
     args = ap.parse_args()
+    if args.bin:
+        global BIN, GEN, EVENTS
+        BIN, GEN, EVENTS = (os.path.join(args.bin, b) for b in ("krm-merge", "gen_package", "parse_events"))
     if args.scaling:
         return scaling(args.sizes or [10_000, 100_000, 1_000_000], args.cap)
     if args.memory:
         return memory(args.memory, args.limit)
     args.sizes = args.sizes or [100, 1000, 10000, 50000]
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
-                    "--example", "gen_package", "--example", "parse_events"], cwd=ROOT, check=True)
+    if not args.bin:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
+                        "--example", "gen_package", "--example", "parse_events"], cwd=ROOT, check=True)
     kubectl = shutil.which("kubectl")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
