@@ -359,7 +359,7 @@ fn subtrees_moved_between_documents_keep_their_data() {
 }
 
 /// Every YAML text of the repository: the suite's cases (valid and invalid), the fixtures, the
-/// examples and the functions' packages.
+/// examples, the functions' packages and the fast reader's fuzz regressions.
 fn repository_yaml() -> Vec<(String, String)> {
     fn walk(p: &Path, out: &mut Vec<PathBuf>) {
         if p.is_dir() {
@@ -374,6 +374,10 @@ fn repository_yaml() -> Vec<(String, String)> {
     let mut files = Vec::new();
     for dir in ["tests/data", "tests/fixtures", "examples", "functions"] {
         walk(&root.join(dir), &mut files);
+    }
+    // The inputs the fast_reader fuzz target found differences on (named, without extension).
+    if let Ok(found) = fs::read_dir(root.join("fuzz/regressions/fast_reader")) {
+        files.extend(found.map(|e| e.expect("dir entry").path()));
     }
     files.sort();
     files
@@ -470,4 +474,31 @@ fn the_fast_reader_gives_what_granit_gives_on_near_misses() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// granit-parser's own bounds, past which it reads a text otherwise or refuses it, are left to
+/// it: an implicit key of more than 1,024 characters in a flow mapping (it is read as a key
+/// without a value), and a run of more than 2^20 comments while a key's value is open (refused,
+/// with the line). The fast reader read both on before; found by checking the two on long keys
+/// and long comment runs.
+#[test]
+fn the_fast_reader_leaves_granits_bounds_to_granit() {
+    let mut texts = Vec::new();
+    for n in [1000, 1024, 1025, 1100] {
+        let key = "a".repeat(n);
+        texts.push(format!("k: {{{key}: b}}\n"));
+        texts.push(format!("k: {{\"{key}\": b, c: d}}\n"));
+        texts.push(format!("{key}: b\n"));
+        texts.push(format!("- \"{key}\": b\n"));
+    }
+    let comments = "#\n".repeat((1 << 20) + 8);
+    texts.push(format!("k:\n{comments}- 2\n"));
+    texts.push(format!("k:\n  a: 1\n{comments}j: 2\n"));
+    for (i, text) in texts.iter().enumerate() {
+        if let Err(e) = fast_reader_agrees(&format!("text {i}"), text) {
+            panic!("{e}");
+        }
+    }
+    let refused = yaml::parse_stream(&texts[texts.len() - 2]).expect_err("too many comments");
+    assert!(refused.line > 1 << 20, "{refused}");
 }
