@@ -39,9 +39,32 @@ fn parse_and_emit(c: &mut Criterion) {
     let stream = gen::stream(1000);
     let mut g = c.benchmark_group("yaml");
     g.throughput(Throughput::Bytes(stream.len() as u64));
+    // The read path every command takes: the fast reader (src/yaml/fast.rs) feeding the tree
+    // builder; then the same trees from granit-parser alone, which the fast reader leaves
+    // anything unusual to, and the fast reader's events without trees (its own cost).
     g.bench_function("parse 1000 resources", |b| {
         b.iter(|| yaml::parse_stream(&stream).expect("YAML"))
     });
+    g.bench_function("parse 1000 resources, granit-parser alone", |b| {
+        b.iter(|| yaml::parse_stream_granit(&stream).expect("YAML"))
+    });
+    g.bench_function("fast reader events, 1000 resources", |b| {
+        b.iter(|| yaml::fast_reader_events(&stream))
+    });
+    // A ResourceList read item by item, as KRM mode reads it (`- # comment` items).
+    let list = gen::resource_list(
+        1000,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\n",
+    );
+    g.throughput(Throughput::Bytes(list.len() as u64));
+    g.bench_function("split a ResourceList of 1000 items", |b| {
+        b.iter(|| {
+            let mut n = 0;
+            yaml::parse_split(&list, "items", &mut |_, _| n += 1).expect("YAML");
+            n
+        })
+    });
+    g.throughput(Throughput::Bytes(stream.len() as u64));
     let docs = yaml::parse_stream(&stream).expect("YAML");
     g.bench_function("emit 1000 resources from trees", |b| {
         b.iter(|| {

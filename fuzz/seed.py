@@ -139,5 +139,76 @@ for a, b in [
     for flags in (b"\x00", b"\x07"):
         put("merges", flags + (a + "---\n" + b + "---\n" + b).encode())
 
-for target in ("yaml_roundtrip", "merges", "function"):
+# The fast reader (issue 19): the YAML that real packages are made of, which it reads itself,
+# and everything the YAML seeds above hold, which it leaves to granit-parser from some point.
+ROOT = os.path.join(HERE, "..")
+for pattern in ("tests/data/yaml-test-suite/**/in.yaml", "tests/data/conformance/*/*.yaml",
+                "tests/fixtures/**/*.yaml", "functions/**/*.yaml", "examples/**/*.yaml"):
+    for path in sorted(glob.glob(os.path.join(ROOT, pattern), recursive=True)):
+        raw = open(path, "rb").read()
+        if len(raw) <= 65536:
+            put("fast_reader", raw)
+# A resource as benches/support/gen.rs writes them (comments, quoting, flow values, block
+# scalars), as a stream of two and inside a ResourceList.
+GENERATED = """\
+# Deployment 0: generated
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app-0   # the name
+  namespace: team-0
+  labels:
+    app.kubernetes.io/name: app-0
+    app.kubernetes.io/part-of: "system-0"
+  annotations:
+    description: |
+      Multi-line description for app 0.
+      It has two lines.
+spec:
+  replicas: 1
+  strategy:
+    rollingUpdate: {maxSurge: 25%, maxUnavailable: 0}
+  template:
+    spec:
+      containers:
+      # container 0
+      - name: c0
+        image: "registry.example.com/team/app-0:1.0.0"
+        args: ["--port", "8080", "--verbose"]
+        ports:
+        - containerPort: 8080
+          protocol: TCP
+        env:
+        - name: ENV_VAR_0
+          value: "value-0-0"   # env 0
+        - name: POD_NAME
+          valueFrom:
+            fieldRef: {fieldPath: metadata.name}
+        resources:
+          limits: {cpu: 500m, memory: 256Mi}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: config-3
+data:
+  # settings
+  LOG_LEVEL: info
+  FEATURE_X: "on"
+  config.json: |
+    {"name": "app-3", "replicas": 3}
+  folded: >-
+    one
+    two
+
+    three
+"""
+put("fast_reader", GENERATED.encode())
+put("fast_reader", ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+                    + "".join(("- " if i == 0 else "  ") + l + "\n" if l else "\n"
+                              for doc in GENERATED.split("---\n")
+                              for i, l in enumerate(doc.splitlines()))
+                    + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n").encode())
+
+for target in ("yaml_roundtrip", "merges", "function", "fast_reader"):
     print(target, len(os.listdir(os.path.join(HERE, "corpus", target))), "seeds")

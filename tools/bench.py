@@ -12,7 +12,16 @@ found by identity) with
 reporting median wall time, the ratio, and peak RSS (from /usr/bin/time). It also reports the
 identity round trip (a config whose patch selects nothing) and start-up on a tiny input.
 
-Usage: tools/bench.py [--runs R] [--kustomize-max N] [SIZE ...]    (default sizes 100 1000 10000 50000)
+Usage: tools/bench.py [--runs R] [--kustomize-max N] [--bin DIR] [SIZE ...]
+                                                (default sizes 100 1000 10000 20000 100000)
+After the table it prints issue 19's goals, each met or not, from the same run: the identity
+round trip at least 80 MB/s on the package nearest 26 MB with peak RSS under 4x its input,
+10,000 resources x 20 patches under 0.5 s, 1,000 x 20 at least 150x faster than kustomize,
+cost linear (the largest size's time per resource within 1.25x of the least per-resource
+time of the sizes from 1,000 up), start-up under 5 ms. A goal whose size was not run is
+skipped.
+With --bin DIR the binaries are DIR/krm-merge, DIR/gen_package and DIR/parse_events, as built
+from another commit (to measure a baseline in the same session), and nothing is built.
 Needs: cargo, /usr/bin/time; kubectl for the comparison (skipped when absent).
 
 Two more measurements (issue 14, points 9 and 10):
@@ -225,14 +234,19 @@ def main():
     ap.add_argument("--cap", type=float, default=60, help="--scaling: stop a case past this many seconds")
     ap.add_argument("--memory", type=float, metavar="MB", help="peak memory on a stream of MB megabytes")
     ap.add_argument("--limit", type=int, metavar="KIB", help="--memory: under ulimit -v KIB")
+    ap.add_argument("--bin", metavar="DIR", help="take the binaries from DIR instead of building them")
     args = ap.parse_args()
+    if args.bin:
+        global BIN, GEN, EVENTS
+        BIN, GEN, EVENTS = (os.path.join(args.bin, b) for b in ("krm-merge", "gen_package", "parse_events"))
     if args.scaling:
         return scaling(args.sizes or [10_000, 100_000, 1_000_000], args.cap)
     if args.memory:
         return memory(args.memory, args.limit)
-    args.sizes = args.sizes or [100, 1000, 10000, 50000]
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
-                    "--example", "gen_package", "--example", "parse_events"], cwd=ROOT, check=True)
+    args.sizes = args.sizes or [100, 1000, 10000, 20000, 100000]
+    if not args.bin:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
+                        "--example", "gen_package", "--example", "parse_events"], cwd=ROOT, check=True)
     kubectl = shutil.which("kubectl")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -257,7 +271,7 @@ def main():
                 f.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: b\n")
             startup, _ = measure([BIN, "--config", os.path.join(tmp, "pkg100", "none.yaml"), one], 21)
     mb = lambda b: b / 1e6
-    print("| resources | input | krm-merge (20 patches) | kubectl kustomize | ratio | krm-merge peak RSS | identity round trip | parser events only |")
+    print("| resources | input | krm-merge (20 patches) | kubectl kustomize | ratio | krm-merge peak RSS | identity round trip | granit-parser events only |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, size, kt, kr, ct, cr, it, ir, et in rows:
         kust = f"{ct:.2f} s ({cr / 1024:.0f} MB)" if ct else "—"
@@ -266,6 +280,42 @@ def main():
               f"| {it:.3f} s ({mb(size) / it:.1f} MB/s) | {et:.3f} s ({mb(size) / et:.1f} MB/s) |")
     if startup is not None:
         print(f"\nStart-up on a one-resource input: {startup * 1000:.1f} ms (median of 21).")
+    goals(rows, startup)
+
+
+def goals(rows, startup):
+    """Issue 19's goals against this run's rows, each printed as met or not."""
+    by_n = {r[0]: r for r in rows}
+    out = []
+
+    def goal(ok, text):
+        out.append(f"- {'met' if ok else 'NOT met'}: {text}")
+
+    near = min(rows, key=lambda r: abs(r[1] - 26e6))
+    if abs(near[1] - 26e6) < 13e6:
+        n, size, _, _, _, _, it, ir = near[:8]
+        mbs = size / 1e6 / it
+        goal(mbs >= 80 and ir * 1024 < 4 * size,
+             f"identity round trip at {n:,} resources ({size / 1e6:.1f} MB): {mbs:.0f} MB/s "
+             f"(goal 80), peak RSS {ir * 1024 / size:.1f}x the input (goal under 4x)")
+    if 10000 in by_n:
+        t = by_n[10000][2]
+        goal(t < 0.5, f"10,000 resources x 20 patches: {t:.3f} s (goal under 0.5 s)")
+    if 1000 in by_n and by_n[1000][4]:
+        kt, ct = by_n[1000][2], by_n[1000][4]
+        goal(ct / kt >= 150, f"1,000 x 20: {ct / kt:.0f}x faster than kubectl kustomize (goal 150x)")
+    big = [r for r in rows if r[0] >= 1000]
+    if len(big) >= 2:
+        per = [(r[0], r[2] / r[0]) for r in big]
+        least = min(p for _, p in per[:-1])
+        n, last = per[-1]
+        goal(last <= 1.25 * least,
+             f"linear cost: {last * 1e6:.1f} us a resource at {n:,} against {least * 1e6:.1f} at "
+             f"the best smaller size ({last / least:.2f}x; goal at most 1.25x)")
+    if startup is not None:
+        goal(startup < 0.005, f"start-up {startup * 1000:.1f} ms (goal under 5 ms)")
+    if out:
+        print("\nIssue 19's goals, this run:\n" + "\n".join(out))
 
 
 if __name__ == "__main__":

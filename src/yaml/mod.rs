@@ -1,4 +1,5 @@
-//! A lossless YAML document model: our own node tree over `granit-parser` events, and its emitter.
+//! A lossless YAML document model: our own node tree over a reader's events (our fast reader for
+//! the YAML packages are made of, `granit-parser` for the rest), and its emitter.
 //!
 //! What it is: [`parse_stream`] turns YAML text into [`Document`]s whose [`Node`] trees keep
 //! everything a person wrote that is not data — comments (head, line and foot, with their
@@ -7,7 +8,9 @@
 //! explicit `---` / `...`, directives. [`emit_stream`] writes them back.
 //!
 //! What it must not do: know about Kubernetes (no `apiVersion`, no `kind`), merge, or select.
-//! Only `parse.rs` talks to the parser crate, so the parser can be swapped.
+//! Only `parse.rs` talks to the parser crate, so the parser can be swapped; the fast reader
+//! (`fast.rs`) must give exactly the events that crate gives, so which one read a text never
+//! shows in a tree or an error.
 //!
 //! # Round-trip guarantees and their limits
 //!
@@ -58,6 +61,8 @@
 
 pub mod anchors;
 mod emit;
+mod event;
+mod fast;
 mod json;
 mod node;
 mod parse;
@@ -68,6 +73,11 @@ pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
 pub use json::{from_json, to_json, ToJsonError};
 pub use node::{Entry, Kind};
+#[doc(hidden)]
+pub use parse::{
+    check_fast_reader, fast_reader_events, parse_each_granit, parse_split_granit,
+    parse_stream_granit,
+};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
 
 use std::borrow::Cow;

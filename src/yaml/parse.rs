@@ -1,5 +1,7 @@
 //! The adapter over `granit-parser`: events in, [`Document`] trees out. The only file that
-//! knows the parser crate.
+//! knows the parser crate. The events come from the fast reader (`fast.rs`) as far as it reads,
+//! then from `granit-parser`, which starts over on the whole text and skips the events already
+//! built on (`feed`); both give the same events, so the builder cannot tell them apart.
 //!
 //! The parser reports nodes, comments (with a placement hint) and byte spans. What it leaves
 //! implicit — where the `-`, `:` and `?` indicators are, how many blank lines separate things,
@@ -22,6 +24,8 @@ use granit_parser::{
 };
 
 use super::emit::canonical_inline;
+use super::event::{Ev, EvKind, Style, NO_OFFSET};
+use super::fast::Fast;
 use super::{
     flags, Comment, Document, Entry, Layout, Node, Raw, Repr, ScalarStyle, SeqIndent, MAX_DEPTH,
 };
@@ -53,13 +57,14 @@ pub fn parse_stream(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
 /// next one has started), so a caller can keep only what it needs of a large stream. On error
 /// the documents handed over so far are the ones before the error.
 pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<(), ParseError> {
-    parse_with(src, each, None).map(|_| ())
+    parse_with(src, each, None, Reader::Fast).map(|_| ())
 }
 
 fn parse_with<'a, 's>(
     src: &'a str,
     mut each: impl FnMut(Document<'a>),
     split: Option<SplitState<'a, 's>>,
+    reader: Reader,
 ) -> Result<Option<std::ops::Range<usize>>, ParseError> {
     // A byte order mark is not part of the text the builder sees (its columns and layout start
     // after it); the first document's text includes it, and the document says to write it.
@@ -87,34 +92,236 @@ fn parse_with<'a, 's>(
     };
     let src = body;
     lone_carriage_return(src)?;
+    let mut b = Builder::new(src, each);
+    b.split = split;
+    feed(src, &mut b, reader)?;
+    Ok(b.finish().map(|r| r.start + bom..r.end + bom))
+}
+
+/// Which reader makes the builder's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// The fast reader, and `granit-parser` from where it stops.
+    Fast,
+    /// `granit-parser` alone.
+    Granit,
+}
+
+/// Hands `src`'s events to the builder: the fast reader's as far as it reads (see `fast.rs`),
+/// then `granit-parser`'s from there on, the ones already handed over skipped.
+fn feed<'a, F: FnMut(Document<'a>)>(
+    src: &'a str,
+    b: &mut Builder<'a, '_, F>,
+    reader: Reader,
+) -> Result<(), ParseError> {
+    let mut fed = 0usize;
+    #[cfg(debug_assertions)]
+    let mut fed_hash = EventHash::default();
+    if reader == Reader::Fast {
+        let mut fast = Fast::new(src);
+        loop {
+            let read = fast.read();
+            for ev in fast.take_safe() {
+                #[cfg(debug_assertions)]
+                fed_hash.add(&ev);
+                b.event(ev)?;
+                fed += 1;
+            }
+            match read {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(_) => break,
+            }
+        }
+    }
+    #[cfg(debug_assertions)]
+    let mut skipped_hash = EventHash::default();
+    for (n, ev) in granit_events(src).enumerate() {
+        let ev = ev?;
+        if n < fed {
+            #[cfg(debug_assertions)]
+            skipped_hash.add(&ev);
+            continue;
+        }
+        #[cfg(debug_assertions)]
+        if n == fed {
+            debug_assert_eq!(
+                skipped_hash.0, fed_hash.0,
+                "the fast reader's events differ from granit-parser's before event {fed}"
+            );
+        }
+        b.event(ev)?;
+    }
+    Ok(())
+}
+
+/// A running hash of events, to check in debug builds that the events the fast reader handed
+/// over are the ones `granit-parser` skips.
+#[cfg(debug_assertions)]
+#[derive(Default)]
+struct EventHash(u64);
+
+#[cfg(debug_assertions)]
+impl EventHash {
+    fn add(&mut self, ev: &Ev<'_>) {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.0.hash(&mut h);
+        ev.hash(&mut h);
+        self.0 = h.finish();
+    }
+}
+
+/// [`parse_stream`] with `granit-parser` alone: what the fast reader must agree with.
+#[doc(hidden)]
+pub fn parse_stream_granit(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
+    let mut docs = Vec::new();
+    parse_each_granit(src, |d| docs.push(d))?;
+    Ok(docs)
+}
+
+/// [`parse_each`] with `granit-parser` alone.
+#[doc(hidden)]
+pub fn parse_each_granit<'a>(
+    src: &'a str,
+    each: impl FnMut(Document<'a>),
+) -> Result<(), ParseError> {
+    parse_with(src, each, None, Reader::Granit).map(|_| ())
+}
+
+/// [`parse_split`] with `granit-parser` alone.
+#[doc(hidden)]
+pub fn parse_split_granit<'a>(
+    src: &'a str,
+    key: &str,
+    each: &mut dyn FnMut(Node<'a>, SplitItem<'a>),
+) -> Result<Split<'a>, ParseError> {
+    split_with(src, key, each, Reader::Granit)
+}
+
+/// How many events the fast reader makes for `src` before it stops or ends (for benchmarks:
+/// the reader alone, without building trees).
+#[doc(hidden)]
+pub fn fast_reader_events(src: &str) -> usize {
+    let mut fast = Fast::new(src);
+    let mut n = 0;
+    loop {
+        let read = fast.read();
+        n += fast.take_safe().count();
+        if !matches!(read, Ok(false)) {
+            return n;
+        }
+    }
+}
+
+/// Checks the fast reader against `granit-parser` on `src` (for tests and the fuzz target):
+/// the events it hands over are the first ones granit gives, without an error before them.
+/// `Ok(true)` when it read the whole text, `Ok(false)` when it stopped (and granit went on).
+#[doc(hidden)]
+pub fn check_fast_reader(src: &str) -> Result<bool, String> {
+    let body = src.strip_prefix(BOM).unwrap_or(src);
+    if lone_carriage_return(body).is_err() {
+        return Ok(false);
+    }
+    let mut fast = Fast::new(body);
+    let mut mine = Vec::new();
+    let complete = loop {
+        let read = fast.read();
+        mine.extend(fast.take_safe());
+        match read {
+            Ok(true) => break true,
+            Ok(false) => {}
+            Err(_) => break false,
+        }
+    };
+    let theirs: Vec<_> = granit_events(body).take(mine.len() + 1).collect();
+    for (n, m) in mine.iter().enumerate() {
+        match theirs.get(n) {
+            Some(Ok(t)) if t == m => {}
+            Some(Ok(t)) => return Err(format!("event {n}: fast {m:?}, granit {t:?}")),
+            Some(Err(e)) => return Err(format!("event {n}: fast {m:?}, granit's error {e}")),
+            None => return Err(format!("event {n}: fast {m:?}, granit ended")),
+        }
+    }
+    if complete && theirs.len() > mine.len() {
+        return Err(format!(
+            "the fast reader ended after {} events, granit goes on: {:?}",
+            mine.len(),
+            theirs.get(mine.len())
+        ));
+    }
+    Ok(complete)
+}
+
+/// The parser's options: anchors reported as events, nesting bounded by [`MAX_DEPTH`].
+fn granit_options() -> Options {
     let mut opts = Options::default();
     opts.emit_anchor_events = true;
     opts.block_nesting_limit = MAX_DEPTH;
     opts.flow_nesting_limit = MAX_DEPTH;
     // Long runs of commented-out YAML are common in real files.
     opts.max_buffered_comment_events = 1 << 20;
-    let mut b = Builder::new(src, each);
-    b.split = split;
-    for item in Parser::new_from_str_with_options(src, opts) {
+    opts
+}
+
+/// `granit-parser`'s events for `src`, as the builder reads them; a parse error ends them.
+fn granit_events(src: &str) -> impl Iterator<Item = Result<Ev<'_>, ParseError>> {
+    Parser::new_from_str_with_options(src, granit_options()).map(|item| {
         let (event, span) = item.map_err(|e| ParseError {
             line: e.marker().line(),
             column: e.marker().col() + 1,
             message: e.info().replace('\n', " "),
         })?;
-        b.event(event, span)?;
+        Ok(from_granit(event, &span))
+    })
+}
+
+/// One of the parser's events as the builder reads it.
+fn from_granit<'a>(event: Event<'a>, span: &Span) -> Ev<'a> {
+    let (sb, eb) = span
+        .byte_range()
+        .map_or((NO_OFFSET, NO_OFFSET), |r| (r.start, r.end));
+    let style = |s: GStyle| match s {
+        GStyle::Plain => Style::Plain,
+        GStyle::SingleQuoted => Style::SingleQuoted,
+        GStyle::DoubleQuoted => Style::DoubleQuoted,
+        GStyle::Literal => Style::Literal,
+        GStyle::Folded => Style::Folded,
+    };
+    let kind = match event {
+        Event::StreamStart => EvKind::StreamStart,
+        Event::StreamEnd => EvKind::StreamEnd,
+        Event::DocumentStart(explicit, _) => EvKind::DocStart(explicit),
+        Event::DocumentEnd => EvKind::DocEnd,
+        Event::Comment(text, placement) => EvKind::Comment(text, placement == Placement::Right),
+        Event::Anchor(id, name) => EvKind::Anchor(id, name),
+        Event::Alias(id) => EvKind::Alias(id),
+        Event::Scalar(value, s, _, _) => EvKind::Scalar(value, style(s)),
+        Event::MappingStart(s, _, _) => EvKind::MapStart(s == StructureStyle::Flow),
+        Event::SequenceStart(s, _, _) => EvKind::SeqStart(s == StructureStyle::Flow),
+        Event::MappingEnd => EvKind::MapEnd,
+        Event::SequenceEnd => EvKind::SeqEnd,
+        _ => EvKind::Other,
+    };
+    let tag = span
+        .tag_span()
+        .and_then(|t| t.byte_range())
+        .map(|r| (r.start, r.end));
+    Ev {
+        kind,
+        sb,
+        eb,
+        line: span.start.line(),
+        end_line: span.end.line(),
+        tag,
     }
-    Ok(b.finish().map(|r| r.start + bom..r.end + bom))
 }
 
 /// YAML reads a carriage return alone as a line break, but the tree's layout counts lines by
 /// line feeds: such a text is refused (CRLF is read, and written back as LF).
 fn lone_carriage_return(src: &str) -> Result<(), ParseError> {
     let bytes = src.as_bytes();
-    let lone = bytes
-        .iter()
-        .enumerate()
-        .find(|&(i, &b)| b == b'\r' && bytes.get(i + 1) != Some(&b'\n'))
-        .map(|(i, _)| i);
+    let lone = memchr::memchr_iter(b'\r', bytes).find(|&i| bytes.get(i + 1) != Some(&b'\n'));
     let Some(at) = lone else {
         return Ok(());
     };
@@ -157,6 +364,15 @@ pub fn parse_split<'a>(
     key: &str,
     each: &mut dyn FnMut(Node<'a>, SplitItem<'a>),
 ) -> Result<Split<'a>, ParseError> {
+    split_with(src, key, each, Reader::Fast)
+}
+
+fn split_with<'a>(
+    src: &'a str,
+    key: &str,
+    each: &mut dyn FnMut(Node<'a>, SplitItem<'a>),
+    reader: Reader,
+) -> Result<Split<'a>, ParseError> {
     let mut docs = Vec::new();
     let split = SplitState {
         key,
@@ -165,7 +381,7 @@ pub fn parse_split<'a>(
         next: 0,
         range: None,
     };
-    let range = parse_with(src, |d| docs.push(d), Some(split))?;
+    let range = parse_with(src, |d| docs.push(d), Some(split), reader)?;
     Ok(Split { docs, items: range })
 }
 
@@ -503,19 +719,21 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         }
     }
 
-    fn event(&mut self, event: Event<'a>, span: Span) -> Result<(), ParseError> {
-        let (sb, eb) = span
-            .byte_range()
-            .map_or((self.prev_end, self.prev_end), |r| (r.start, r.end));
-        let line = span.start.line();
-        match event {
-            Event::StreamStart => {}
-            Event::StreamEnd => self.stream_end(),
-            Event::DocumentStart(explicit, _) => self.doc_start(explicit, sb, eb, line),
-            Event::DocumentEnd => self.doc_end(sb, eb, line),
-            Event::Comment(text, placement) => self.comment(text, placement, sb, eb, line),
-            Event::Anchor(id, name) => self.anchor(id, name),
-            Event::Alias(id) => {
+    fn event(&mut self, ev: Ev<'a>) -> Result<(), ParseError> {
+        let (sb, eb) = if ev.sb == NO_OFFSET || ev.eb == NO_OFFSET {
+            (self.prev_end, self.prev_end)
+        } else {
+            (ev.sb, ev.eb)
+        };
+        let (line, end_line, tag) = (ev.line, ev.end_line, ev.tag);
+        match ev.kind {
+            EvKind::StreamStart | EvKind::Other => {}
+            EvKind::StreamEnd => self.stream_end(),
+            EvKind::DocStart(explicit) => self.doc_start(explicit, sb, eb, line),
+            EvKind::DocEnd => self.doc_end(sb, eb, line),
+            EvKind::Comment(text, right) => self.comment(text, right, sb, eb, line),
+            EvKind::Anchor(id, name) => self.anchor(id, name),
+            EvKind::Alias(id) => {
                 self.scan_gap(sb);
                 let name = self
                     .anchors
@@ -532,25 +750,21 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                     ext: None,
                 };
                 self.begin(&mut node, sb, line, false)?;
-                self.last_line = self.last_line.max(span.end.line());
+                self.last_line = self.last_line.max(end_line);
                 self.content_end = self.content_end.max(eb);
-                self.advance(eb, span.end.line());
-                self.place(node, line, span.end.line(), sb, eb)?;
+                self.advance(eb, end_line);
+                self.place(node, line, end_line, sb, eb)?;
             }
-            Event::Scalar(value, style, _, _) => {
+            EvKind::Scalar(value, style) => {
                 self.scan_gap(sb);
-                self.scalar(value, style, &span, sb, eb, line)?;
+                self.scalar(value, style, tag, end_line, sb, eb, line)?;
             }
-            Event::MappingStart(style, _, _) | Event::SequenceStart(style, _, _) => {
-                let map = matches!(event, Event::MappingStart(..));
-                let flow = style == StructureStyle::Flow;
+            EvKind::MapStart(flow) | EvKind::SeqStart(flow) => {
+                let map = matches!(ev.kind, EvKind::MapStart(_));
                 self.scan_gap(sb);
-                self.start_collection(map, flow, &span, sb, eb, line)?;
+                self.start_collection(map, flow, tag, sb, eb, line)?;
             }
-            Event::MappingEnd | Event::SequenceEnd => {
-                self.end_collection(sb, eb, span.end.line())?
-            }
-            _ => {}
+            EvKind::MapEnd | EvKind::SeqEnd => self.end_collection(sb, eb, end_line)?,
         }
         Ok(())
     }
@@ -558,9 +772,9 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
     /// A node's tag as written, or in verbatim form (`!<prefix+suffix>`) when its handle is
     /// one the document's `%TAG` directives declare: the tag then means the same wherever the
     /// node is written, also in a document without that directive.
-    fn tag_text(&self, span: &Span) -> Option<Cow<'a, str>> {
+    fn tag_text(&self, tag: Option<(usize, usize)>) -> Option<Cow<'a, str>> {
         let src: &'a str = self.src;
-        let text = span.tag_span().and_then(|t| t.slice(src))?;
+        let text = tag.and_then(|(s, e)| src.get(s..e))?;
         let directives = self.doc.as_ref().map_or(&[][..], |d| &d.directives[..]);
         Some(resolve_tag_handle(text, directives).map_or(Cow::Borrowed(text), Cow::Owned))
     }
@@ -635,7 +849,8 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         }
         let tail_blank = blank_between(
             self.last_line,
-            self.prev_end_line.max(src.matches('\n').count() + 1),
+            self.prev_end_line
+                .max(memchr::memchr_iter(b'\n', src.as_bytes()).count() + 1),
         );
         if let Some(last) = self.held.as_mut() {
             last.tail_blank = tail_blank;
@@ -660,14 +875,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             .collect()
     }
 
-    fn comment(
-        &mut self,
-        text: Cow<'a, str>,
-        placement: Placement,
-        sb: usize,
-        eb: usize,
-        line: usize,
-    ) {
+    fn comment(&mut self, text: Cow<'a, str>, right: bool, sb: usize, eb: usize, line: usize) {
         if sb >= self.prev_end {
             self.scan_gap(sb);
         }
@@ -681,7 +889,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             self.advance(eb, line);
             return;
         }
-        if placement == Placement::Right {
+        if right {
             // A line comment belongs to what is on its line (or right after it).
             self.content_end = self.content_end.max(eb);
             let gap = self.src.get(self.line_start(sb)..sb).unwrap_or("");
@@ -959,11 +1167,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn scalar(
         &mut self,
         value: Cow<'a, str>,
-        style: GStyle,
-        span: &Span,
+        style: Style,
+        tag: Option<(usize, usize)>,
+        span_end_line: usize,
         sb: usize,
         eb: usize,
         line: usize,
@@ -975,7 +1185,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         // none. The event parser adds one anyway (libyaml, and so kustomize, does not): take it
         // off, and write the scalar anew rather than as its source, which would gain the break
         // back from the line end after it.
-        let unbroken_end = matches!(style, GStyle::Literal | GStyle::Folded)
+        let unbroken_end = matches!(style, Style::Literal | Style::Folded)
             && eb >= src.len()
             && src
                 .rsplit('\n')
@@ -990,12 +1200,12 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             value
         };
         let (text, style) = match style {
-            GStyle::Plain if sb == eb => (Cow::Borrowed(""), ScalarStyle::Plain),
-            GStyle::Plain => (value, ScalarStyle::Plain),
-            GStyle::SingleQuoted => (value, ScalarStyle::SingleQuoted),
-            GStyle::DoubleQuoted => (value, ScalarStyle::DoubleQuoted),
-            GStyle::Literal => (value, ScalarStyle::Literal),
-            GStyle::Folded => (value, ScalarStyle::Folded),
+            Style::Plain if sb == eb => (Cow::Borrowed(""), ScalarStyle::Plain),
+            Style::Plain => (value, ScalarStyle::Plain),
+            Style::SingleQuoted => (value, ScalarStyle::SingleQuoted),
+            Style::DoubleQuoted => (value, ScalarStyle::DoubleQuoted),
+            Style::Literal => (value, ScalarStyle::Literal),
+            Style::Folded => (value, ScalarStyle::Folded),
         };
         let mut node = Node {
             repr: Repr::Scalar {
@@ -1005,7 +1215,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             },
             ext: None,
         };
-        if let Some(tag) = self.tag_text(span) {
+        if let Some(tag) = self.tag_text(tag) {
             node.ext.get_or_insert_with(Box::default).tag = Some(tag);
         }
         let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
@@ -1027,7 +1237,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         };
         self.begin(&mut node, begin_at, begin_line, false)?;
         let in_flow = self.in_flow();
-        let mut last_line = span.end.line();
+        let mut last_line = span_end_line;
         let mut end_byte = eb;
         if block {
             if let Some(h) = header {
@@ -1087,8 +1297,14 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 end_byte = body_end;
             }
         } else if style != ScalarStyle::Plain || raw_src.contains('\n') {
-            let canonical = canonical_inline(&node, in_flow);
-            if canonical != raw_src {
+            let canonical = match quoted_as_written(&node, raw_src) {
+                Some(same) => {
+                    debug_assert_eq!(same, canonical_inline(&node, in_flow) == raw_src);
+                    same
+                }
+                None => canonical_inline(&node, in_flow) == raw_src,
+            };
+            if !canonical {
                 node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
                     text: Cow::Borrowed(raw_src),
                     base: self.raw_base(),
@@ -1103,7 +1319,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             self.last_line = self.last_line.max(last_line);
         }
         let end_line = if end_byte == eb {
-            span.end.line()
+            span_end_line
         } else {
             last_line
         };
@@ -1138,7 +1354,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         &mut self,
         map: bool,
         flow: bool,
-        span: &Span,
+        tag: Option<(usize, usize)>,
         sb: usize,
         eb: usize,
         line: usize,
@@ -1147,7 +1363,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         if let Repr::Map { flow: f, .. } | Repr::Seq { flow: f, .. } = &mut node.repr {
             *f = flow;
         }
-        if let Some(tag) = self.tag_text(span) {
+        if let Some(tag) = self.tag_text(tag) {
             node.ext.get_or_insert_with(Box::default).tag = Some(tag);
         }
         // For block sequences the parser's start may be the first item; the dash comes from
@@ -1437,6 +1653,37 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         }
         self.split.and_then(|s| s.range)
     }
+}
+
+/// Whether a quoted scalar on one line is written as the emitter would write it anew (so no
+/// source text needs keeping), when that is plain to see: ASCII text with nothing to escape
+/// and no tag or anchor, inside the quotes of its style. `None`: ask the emitter
+/// ([`canonical_inline`]).
+fn quoted_as_written(node: &Node<'_>, raw: &str) -> Option<bool> {
+    let Repr::Scalar { text, style, .. } = &node.repr else {
+        return None;
+    };
+    let quote = match style {
+        ScalarStyle::DoubleQuoted => b'"',
+        ScalarStyle::SingleQuoted => b'\'',
+        _ => return None,
+    };
+    if node.tag().is_some() || node.anchor().is_some() {
+        return None;
+    }
+    let simple = text
+        .bytes()
+        .all(|c| (0x20..0x7f).contains(&c) && c != quote && c != b'\\');
+    if !simple {
+        return None;
+    }
+    let r = raw.as_bytes();
+    Some(
+        r.len() == text.len() + 2
+            && r.first() == Some(&quote)
+            && r.last() == Some(&quote)
+            && &raw[1..raw.len() - 1] == text.as_ref(),
+    )
 }
 
 /// A block scalar header line without its trailing comment.

@@ -42,6 +42,13 @@ pub fn resolve<'t>(text: &'t str, style: ScalarStyle, tag: Option<&str>) -> Reso
 
 /// Reads plain text by the YAML 1.2 core schema.
 pub fn resolve_plain(text: &str) -> Resolved<'_> {
+    // Most plain text is a word: one that starts with a letter no null, boolean or number
+    // starts with is a string, whatever follows.
+    if let Some(c) = text.bytes().next() {
+        if c.is_ascii_alphabetic() && !matches!(c, b'n' | b'N' | b't' | b'T' | b'f' | b'F') {
+            return Resolved::Str(text);
+        }
+    }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Resolved::Null,
         _ => {}

@@ -357,3 +357,148 @@ fn subtrees_moved_between_documents_keep_their_data() {
         failures.join("\n")
     );
 }
+
+/// Every YAML text of the repository: the suite's cases (valid and invalid), the fixtures, the
+/// examples, the functions' packages and the fast reader's fuzz regressions.
+fn repository_yaml() -> Vec<(String, String)> {
+    fn walk(p: &Path, out: &mut Vec<PathBuf>) {
+        if p.is_dir() {
+            for e in fs::read_dir(p).expect("readable directory") {
+                walk(&e.expect("dir entry").path(), out);
+            }
+        } else if p.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(p.to_path_buf());
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["tests/data", "tests/fixtures", "examples", "functions"] {
+        walk(&root.join(dir), &mut files);
+    }
+    // The inputs the fast_reader fuzz target found differences on (named, without extension).
+    if let Ok(found) = fs::read_dir(root.join("fuzz/regressions/fast_reader")) {
+        files.extend(found.map(|e| e.expect("dir entry").path()));
+    }
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|f| {
+            let text = fs::read_to_string(&f).ok()?;
+            Some((
+                f.strip_prefix(root).unwrap_or(&f).display().to_string(),
+                text,
+            ))
+        })
+        .collect()
+}
+
+/// The fast reader (`src/yaml/fast.rs`) against granit-parser alone: the events it hands over
+/// are granit's first ones, and the documents (trees, layout, source texts) or the error are
+/// the same. `check_fast_reader` compares the events, which the debug build's check in the
+/// reader does only where the fast reader stops.
+fn fast_reader_agrees(name: &str, src: &str) -> Result<bool, String> {
+    let whole = yaml::check_fast_reader(src).map_err(|e| format!("{name}: {e}"))?;
+    let fast = yaml::parse_stream(src).map(|d| format!("{d:?}"));
+    let granit = yaml::parse_stream_granit(src).map(|d| format!("{d:?}"));
+    if fast != granit {
+        return Err(format!("{name}: the trees or errors differ"));
+    }
+    Ok(whole)
+}
+
+#[test]
+fn the_fast_reader_gives_what_granit_gives() {
+    let mut failures = Vec::new();
+    let (mut packages, mut whole) = (0, 0);
+    for (name, src) in &repository_yaml() {
+        match fast_reader_agrees(name, src) {
+            Ok(w) if !name.contains("yaml-test-suite") => {
+                packages += 1;
+                whole += usize::from(w);
+            }
+            Ok(_) => {}
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Most of the YAML outside the suite is what real packages are made of: read by the fast
+    // reader to its end (if it stopped early everywhere, the comparison above would hold
+    // trivially).
+    assert!(
+        whole * 4 > packages * 3,
+        "the fast reader read only {whole} of {packages} texts whole"
+    );
+}
+
+/// The same for every text made from a generated resource and a ResourceList (the bench's
+/// YAML: comments, quoting, flow values, block scalars, `- # comment` items) by deleting a byte,
+/// or by inserting one of the characters that change how YAML reads, at each line's start and
+/// after each `-` or `:`: where the fast reader stops, granit-parser goes on from the same
+/// place and reports the same error.
+#[test]
+fn the_fast_reader_gives_what_granit_gives_on_near_misses() {
+    let resource = "# Deployment 0\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-0   # the name\n  labels:\n    part-of: \"system-0\"\n    esc: \"a\\tb\\u00e9\"\n    q: 'it''s'\n  annotations:\n    description: |\n      Two\n\n      lines.\n    folded: >-\n      one\n      two\nspec:\n  strategy: {maxSurge: 25%, maxUnavailable: 0}\n  containers:\n  # container 0\n  - name: c0\n    args: [\"--port\", '8080', x]\n    env:\n    - name: A\n      value: \"1\"   # one\n    empty:\n---\n";
+    let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # Deployment 0\n  kind: Deployment\n  spec:\n    x:\n    - a\n    -\n      b: 1\n- kind: Service\n...\n";
+    let inserts = [
+        " ", "\n", "#", ":", "-", "'", "\"", "|", ">", "[", "{", "\t", "&a ", "*a", "!t ", "? ",
+        "- ", " #", "---\n", "é",
+    ];
+    let mut failures = Vec::new();
+    for base in [resource, list] {
+        let cuts: Vec<usize> = (0..=base.len())
+            .filter(|&i| base.is_char_boundary(i))
+            .collect();
+        for w in cuts.windows(2) {
+            let text = format!("{}{}", &base[..w[0]], &base[w[1]..]);
+            if let Err(e) = fast_reader_agrees(&format!("without byte {}", w[0]), &text) {
+                failures.push(format!("{e}\n  {text:?}"));
+            }
+        }
+        let b = base.as_bytes();
+        let places = cuts
+            .iter()
+            .copied()
+            .filter(|&i| i == 0 || matches!(b[i - 1], b'\n' | b'-' | b':' | b' '));
+        for i in places {
+            for ins in inserts {
+                let text = format!("{}{ins}{}", &base[..i], &base[i..]);
+                if let Err(e) = fast_reader_agrees(&format!("{ins:?} at {i}"), &text) {
+                    failures.push(format!("{e}\n  {text:?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// granit-parser's own bounds, past which it reads a text otherwise or refuses it, are left to
+/// it: an implicit key of more than 1,024 characters in a flow mapping (it is read as a key
+/// without a value), and a run of more than 2^20 comments while a key's value is open (refused,
+/// with the line). The fast reader read both on before; found by checking the two on long keys
+/// and long comment runs.
+#[test]
+fn the_fast_reader_leaves_granits_bounds_to_granit() {
+    let mut texts = Vec::new();
+    for n in [1000, 1024, 1025, 1100] {
+        let key = "a".repeat(n);
+        texts.push(format!("k: {{{key}: b}}\n"));
+        texts.push(format!("k: {{\"{key}\": b, c: d}}\n"));
+        texts.push(format!("{key}: b\n"));
+        texts.push(format!("- \"{key}\": b\n"));
+    }
+    let comments = "#\n".repeat((1 << 20) + 8);
+    texts.push(format!("k:\n{comments}- 2\n"));
+    texts.push(format!("k:\n  a: 1\n{comments}j: 2\n"));
+    for (i, text) in texts.iter().enumerate() {
+        if let Err(e) = fast_reader_agrees(&format!("text {i}"), text) {
+            panic!("{e}");
+        }
+    }
+    let refused = yaml::parse_stream(&texts[texts.len() - 2]).expect_err("too many comments");
+    assert!(refused.line > 1 << 20, "{refused}");
+}
