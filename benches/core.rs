@@ -169,8 +169,8 @@ fn walkers(c: &mut Criterion) {
     g.finish();
 }
 
-/// Merges and patches of 10,000 elements, paired by hash (issue 14, point 9; at the old cost,
-/// by scan, these took seconds each). `examples/merge_scaling.rs` (`tools/bench.py --scaling`)
+/// Merges and patches of 10,000 elements, paired by hash (at the old cost, by scan,
+/// these took seconds each). `examples/merge_scaling.rs` (`tools/bench.py --scaling`)
 /// takes the same cases to a million.
 fn wide(c: &mut Criterion) {
     let n = 10_000;

@@ -1,5 +1,5 @@
-//! How the merges and patches scale with the size of the resource and the patch (issue 14,
-//! point 9: "every merge and patch must be O(n log n) or better"). For each case and each size
+//! How the merges and patches scale with the size of the resource and the patch (every
+//! merge and patch must be O(n log n) or better). For each case and each size
 //! n it builds a resource and a patch of n elements, runs the walker once in-process and prints
 //! the time it took (the parse of the inputs is not counted; it is printed as a baseline).
 //!

@@ -98,7 +98,7 @@ for path in sorted(glob.glob(os.path.join(DATA, "conformance", "*", "*.yaml"))):
         put("function", b"\x01" + yaml.safe_dump(config, sort_keys=False).encode())
         put("function", b"\x00" + json.dumps(yaml.safe_load(rl)).encode())
 
-# Anchors shared between items, and inside one resource (issue 14): shapes the test data above
+# Anchors shared between items, and inside one resource: shapes the test data above
 # rarely has, from which the fuzzer grows the rest.
 SHARED_ITEMS = """\
 - apiVersion: v1
@@ -139,7 +139,7 @@ for a, b in [
     for flags in (b"\x00", b"\x07"):
         put("merges", flags + (a + "---\n" + b + "---\n" + b).encode())
 
-# The fast reader (issue 19): the YAML that real packages are made of, which it reads itself,
+# The fast reader: the YAML that real packages are made of, which it reads itself,
 # and everything the YAML seeds above hold, which it leaves to granit-parser from some point.
 ROOT = os.path.join(HERE, "..")
 for pattern in ("tests/data/yaml-test-suite/**/in.yaml", "tests/data/conformance/*/*.yaml",

@@ -14,7 +14,7 @@ identity round trip (a config whose patch selects nothing) and start-up on a tin
 
 Usage: tools/bench.py [--runs R] [--kustomize-max N] [--bin DIR] [SIZE ...]
                                                 (default sizes 100 1000 10000 20000 100000)
-After the table it prints issue 19's goals, each met or not, from the same run: the identity
+After the table it prints the speed goals, each met or not, from the same run: the identity
 round trip at least 80 MB/s on the package nearest 26 MB with peak RSS under 4x its input,
 10,000 resources x 20 patches under 0.5 s, 1,000 x 20 at least 150x faster than kustomize,
 cost linear (the largest size's time per resource within 1.25x of the least per-resource
@@ -24,7 +24,7 @@ With --bin DIR the binaries are DIR/krm-merge, DIR/gen_package and DIR/parse_eve
 from another commit (to measure a baseline in the same session), and nothing is built.
 Needs: cargo, /usr/bin/time; kubectl for the comparison (skipped when absent).
 
-Two more measurements (issue 14, points 9 and 10):
+Two more measurements (merges at scale, and memory):
 
   tools/bench.py --scaling [--cap S] [N ...]   each merge and patch at n elements (default 10k,
                                                100k, 1M; examples/merge_scaling.rs): seconds,
@@ -284,7 +284,7 @@ def main():
 
 
 def goals(rows, startup):
-    """Issue 19's goals against this run's rows, each printed as met or not."""
+    """The speed goals against this run's rows, each printed as met or not."""
     by_n = {r[0]: r for r in rows}
     out = []
 
@@ -315,7 +315,7 @@ def goals(rows, startup):
     if startup is not None:
         goal(startup < 0.005, f"start-up {startup * 1000:.1f} ms (goal under 5 ms)")
     if out:
-        print("\nIssue 19's goals, this run:\n" + "\n".join(out))
+        print("\nThe speed goals, this run:\n" + "\n".join(out))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-//! The fast YAML reader against `granit-parser` alone, on arbitrary text (the differential
-//! target of issue 19). The fast reader reads what real packages are made of and leaves the
+//! The fast YAML reader against `granit-parser` alone, on arbitrary text (a differential
+//! target). The fast reader reads what real packages are made of and leaves the
 //! rest to granit-parser from where it stops; whatever the text, the result must be the one
 //! granit-parser alone gives:
 //!

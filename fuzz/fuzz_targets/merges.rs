@@ -9,7 +9,7 @@
 //! `Scope` (its aliases marked and made copies), the result settled after the patch
 //! and as it is written. That result must read back as YAML (no alias without its anchor) and
 //! re-read to the intended data: what the same walker gives on A with its aliases expanded
-//! (issue 14: every node a patch does not select reads what it read).
+//! (every node a patch does not select reads what it read).
 #![no_main]
 
 use krm_merge::merge::{apply, merge2, merge3};

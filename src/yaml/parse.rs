@@ -1763,8 +1763,8 @@ mod tests {
         }
     }
 
-    /// Keys are the same key when their text is, or their value when it is not a string
-    /// (issue 14, point 15), in small mappings (compared one by one) and wide ones (hashed).
+    /// Keys are the same key when their text is, or their value when it is not a string,
+    /// in small mappings (compared one by one) and wide ones (hashed).
     #[test]
     fn keys_written_differently_with_the_same_value_are_duplicates() {
         let filler: String = (0..20).map(|i| format!("f{i}: x\n")).collect();

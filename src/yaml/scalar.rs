@@ -528,7 +528,7 @@ mod tests {
         assert_eq!(single_quoted("it's"), Some("'it''s'".to_string()));
     }
 
-    /// Found by issue 14: U+FFFE and U+FFFF (noncharacters, outside YAML's printable set) were
+    /// Found by the hostile-input review: U+FFFE and U+FFFF (noncharacters, outside YAML's printable set) were
     /// written raw in every style, and no YAML reader reads that back.
     #[test]
     fn characters_yaml_cannot_carry_raw_are_escaped() {
