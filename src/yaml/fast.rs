@@ -793,13 +793,7 @@ impl<'a> Fast<'a> {
                 }
             }
             self.check_text(p + 1, i)?;
-            let value = match owned {
-                Some(mut s) => {
-                    s.push_str(&src[run..i]);
-                    Cow::Owned(s)
-                }
-                None => Cow::Borrowed(&src[p + 1..i]),
-            };
+            let value = unescaped(src, owned, p + 1, run, i);
             // A quoted scalar whose edges are spaces is read the same by both readers, but
             // keep to the common case.
             return Ok((value, i + 1));
@@ -823,14 +817,7 @@ impl<'a> Fast<'a> {
             }
         }
         self.check_text(p + 1, i)?;
-        let value = match owned {
-            Some(mut s) => {
-                s.push_str(&src[run..i]);
-                Cow::Owned(s)
-            }
-            None => Cow::Borrowed(&src[p + 1..i]),
-        };
-        Ok((value, i + 1))
+        Ok((unescaped(src, owned, p + 1, run, i), i + 1))
     }
 
     /// A flow collection at `p` (`[` or `{`), closed on its line, nested `depth` deep in flow:
@@ -1193,4 +1180,22 @@ fn block_value(lines: &[Option<&str>], folded: bool, chomp: u8) -> R<String> {
         _ => s.push('\n'),
     }
     Ok(s)
+}
+
+/// The value of a quoted scalar whose text is `src[start..end]`: borrowed when it held no escape,
+/// else `owned`, the text up to `run` with its escapes resolved, and the rest appended.
+fn unescaped<'s>(
+    src: &'s str,
+    owned: Option<String>,
+    start: usize,
+    run: usize,
+    end: usize,
+) -> Cow<'s, str> {
+    match owned {
+        Some(mut s) => {
+            s.push_str(&src[run..end]);
+            Cow::Owned(s)
+        }
+        None => Cow::Borrowed(&src[start..end]),
+    }
 }
