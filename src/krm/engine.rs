@@ -419,10 +419,9 @@ impl<'p> Engine<'p> {
         let mut kept = Vec::with_capacity(had);
         for (k, node) in members.into_iter().enumerate() {
             if !node.is_map() {
-                let id = Id::of(root).to_string();
                 self.results.push(FnResult::new(
                     Severity::Error,
-                    format!("{id}: items[{k}] is not a resource (a mapping)"),
+                    super::not_a_resource(root, k),
                 ));
                 self.failed = true;
                 kept.push(node);

@@ -213,12 +213,17 @@ pub fn into_resources(node: Node<'_>) -> Result<Vec<Node<'_>>, String> {
     Ok(out)
 }
 
+/// The error for item `k` of the list kind `list`, which is not a mapping.
+pub(crate) fn not_a_resource(list: &Node<'_>, k: usize) -> String {
+    let id = crate::select::identity::Id::of(list);
+    format!("{id}: items[{k}] is not a resource (a mapping)")
+}
+
 fn take_resources<'a>(mut node: Node<'a>, out: &mut Vec<Node<'a>>) -> Result<(), String> {
     if !is_list_kind(&node) {
         out.push(node);
         return Ok(());
     }
-    let id = crate::select::identity::Id::of(&node).to_string();
     let items = node
         .get_mut("items")
         .and_then(Node::items_mut)
@@ -226,7 +231,7 @@ fn take_resources<'a>(mut node: Node<'a>, out: &mut Vec<Node<'a>>) -> Result<(),
         .unwrap_or_default();
     for (k, item) in items.into_iter().enumerate() {
         if !item.is_map() {
-            return Err(format!("{id}: items[{k}] is not a resource (a mapping)"));
+            return Err(not_a_resource(&node, k));
         }
         take_resources(item, out)?;
     }

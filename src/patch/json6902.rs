@@ -2327,43 +2327,50 @@ impl Session {
     }
 }
 
-/// Charges a copy of `value` to the session's budget.
-fn charge_copy(value: &Node<'_>) -> Result<(), PatchErrorKind> {
-    let w = weight(value);
+/// Spends `n` of the session's budget that `left` names, or fails with what `over` says when
+/// less is left. Outside a session nothing is counted.
+fn charge(
+    n: usize,
+    left: fn(&mut Session) -> &mut usize,
+    over: impl FnOnce(&Session) -> PatchErrorKind,
+) -> Result<(), PatchErrorKind> {
     Session::with(|s| {
-        if w > s.copy_left {
-            return Err(PatchErrorKind::GrowsTooLarge {
-                limit: s.copy_limit,
-            });
+        if n > *left(s) {
+            return Err(over(s));
         }
-        s.copy_left -= w;
+        *left(s) -= n;
         Ok(())
     })
     .unwrap_or(Ok(()))
+}
+
+/// Charges a copy of `value` to the session's budget.
+fn charge_copy(value: &Node<'_>) -> Result<(), PatchErrorKind> {
+    charge(
+        weight(value),
+        |s| &mut s.copy_left,
+        |s| PatchErrorKind::GrowsTooLarge {
+            limit: s.copy_limit,
+        },
+    )
 }
 
 /// Charges `n` elements shifted by an insert or a remove.
 fn charge_shift(n: usize) -> Result<(), PatchErrorKind> {
-    Session::with(|s| {
-        if n > s.shift_left {
-            return Err(PatchErrorKind::TooManyShifts(SHIFT_BUDGET));
-        }
-        s.shift_left -= n;
-        Ok(())
-    })
-    .unwrap_or(Ok(()))
+    charge(
+        n,
+        |s| &mut s.shift_left,
+        |_| PatchErrorKind::TooManyShifts(SHIFT_BUDGET),
+    )
 }
 
 /// Charges `n` list elements a key selector examines.
 fn charge_scan(n: usize) -> Result<(), PatchErrorKind> {
-    Session::with(|s| {
-        if n > s.scan_left {
-            return Err(PatchErrorKind::TooManyScans(SCAN_BUDGET));
-        }
-        s.scan_left -= n;
-        Ok(())
-    })
-    .unwrap_or(Ok(()))
+    charge(
+        n,
+        |s| &mut s.scan_left,
+        |_| PatchErrorKind::TooManyScans(SCAN_BUDGET),
+    )
 }
 
 /// The text of the pointer made of `ptr`'s first `n` tokens, when it names one mapping for

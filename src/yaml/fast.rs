@@ -288,22 +288,13 @@ impl<'a> Fast<'a> {
                 if self.stack.len() >= MAX_NEST {
                     return Err(Unsupported);
                 }
-                if dash {
-                    self.stack.push(Open {
-                        map: false,
-                        col: i,
-                        indentless: false,
-                    });
-                    self.emit(EvKind::SeqStart(false), p, p, self.line);
-                    return self.item(p);
-                }
-                self.stack.push(Open {
-                    map: true,
+                let open = Open {
+                    map: !dash,
                     col: i,
                     indentless: false,
-                });
-                self.emit(EvKind::MapStart(false), p, p, self.line);
-                return self.entry(p);
+                };
+                self.begin(open, p);
+                return if dash { self.item(p) } else { self.entry(p) };
             }
             if i == pk.col && dash {
                 self.flush_held();
@@ -316,12 +307,12 @@ impl<'a> Fast<'a> {
                 if b.get(q) == Some(&b'#') {
                     q = line_end(b, q);
                 }
-                self.stack.push(Open {
+                let open = Open {
                     map: false,
                     col: i,
                     indentless: true,
-                });
-                self.emit(EvKind::SeqStart(false), q, q, self.line);
+                };
+                self.begin(open, q);
                 return self.item(p);
             }
             self.empty_value(pk);
@@ -334,16 +325,15 @@ impl<'a> Fast<'a> {
                     return Err(Unsupported);
                 }
                 self.has_root = true;
-                self.stack.push(Open {
+                let open = Open {
                     map: !dash,
                     col: 0,
                     indentless: false,
-                });
+                };
+                self.begin(open, p);
                 if dash {
-                    self.emit(EvKind::SeqStart(false), p, p, self.line);
                     self.item(p)
                 } else {
-                    self.emit(EvKind::MapStart(false), p, p, self.line);
                     self.entry(p)
                 }
             }
@@ -634,14 +624,24 @@ impl<'a> Fast<'a> {
         if self.stack.len() >= MAX_NEST {
             return Err(Unsupported);
         }
-        let col = r - self.pos;
-        self.stack.push(Open {
+        let open = Open {
             map: true,
-            col,
+            col: r - self.pos,
             indentless: false,
-        });
-        self.emit(EvKind::MapStart(false), r, r, self.line);
+        };
+        self.begin(open, r);
         self.entry(r)
+    }
+
+    /// Opens a block collection whose start event is at `at`.
+    fn begin(&mut self, open: Open, at: usize) {
+        let kind = if open.map {
+            EvKind::MapStart(false)
+        } else {
+            EvKind::SeqStart(false)
+        };
+        self.stack.push(open);
+        self.emit(kind, at, at, self.line);
     }
 
     /// A sequence entry whose `-` is at `p`.
