@@ -69,6 +69,8 @@ pub struct Engine<'p> {
     /// The patches already checked against a kind's schema: (step, document) to the
     /// apiVersions and kinds (looked up by borrowed text, as this is asked for every item).
     checked: HashMap<(usize, usize), HashMap<String, HashSet<String>>>,
+    /// The schema-check findings among `results`: each one's index there, and what was checked.
+    findings: Vec<(usize, CheckKey)>,
     /// The anchors of the document being read: one per item of a stream, one for all the items
     /// of a ResourceList or a `List` (`shared`).
     scope: Scope,
@@ -84,6 +86,16 @@ pub struct Engine<'p> {
     /// one: by a hash of the identity, whether that item was renamed (and from what).
     seen: HashMap<u64, Seen>,
     hasher: crate::hash::State,
+}
+
+/// What a schema check is done once for: a step's patch document, an apiVersion and a kind.
+type CheckKey = ((usize, usize), String, String);
+
+/// What an engine reported while reading a share of the items: see [`Engine::report`].
+pub struct Report {
+    results: Vec<FnResult>,
+    seen: HashMap<u64, Seen>,
+    findings: Vec<(usize, CheckKey)>,
 }
 
 /// An item written out, as [`Engine::seen`] remembers it.
@@ -210,6 +222,7 @@ impl<'p> Engine<'p> {
             failed: false,
             files: HashSet::default(),
             checked: HashMap::default(),
+            findings: Vec::new(),
             scope: Scope::new(),
             shared: false,
             lists: 0,
@@ -257,7 +270,8 @@ impl<'p> Engine<'p> {
     }
 
     /// An engine for another share of the same items (another thread's): same plan and
-    /// schema, nothing counted yet. Bring its counts back with [`Engine::absorb`].
+    /// schema, nothing counted yet. Bring back what it reported with [`Engine::absorb_report`]
+    /// and what it counted with [`Engine::absorb_counts`].
     pub fn fork(&self) -> Engine<'p> {
         Engine {
             plan: self.plan,
@@ -276,6 +290,7 @@ impl<'p> Engine<'p> {
             failed: false,
             files: HashSet::default(),
             checked: HashMap::default(),
+            findings: Vec::new(),
             scope: Scope::new(),
             shared: self.shared,
             lists: 0,
@@ -287,9 +302,42 @@ impl<'p> Engine<'p> {
         }
     }
 
-    /// Adds what a [`Engine::fork`] counted and reported, as if this engine had processed its
-    /// items after its own.
-    pub fn absorb(&mut self, other: Engine<'p>) {
+    /// What this engine reported since the last call: its results, the identities it wrote, and
+    /// which results are schema-check findings. A fork that reads several pieces of a stream
+    /// gives one report per piece, so that the pieces can be put together in the stream's order
+    /// ([`Engine::absorb_report`]) whichever fork read which.
+    pub fn report(&mut self) -> Report {
+        Report {
+            results: std::mem::take(&mut self.results),
+            seen: std::mem::take(&mut self.seen),
+            findings: std::mem::take(&mut self.findings),
+        }
+    }
+
+    /// Adds a fork's [`Report`] of a piece, as if this engine had read that piece after what it
+    /// read or absorbed so far: a schema-check finding this engine already made (or absorbed from
+    /// an earlier piece) is not made again, and an identity two pieces give two resources is an
+    /// error, as it is within one piece.
+    pub fn absorb_report(&mut self, report: Report) {
+        let mut findings = report.findings.into_iter().peekable();
+        for (i, r) in report.results.into_iter().enumerate() {
+            let Some((_, key)) = findings.next_if(|(at, _)| *at == i) else {
+                self.results.push(r);
+                continue;
+            };
+            if self.check_once(&key) {
+                self.findings.push((self.results.len(), key));
+                self.results.push(r);
+            }
+        }
+        for (h, seen) in report.seen {
+            self.remember(h, seen, None);
+        }
+    }
+
+    /// Adds what a fork counted, once its reports are absorbed: how many resources each step
+    /// selected and changed, whether any failed, the files seen and the kinds checked.
+    pub fn absorb_counts(&mut self, other: Engine<'p>) {
         for (t, o) in self.tallies.iter_mut().zip(other.tallies) {
             t.selected += o.selected;
             t.changed += o.changed;
@@ -302,22 +350,24 @@ impl<'p> Engine<'p> {
                 *r += or;
             }
         }
-        self.results.extend(other.results);
         self.failed |= other.failed;
         self.files.extend(other.files);
-        // A finding both halves made is reported twice: keep the first.
         for (key, versions) in other.checked {
             let mine = self.checked.entry(key).or_default();
             for (version, kinds) in versions {
                 mine.entry(version).or_default().extend(kinds);
             }
         }
-        let mut seen = HashSet::default();
-        self.results
-            .retain(|r| r.tags.iter().all(|(k, _)| k != "check") || seen.insert(r.to_string()));
-        for (h, seen) in other.seen {
-            self.remember(h, seen, None);
-        }
+    }
+
+    /// Records that a step's patch was checked against a kind; false when it already was.
+    fn check_once(&mut self, (step, version, kind): &CheckKey) -> bool {
+        self.checked
+            .entry(*step)
+            .or_default()
+            .entry(version.clone())
+            .or_default()
+            .insert(kind.clone())
     }
 
     /// Learns the merge keys of a CustomResourceDefinition among the items. Call it for every
@@ -1030,15 +1080,12 @@ impl<'p> Engine<'p> {
             if self.documents(step) > 1 {
                 res = res.tag("document", (document + 1).to_string());
             }
+            let checked = (key, id.api_version.to_string(), id.kind.to_string());
+            self.findings.push((self.results.len(), checked));
             self.results.push(res);
             self.failed |= severity == Severity::Error;
         }
-        self.checked
-            .entry(key)
-            .or_default()
-            .entry(id.api_version.to_string())
-            .or_default()
-            .insert(id.kind.to_string());
+        self.check_once(&(key, id.api_version.to_string(), id.kind.to_string()));
     }
 
     /// How many documents a step's patch has.

@@ -12,6 +12,7 @@
 pub(crate) mod engine;
 mod invariants;
 pub mod package;
+mod parallel;
 pub mod pipeline;
 mod result;
 

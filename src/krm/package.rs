@@ -375,9 +375,9 @@ fn patch_file<'s>(
         })?;
         return Ok(Done::Text(out.text, kept));
     }
-    if let Some((out, kept)) = in_two(src, engine) {
-        // Resources seen by the two halves are not located: results name their resource.
-        return Ok(Done::Text(out.text, kept));
+    if let Some(done) = krm::parallel::stream(src, engine) {
+        // Resources read on several threads are not located: results name their resource.
+        return Ok(Done::Text(done.out.text, done.kept));
     }
     let mut out = StreamOut::for_input(src);
     let (mut n, mut kept) = (0usize, 0usize);
@@ -416,47 +416,6 @@ fn write_back<'a>(item: Option<Item<'a>>, mut doc: Document<'a>, out: &mut Strea
             out.document(doc);
         }
     }
-}
-
-/// A file of more than 1 MB on a machine with a second core: cut at a `---` line near the
-/// middle, each half patched on its own thread by a fork of the engine (resources are
-/// independent; the counts are added up after). `None` when that does not apply or a half is
-/// not plain resources (a parse error, a wrapper): nothing was counted, and the caller reads the
-/// file whole, which also reports errors with their true lines.
-fn in_two(src: &str, engine: &mut Engine<'_>) -> Option<(StreamOut, usize)> {
-    const WORTH_IT: usize = 1 << 20;
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if src.len() < WORTH_IT || cores < 2 {
-        return None;
-    }
-    let cut = krm::pipeline::halfway(src)?;
-    let (first, second) = src.split_at(cut);
-    let (mut a, mut b) = (engine.fork(), engine.fork());
-    let half = |text: &str, e: &mut Engine<'_>| {
-        let mut out = StreamOut::for_input(text);
-        let mut kept = 0usize;
-        let r = krm::stream_items(
-            text,
-            &mut |item| {
-                let item = e.process(item);
-                kept += usize::from(item.is_some());
-                item
-            },
-            &mut out,
-        );
-        (r, out, kept)
-    };
-    let ((ra, mut out, kept_a), second_half) = std::thread::scope(|s| {
-        let other = s.spawn(|| half(second, &mut b));
-        (half(first, &mut a), other.join())
-    });
-    let (Ok(Streamed::Done), Ok((Ok(Streamed::Done), rest, kept_b))) = (ra, second_half) else {
-        return None;
-    };
-    engine.absorb(a);
-    engine.absorb(b);
-    out.source(&rest.text);
-    Some((out, kept_a + kept_b))
 }
 
 /// The new resources as files of their own.

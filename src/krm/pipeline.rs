@@ -130,9 +130,8 @@ pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Outpu
             }
         });
     });
-    let (mut out, streamed) = match stream_in_two(src, &mut engine) {
-        Some(Ok(out)) => (out, Ok(Streamed::Done)),
-        Some(Err(needed)) => return out_of_memory(src, needed),
+    let (mut out, streamed) = match krm::parallel::stream(src, &mut engine) {
+        Some(done) => (done.out, Ok(Streamed::Done)),
         None => {
             // The output's room is taken before anything is read, so that a lack of memory is
             // found here, as an error, rather than as an abort halfway through.
@@ -384,69 +383,6 @@ fn config_dir(fc: &Node<'_>) -> Option<std::path::PathBuf> {
     })
 }
 
-/// A large stream on a machine with a second core: cut at a `---` line near the middle, each
-/// half read and patched on its own thread (resources are independent; the counts are added up
-/// after). `None` when that does not apply or a half is not plain resources (a parse error, a
-/// wrapper): the caller reads the whole stream on one thread, which also reports errors with
-/// their true lines.
-/// `Some(Err(bytes))` when the halves' outputs, `bytes` in all, cannot be joined for lack of
-/// memory (the engine has seen the items: the caller must not run them again).
-fn stream_in_two(src: &str, engine: &mut Engine<'_>) -> Option<Result<StreamOut, usize>> {
-    const WORTH_IT: usize = 1 << 20;
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if src.len() < WORTH_IT || cores < 2 {
-        return None;
-    }
-    let cut = halfway(src)?;
-    let (first, second) = src.split_at(cut);
-    // Both outputs' room first: the first half's has room for the whole output, which it
-    // becomes, so joining the halves copies the second once and moves nothing else. Without the
-    // memory for both, one thread does it all with one buffer.
-    let first_out = StreamOut::try_for(src.len())?;
-    let second_out = StreamOut::try_for(second.len())?;
-    let mut other = engine.fork();
-    let (a, b) = std::thread::scope(|s| {
-        let b = s.spawn(|| {
-            let mut out = second_out;
-            let r = krm::stream_items(second, &mut |item| other.process(item), &mut out);
-            (r, out)
-        });
-        let mut out = first_out;
-        let r = krm::stream_items(first, &mut |item| engine.process(item), &mut out);
-        ((r, out), b.join())
-    });
-    let (Ok(Streamed::Done), mut out) = a else {
-        return None;
-    };
-    let Ok((Ok(Streamed::Done), rest)) = b else {
-        return None;
-    };
-    engine.absorb(other);
-    if out.text.try_reserve(rest.text.len()).is_err() {
-        // Both halves were read and patched (and counted), but cannot be put together.
-        return Some(Err(out.text.len() + rest.text.len()));
-    }
-    out.source(&rest.text);
-    Some(Ok(out))
-}
-
-/// The start of a `---` line at or after the middle of `src`. A line that starts with `---`
-/// and then a space or the line's end is always a document marker: YAML forbids one inside any
-/// content, so cutting there splits the stream between two documents.
-pub(super) fn halfway(src: &str) -> Option<usize> {
-    let mid = src.len() / 2;
-    let bytes = src.as_bytes();
-    let mut from = mid;
-    while let Some(i) = src.get(from..)?.find("\n---") {
-        let at = from + i + 1;
-        if matches!(bytes.get(at + 3), None | Some(b'\n' | b'\r' | b' ' | b'\t')) {
-            return Some(at);
-        }
-        from = at + 3;
-    }
-    None
-}
-
 /// `plan` applied to input held whole.
 fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'static>>) -> Output {
     let Input { mut form, items } = input;
@@ -513,14 +449,6 @@ mod tests {
     fn plan() -> Plan {
         let doc = parse_stream(FN).unwrap().remove(0).root.unwrap();
         config::plan(&doc, None).unwrap()
-    }
-
-    #[test]
-    fn halfway_cuts_only_at_document_markers() {
-        let src = "a: 1\n---\nb: '\n---x'\n---\nc: 3\n";
-        let cut = halfway(src).unwrap();
-        assert_eq!(&src[cut..], "---\nc: 3\n");
-        assert_eq!(halfway("a: 1\nb: 2\n"), None);
     }
 
     #[test]

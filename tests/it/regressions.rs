@@ -280,3 +280,45 @@ fn a_value_yaml11_reads_otherwise_is_rewritten() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: \"yes\"\n  b: 777\n  c: 1\n  d: 1000.0\n"
     );
 }
+
+/// A stream large enough to be read on several cores comes out as one core writes it: every
+/// resource patched, in the stream's order, and a finding about the patch reported once, about
+/// the first resource it selected. Our own bug: a stream read in two halves reported such a
+/// finding once per half, about a different resource each time.
+#[test]
+fn a_stream_read_on_several_cores_comes_out_in_order_with_each_finding_once() {
+    let n = 15_000;
+    let resource = |i: usize, patched: bool| {
+        // The patch's values keep their flow style.
+        let labels = if patched { "  labels: {team: a}\n" } else { "" };
+        let extra = if patched { "spec: {x: 1}\n" } else { "" };
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n{labels}data:\n  k: v{i}\n{extra}"
+        )
+    };
+    let stream = |patched: bool| {
+        (0..n)
+            .map(|i| resource(i, patched))
+            .collect::<Vec<_>>()
+            .join("---\n")
+    };
+    let input = stream(false);
+    assert!(input.len() > 1 << 20, "large enough to be cut into pieces");
+    let config = merge_fn(
+        "target: {kind: ConfigMap}\npatch: |\n  metadata: {labels: {team: a}}\n  spec: {x: 1}\n",
+    );
+    let by_file = filter("several-cores", &config, &input);
+    let d = dir("several-cores");
+    let fn_yaml = d.join("fn.yaml").display().to_string();
+    let by_stdin = krm(&["--config", &fn_yaml, "-"], &input);
+    for out in [by_file, by_stdin] {
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout == stream(true),
+            "every resource patched, in order"
+        );
+        let findings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("spec")).collect();
+        assert_eq!(findings.len(), 1, "{}", out.stderr);
+        assert!(findings[0].contains("ConfigMap cm-0"), "{}", findings[0]);
+    }
+}
