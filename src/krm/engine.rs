@@ -858,7 +858,12 @@ impl<'p> Engine<'p> {
     fn targets(&mut self, k: usize, step: &Step, target: &Target, item: &Item<'_>) -> bool {
         let selected = {
             let scope = &self.scope;
-            let meta = Meta::of_with(&item.node, &|n| scope.follow(n));
+            let follow = |n| scope.follow(n);
+            // Most targets rule most resources out by type: then nothing else is read.
+            if !target.matches_type(&Id::of_with(&item.node, &follow)) {
+                return false;
+            }
+            let meta = Meta::of_with(&item.node, &follow);
             match target.matches(&meta) {
                 Ok(true) => Ok(true),
                 Ok(false) => Ok(matches_first_id(target, &meta, item.first_id.as_ref())),

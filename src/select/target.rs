@@ -78,11 +78,11 @@ pub struct TargetSpec {
 #[derive(Debug, Clone, Default)]
 pub struct Target {
     spec: TargetSpec,
-    group: Option<Regex>,
-    version: Option<Regex>,
-    kind: Option<Regex>,
-    name: Option<Regex>,
-    namespace: Option<Regex>,
+    group: Option<Pattern>,
+    version: Option<Pattern>,
+    kind: Option<Pattern>,
+    name: Option<Pattern>,
+    namespace: Option<Pattern>,
     label_selector: Selector,
     annotation_selector: Selector,
 }
@@ -172,6 +172,16 @@ impl Target {
         &self.spec
     }
 
+    /// Whether the resource's type (group, version, kind) matches: what most targets name, and
+    /// what rules most resources out, without reading their names, labels or annotations (no
+    /// earlier name changes a type). [`Target::matches`] asks it first.
+    pub fn matches_type(&self, id: &Id<'_>) -> bool {
+        let (group, version) = id.group_version();
+        is_match(&self.kind, &id.kind)
+            && is_match(&self.group, group)
+            && is_match(&self.version, version)
+    }
+
     /// Whether this target selects the resource, by kustomize's rules (see the module doc).
     ///
     /// Fails only when the resource's build annotations are inconsistent
@@ -179,12 +189,7 @@ impl Target {
     /// use of them (kustomize reads them for every resource, and panics).
     /// The type is compared first, so most resources are ruled out without more work.
     pub fn matches(&self, resource: &Meta<'_>) -> Result<bool, PreviousIdsError> {
-        // The type first: it is what most targets name and it rules most resources out cheaply.
-        let (group, version) = resource.id.group_version();
-        if !(is_match(&self.kind, &resource.id.kind)
-            && is_match(&self.group, group)
-            && is_match(&self.version, version))
-        {
+        if !self.matches_type(&resource.id) {
             return Ok(false);
         }
         // The original name and namespace only matter when a pattern asks for them.
@@ -290,8 +295,38 @@ fn is_plain(s: &str) -> bool {
 }
 
 /// An absent pattern matches everything.
-fn is_match(re: &Option<Regex>, s: &str) -> bool {
-    re.as_ref().is_none_or(|re| re.is_match(s))
+fn is_match(pattern: &Option<Pattern>, s: &str) -> bool {
+    pattern.as_ref().is_none_or(|p| p.is_match(s))
+}
+
+/// A field's pattern, compiled. Most patterns are plain names (`Deployment`, `apps`, `v1`),
+/// which match exactly the text they are: those are compared as text, without building an
+/// automaton for them (for every target, at every start) or running one on every resource.
+#[derive(Debug, Clone)]
+enum Pattern {
+    Text(String),
+    Regex(Regex),
+}
+
+impl Pattern {
+    fn is_match(&self, s: &str) -> bool {
+        match self {
+            Pattern::Text(t) => t == s,
+            Pattern::Regex(re) => re.is_match(s),
+        }
+    }
+}
+
+/// Whether `^(?:p)$` matches `p` itself and nothing else: ASCII letters and digits, and
+/// punctuation that has no meaning in a regular expression outside a class.
+fn is_plain_text(p: &str) -> bool {
+    p.bytes().all(|b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'_' | b'/' | b':' | b'@' | b'=' | b',' | b'%' | b'!' | b'<' | b'>' | b';'
+            )
+    })
 }
 
 /// A pattern that reads as a shell glob rather than the regular expression it is: `web-*`
@@ -338,15 +373,18 @@ impl TargetSpec {
 }
 
 /// Compiles a pattern as kustomize does: `^(?:PATTERN)$`; absent or empty means "any".
-fn pattern(field: TargetField, pattern: Option<&str>) -> Result<Option<Regex>, TargetError> {
+fn pattern(field: TargetField, pattern: Option<&str>) -> Result<Option<Pattern>, TargetError> {
     let Some(p) = pattern.filter(|p| !p.is_empty()) else {
         return Ok(None);
     };
+    if is_plain_text(p) {
+        return Ok(Some(Pattern::Text(p.to_owned())));
+    }
     let compiled = RegexBuilder::new(&format!("^(?:{p})$"))
         .size_limit(REGEX_SIZE_LIMIT)
         .build();
     let pattern = p.to_string();
-    compiled.map(Some).map_err(|e| {
+    compiled.map(|re| Some(Pattern::Regex(re))).map_err(|e| {
         let kind = match e {
             regex::Error::CompiledTooBig(limit) => {
                 TargetErrorKind::RegexTooLarge { pattern, limit }
@@ -486,6 +524,74 @@ mod tests {
             spec.glob_lookalikes(),
             vec![(TargetField::Name, "web-*", "web-.*".to_owned())]
         );
+    }
+
+    /// A pattern compared as text matches exactly what its anchored regular expression does.
+    #[test]
+    fn plain_text_patterns_match_what_their_regex_matches() {
+        let patterns = [
+            "Deployment",
+            "apps",
+            "v1",
+            "app-1",
+            "team_a",
+            "a/b",
+            "x:y@z",
+            "k=v,w",
+            "50%!",
+            "<a>;",
+            "app.1",
+            "app-1.*",
+            "a|b",
+            "a+",
+            "(?i)a",
+            "[a-b]",
+            "a{2}",
+            "^a",
+            "a$",
+            "a\\d",
+        ];
+        let candidates = [
+            "Deployment",
+            "deployment",
+            "apps",
+            "app",
+            "appsx",
+            "v1",
+            "v1beta1",
+            "app-1",
+            "app-1x",
+            "app-11",
+            "appx1",
+            "team_a",
+            "a/b",
+            "x:y@z",
+            "k=v,w",
+            "50%!",
+            "<a>;",
+            "a",
+            "b",
+            "aa",
+            "A",
+            "a-b",
+            "",
+            "app.1",
+        ];
+        for p in patterns {
+            let compiled = pattern(TargetField::Name, Some(p)).unwrap().unwrap();
+            assert_eq!(
+                matches!(compiled, Pattern::Text(_)),
+                is_plain_text(p),
+                "{p}"
+            );
+            let re = Regex::new(&format!("^(?:{p})$")).unwrap();
+            for c in candidates.iter().chain([&p]) {
+                assert_eq!(compiled.is_match(c), re.is_match(c), "{p} on {c}");
+            }
+        }
+        for p in ["app.1", "app-1.*", "a|b", "(?i)a", "a\\d"] {
+            assert!(!is_plain_text(p), "{p}");
+        }
     }
 
     #[test]
