@@ -33,7 +33,7 @@ use crate::merge::align::{self, key_seg, ListKind};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
-use crate::yaml::{Kind, Node};
+use crate::yaml::{Entry, Kind, Node};
 
 /// The most element comparisons kyaml's step-by-step list walk may cost (the square of the
 /// elements of both lists), for lists where an element lacks its key: past it the merge is
@@ -496,10 +496,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 if let Some(es) = node.entries_mut() {
                     es.retain(|e| !is_bare_null(&e.value));
                     for e in es.iter_mut() {
-                        let key = e.key.as_str().unwrap_or_default().to_owned();
-                        let (m, child) = align::field(self.schema, at, &key, &[&e.key]);
-                        self.settle(&mut e.value, child, &m)
-                            .map_err(|er| er.within(Seg::Field(key)))?;
+                        self.settle_entry(e, at)?;
                     }
                 }
             }
@@ -538,15 +535,24 @@ impl<'a> Merger<'_, '_, 'a> {
         let mentioned = |k: Option<&str>| k.is_some_and(|k| fields.get_str(k).is_some());
         es.retain(|e| mentioned(e.key.as_str()) || !is_bare_null(&e.value));
         for e in es.iter_mut() {
-            if mentioned(e.key.as_str()) {
-                continue;
+            if !mentioned(e.key.as_str()) {
+                self.settle_entry(e, at)?;
             }
-            let key = e.key.as_str().unwrap_or_default().to_owned();
-            let (m, child) = align::field(self.schema, at, &key, &[&e.key]);
-            self.settle(&mut e.value, child, &m)
-                .map_err(|er| er.within(Seg::Field(key)))?;
         }
         Ok(())
+    }
+
+    /// [`Merger::settle`] for a map entry's value. A scalar has nothing to settle, so the
+    /// schema is only asked about collections (most entries are scalars).
+    fn settle_entry(&self, e: &mut Entry<'a>, at: Cursor) -> Result<(), MergeError> {
+        let Entry { key, value } = e;
+        if !(value.is_map() || value.is_seq()) {
+            return Ok(());
+        }
+        let name = key.as_str().unwrap_or_default();
+        let (m, child) = align::field(self.schema, at, name, &[key]);
+        self.settle(value, child, &m)
+            .map_err(|er| er.within(Seg::Field(name.to_owned())))
     }
 }
 
