@@ -7,8 +7,8 @@
 //! * **One run.** The CRDs of every file are known before any resource is merged; then each
 //!   file's resources go through one [`Engine`] (so a target that selects nothing anywhere is one
 //!   warning, and a merge3 update sees the whole package), one resource's tree in memory at a
-//!   time; a file of more than 1 MB is patched in two halves on two threads where a second core
-//!   is free.
+//!   time; a file of more than 1 MB is patched in pieces on every core (`krm/parallel.rs`), with
+//!   the same output and results as on one.
 //! * **The output per file.** A file no patch changed is its own text, byte for byte
 //!   ([`FileOutput::Unchanged`]); a changed file is its text with the touched documents
 //!   rewritten and the deleted ones gone; a file whose every resource was deleted is

@@ -9,8 +9,8 @@
 //!
 //! **How input is read.** The fastest way that applies: a block-style ResourceList item by item
 //! and a plain stream document by document, with one resource's tree in memory at a time and
-//! untouched items copied as text; a large stream on a machine with a second core in two halves
-//! on two threads; anything else (JSON, flow style, existing results) read whole with
+//! untouched items copied as text; a large stream in pieces on every core (`krm/parallel.rs`);
+//! anything else (JSON, flow style, existing results) read whole with
 //! [`Input::read`]. Every way gives the same output, list kinds (`RoleList`, ...) included: the
 //! engine reads their items as resources wherever they come.
 //!
