@@ -102,23 +102,18 @@ fn read_bounded(
             let more = buf.len().clamp(STEP, 64 * STEP);
             reserve(&mut buf, more, what)?;
         }
-        let len = buf.len();
-        let room = buf.capacity() - len;
-        buf.resize(len + room, 0);
-        let got = loop {
-            match r.read(buf.get_mut(len..).unwrap_or_default()) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Err(ReadFailure::Usage(format!("{what}: cannot read: {e}")));
-                }
-            }
-        };
-        buf.truncate(len + got);
-        if got == 0 {
+        // Up to the room reserved, into memory not written before (filling it with zeros first
+        // would cost as much as the read); fewer bytes than that room means the end.
+        let room = buf.capacity() - buf.len();
+        let limit = u64::try_from(room).unwrap_or(u64::MAX);
+        let got = (&mut *r)
+            .take(limit)
+            .read_to_end(&mut buf)
+            .map_err(|e| ReadFailure::Usage(format!("{what}: cannot read: {e}")))?;
+        budget.take(u64::try_from(got).unwrap_or(u64::MAX), what)?;
+        if got < room {
             return Ok(buf);
         }
-        budget.take(u64::try_from(got).unwrap_or(u64::MAX), what)?;
     }
 }
 

@@ -28,6 +28,7 @@
 //! What it must not do: touch the file system (the caller reads and writes), decide which
 //! files make a package, or decide exit codes.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::config::Plan;
@@ -113,29 +114,32 @@ impl PackageOutput {
     /// from the one before by `---` (unless it starts with one), by `...` when it starts with a
     /// directive; a byte order mark at the start of a file after the first is dropped (a
     /// stream has one at most, at its start); files of only whitespace add nothing.
-    pub fn stream(&self, sources: &[SourceFile], include: impl Fn(usize) -> bool) -> String {
-        let total: usize = sources.iter().map(|s| s.text.len() + 8).sum();
-        let mut out = StreamOut {
-            text: String::with_capacity(total + total / 8),
-        };
-        for i in (0..sources.len()).filter(|&i| include(i)) {
-            let Some(text) = self.text_of(sources, i) else {
-                continue;
-            };
-            join(&mut out.text, text);
+    pub fn stream<'s>(
+        &'s self,
+        sources: &'s [SourceFile],
+        include: impl Fn(usize) -> bool,
+    ) -> Cow<'s, str> {
+        let texts: Vec<&str> = (0..sources.len())
+            .filter(|&i| include(i))
+            .filter_map(|i| self.text_of(sources, i))
+            .chain(self.added.iter().map(|new| new.text.as_str()))
+            .filter(|t| !t.bytes().all(|b| b.is_ascii_whitespace()))
+            .collect();
+        // One file (a stream on stdin, a Helm chart's output) is the stream as it is: no copy.
+        if let [only] = texts[..] {
+            return Cow::Borrowed(only);
         }
-        for new in &self.added {
-            join(&mut out.text, &new.text);
+        let total: usize = texts.iter().map(|t| t.len() + 8).sum();
+        let mut out = String::with_capacity(total);
+        for text in texts {
+            join(&mut out, text);
         }
-        out.text
+        Cow::Owned(out)
     }
 }
 
-/// Appends one file's text to a stream.
+/// Appends one file's text (more than whitespace) to a stream.
 fn join(out: &mut String, text: &str) {
-    if text.bytes().all(|b| b.is_ascii_whitespace()) {
-        return;
-    }
     if out.is_empty() {
         out.push_str(text);
         return;
