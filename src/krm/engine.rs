@@ -82,6 +82,13 @@ pub struct Engine<'p> {
     /// What the scope found in the item being processed, and whether it was made whole.
     current: Admitted,
     localised: bool,
+    /// The item being processed is as kyaml's walk leaves it, under the schema with the input's
+    /// CRDs (`Some(true)`) or without (`Some(false)`): the last change made to it was a strategic
+    /// merge with kustomize's options at its root, so the next such merge need not walk what its
+    /// patch does not mention ([`merge2::merge_settled`]). `None` otherwise.
+    settled: Option<bool>,
+    /// Set by a step that leaves the item so.
+    leaves_settled: Option<bool>,
     /// The identities of the items written so far, to tell when a rename makes two resources
     /// one: by a hash of the identity, whether that item was renamed (and from what).
     seen: HashMap<u64, Seen>,
@@ -229,6 +236,8 @@ impl<'p> Engine<'p> {
             bookkeeping_lists: 0,
             current: Admitted::default(),
             localised: false,
+            settled: None,
+            leaves_settled: None,
             seen: HashMap::default(),
             hasher: crate::hash::State::default(),
         }
@@ -297,6 +306,8 @@ impl<'p> Engine<'p> {
             bookkeeping_lists: 0,
             current: Admitted::default(),
             localised: false,
+            settled: None,
+            leaves_settled: None,
             seen: HashMap::default(),
             hasher: self.hasher.clone(),
         }
@@ -638,12 +649,22 @@ impl<'p> Engine<'p> {
         let plan = self.plan;
         // Whether the item is bookkeeping, read again only after a step changed it.
         let mut bookkeeping = None;
+        self.settled = None;
         for (k, step) in plan.steps.iter().enumerate().skip(first) {
             let is = *bookkeeping.get_or_insert_with(|| self.is_bookkeeping(&item.node));
             if is && !names_a_kind(step) {
                 continue;
             }
-            match self.step(k, step, &mut item) {
+            self.leaves_settled = None;
+            let done = self.step(k, step, &mut item);
+            // Any change but such a merge's leaves the item unsettled; a run that failed walks
+            // everything (its output is the input, and its errors are those a full walk finds).
+            match self.leaves_settled.take().filter(|_| !self.failed) {
+                Some(schema) => self.settled = Some(schema),
+                None if matches!(done, Done::Changed) => self.settled = None,
+                None => {}
+            }
+            match done {
                 Done::Untouched => {}
                 Done::Changed => {
                     self.tallies[k].changed += 1;
@@ -682,18 +703,42 @@ impl<'p> Engine<'p> {
                     return Done::Untouched;
                 };
                 let opts = options.merge2();
-                self.guarded(step, item, None, |node, ctx| {
+                // kyaml walks the whole resource at each merge with kustomize's options: after
+                // one at the root of a resource without aliases, the resource is as the walk
+                // leaves it until something else changes it.
+                let kyaml_root = opts.kustomize && matches!(at, At::Root) && !self.current.aliases;
+                let schema = options.crd_merge_keys;
+                let settled = kyaml_root && self.settled == Some(schema);
+                let mut walked = false;
+                let done = self.guarded(step, item, None, |node, ctx| {
                     at.apply(node, ctx, |node, cursor| {
                         for p in &docs {
-                            match merge2::merge(node, p, ctx.schema, cursor, &opts, ctx.anchors) {
+                            let merged = if settled {
+                                merge2::merge_settled(
+                                    node,
+                                    p,
+                                    ctx.schema,
+                                    cursor,
+                                    &opts,
+                                    ctx.anchors,
+                                )
+                            } else {
+                                merge2::merge(node, p, ctx.schema, cursor, &opts, ctx.anchors)
+                            };
+                            match merged {
                                 Ok(Outcome::Merged) => {}
                                 Ok(Outcome::Deleted) => return Ok(Applied::Deleted),
                                 Err(e) => return Err(Cause::Merge(e)),
                             }
                         }
+                        walked = true;
                         Ok(Applied::Merged(Vec::new()))
                     })
-                })
+                });
+                if walked && kyaml_root {
+                    self.leaves_settled = Some(schema);
+                }
+                done
             }
             Action::JsonMerge { select, docs } => {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {

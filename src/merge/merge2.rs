@@ -94,11 +94,39 @@ pub fn merge<'a, 'p: 'a>(
     opts: &Options,
     anchors: &Anchors<Node<'a>>,
 ) -> Result<Outcome, MergeError> {
+    walk(dest, patch, schema, root, opts, anchors, false)
+}
+
+/// [`merge`] with kustomize's options, into a resource that is already as kyaml's walk leaves
+/// it: a merge with the same options and schema at its root was the last change made to it. The
+/// walk of what the patch does not mention (dropping entries written as nothing, putting keyed
+/// lists together again) would change nothing there, so it is skipped.
+pub fn merge_settled<'a, 'p: 'a>(
+    dest: &mut Node<'a>,
+    patch: &Node<'p>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+    anchors: &Anchors<Node<'a>>,
+) -> Result<Outcome, MergeError> {
+    walk(dest, patch, schema, root, opts, anchors, true)
+}
+
+fn walk<'a, 'p: 'a>(
+    dest: &mut Node<'a>,
+    patch: &Node<'p>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+    anchors: &Anchors<Node<'a>>,
+    settled: bool,
+) -> Result<Outcome, MergeError> {
     let m = Merger {
         schema,
         opts: *opts,
         anchors,
         depth: align::Depth::default(),
+        settled,
     };
     match m.value(dest, patch, root, &FieldMeta::default())? {
         Fate::Keep => Ok(Outcome::Merged),
@@ -200,6 +228,9 @@ struct Merger<'s, 'x, 'a> {
     anchors: &'x Anchors<Node<'a>>,
     /// How many collections enclose the value being merged ([`Merger::value`] counts).
     depth: align::Depth,
+    /// The resource is as kyaml's walk leaves it ([`merge_settled`]): what the patch does not
+    /// mention is not walked.
+    settled: bool,
 }
 
 /// The element `{$patch: X}` alone: a directive for the whole list.

@@ -170,6 +170,7 @@ fixtures! {
         kustomize_options_drop_entries_with_no_value_from_merged_maps,
         a_patch_of_deletions_leaves_an_empty_annotations_map_by_default,
         kustomize_options_leave_no_empty_annotations_map,
+        a_merge_after_a_json_patch_walks_the_whole_resource_again,
     ],
 }
 

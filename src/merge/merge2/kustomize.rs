@@ -491,6 +491,9 @@ impl<'a> Merger<'_, '_, 'a> {
         at: Cursor,
         meta: &FieldMeta,
     ) -> Result<(), MergeError> {
+        if self.settled {
+            return Ok(());
+        }
         match node.kind() {
             Kind::Map => {
                 if let Some(es) = node.entries_mut() {
@@ -528,7 +531,7 @@ impl<'a> Merger<'_, '_, 'a> {
         patch: &Node<'_>,
         at: Cursor,
     ) -> Result<(), MergeError> {
-        let Some(es) = dest.entries_mut() else {
+        let Some(es) = dest.entries_mut().filter(|_| !self.settled) else {
             return Ok(());
         };
         let fields = align::FieldIndex::new(Some(patch));
@@ -883,6 +886,7 @@ mod tests {
             },
             anchors: &anchors,
             depth: Default::default(),
+            settled: false,
         };
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for case in 0..3000 {
