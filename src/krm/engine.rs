@@ -713,18 +713,15 @@ impl<'p> Engine<'p> {
                 let done = self.guarded(step, item, None, |node, ctx| {
                     at.apply(node, ctx, |node, cursor| {
                         for p in &docs {
-                            let merged = if settled {
-                                merge2::merge_settled(
-                                    node,
-                                    p,
-                                    ctx.schema,
-                                    cursor,
-                                    &opts,
-                                    ctx.anchors,
-                                )
-                            } else {
-                                merge2::merge(node, p, ctx.schema, cursor, &opts, ctx.anchors)
-                            };
+                            let merged = merge2::merge_settled(
+                                node,
+                                p,
+                                ctx.schema,
+                                cursor,
+                                &opts,
+                                ctx.anchors,
+                                settled,
+                            );
                             match merged {
                                 Ok(Outcome::Merged) => {}
                                 Ok(Outcome::Deleted) => return Ok(Applied::Deleted),
@@ -905,10 +902,11 @@ impl<'p> Engine<'p> {
             let scope = &self.scope;
             let follow = |n| scope.follow(n);
             // Most targets rule most resources out by type: then nothing else is read.
-            if !target.matches_type(&Id::of_with(&item.node, &follow)) {
+            let id = Id::of_with(&item.node, &follow);
+            if !target.matches_type(&id) {
                 return false;
             }
-            let meta = Meta::of_with(&item.node, &follow);
+            let meta = Meta::of_id(id, &item.node, &follow);
             match target.matches(&meta) {
                 Ok(true) => Ok(true),
                 Ok(false) => Ok(matches_first_id(target, &meta, item.first_id.as_ref())),

@@ -94,25 +94,15 @@ pub fn merge<'a, 'p: 'a>(
     opts: &Options,
     anchors: &Anchors<Node<'a>>,
 ) -> Result<Outcome, MergeError> {
-    walk(dest, patch, schema, root, opts, anchors, false)
+    merge_settled(dest, patch, schema, root, opts, anchors, false)
 }
 
-/// [`merge`] with kustomize's options, into a resource that is already as kyaml's walk leaves
-/// it: a merge with the same options and schema at its root was the last change made to it. The
-/// walk of what the patch does not mention (dropping entries written as nothing, putting keyed
-/// lists together again) would change nothing there, so it is skipped.
+/// [`merge`], told whether the resource is already as kyaml's walk leaves it (`settled`: a merge
+/// with kustomize's options and the same schema at its root was the last change made to it).
+/// With kustomize's options the walk of what the patch does not mention (dropping entries
+/// written as nothing, putting keyed lists together again) would then change nothing, so it is
+/// skipped.
 pub fn merge_settled<'a, 'p: 'a>(
-    dest: &mut Node<'a>,
-    patch: &Node<'p>,
-    schema: &Schema,
-    root: Cursor,
-    opts: &Options,
-    anchors: &Anchors<Node<'a>>,
-) -> Result<Outcome, MergeError> {
-    walk(dest, patch, schema, root, opts, anchors, true)
-}
-
-fn walk<'a, 'p: 'a>(
     dest: &mut Node<'a>,
     patch: &Node<'p>,
     schema: &Schema,

@@ -160,8 +160,13 @@ impl<'n> Meta<'n> {
 
     /// Reads a resource node, reading each node on the way through `follow`.
     pub fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Meta<'n> {
+        Meta::of_id(Id::of_with(node, follow), node, follow)
+    }
+
+    /// [`Meta::of_with`] for a node whose identity `id` was read already.
+    pub fn of_id<'a>(id: Id<'n>, node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Meta<'n> {
         Meta {
-            id: Id::of_with(node, follow),
+            id,
             labels: string_map_with(node, &["metadata", "labels"], follow),
             annotations: string_map_with(node, &["metadata", "annotations"], follow),
         }
