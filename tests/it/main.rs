@@ -22,4 +22,5 @@ mod regressions;
 mod support;
 mod walkers_corpus;
 mod wildcards;
+mod yaml11_quoting;
 mod yaml_roundtrip;
