@@ -28,11 +28,26 @@ use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Entry, Kind, Node};
 
 use super::nodes::{expanded, plain_copy, same};
-use super::{Diff, DiffError, Options};
+use super::{verify, Diff, DiffError, Options};
 
 /// The JSON patch (a list of operations) that turns `old` into `new`, resources of the kind at
 /// `root` in `schema` (whose merge keys decide the keyed pointers).
 pub fn diff<'n>(
+    old: &Node<'_>,
+    new: &Node<'n>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+) -> Result<Diff<'n>, DiffError> {
+    let d = make(old, new, schema, root, opts)?;
+    let text = verify::text_of(&d.patch);
+    let engine = verify::Engine::json6902(opts);
+    verify::two_way(old, new, &text, engine, schema, root, &d.warnings)?;
+    Ok(d)
+}
+
+/// [`diff`]'s operations, not yet checked (the package diff checks them as it writes them).
+pub(super) fn make<'n>(
     old: &Node<'_>,
     new: &Node<'n>,
     schema: &Schema,

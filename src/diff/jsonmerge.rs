@@ -19,11 +19,26 @@ use crate::yaml::{Entry, Kind, Node};
 
 use super::identity::with_identity;
 use super::nodes::{expanded, plain_copy, same, shell};
-use super::{Diff, DiffError, Options, Warning, WarningKind};
+use super::{verify, Diff, DiffError, Options, Warning, WarningKind};
+use crate::schema::{Cursor, Schema};
 
 /// The JSON merge patch that turns `old` into `new`. With [`Options::identity`] a mapping patch
 /// starts with OLD's identity fields.
 pub fn diff<'n>(old: &Node<'_>, new: &Node<'n>, opts: &Options) -> Result<Diff<'n>, DiffError> {
+    let d = make(old, new, opts)?;
+    let text = verify::text_of(&d.patch);
+    let (schema, engine) = (Schema::builtin(), verify::Engine::JsonMerge);
+    let root = Cursor::default();
+    verify::two_way(old, new, &text, engine, &schema, root, &d.warnings)?;
+    Ok(d)
+}
+
+/// [`diff`]'s patch, not yet checked (the package diff checks it as it writes it).
+pub(super) fn make<'n>(
+    old: &Node<'_>,
+    new: &Node<'n>,
+    opts: &Options,
+) -> Result<Diff<'n>, DiffError> {
     let (old, new) = (expanded(old)?, expanded(new)?);
     let mut d = Differ {
         path: Vec::new(),

@@ -30,6 +30,7 @@ mod nodes;
 pub mod package;
 pub mod three_way;
 pub mod two_way;
+mod verify;
 
 use std::fmt;
 
@@ -177,6 +178,11 @@ pub enum DiffErrorKind {
     /// Aliases in an input name no anchor, or expand past the budget.
     #[error("{0}")]
     Alias(AliasError),
+    /// The patch made, written and read back and applied to OLD by the engine it is made for,
+    /// does not give NEW (see [`verify`]): it is not handed out. Says what went wrong: the patch
+    /// does not read back or does not apply, or where the result differs from NEW.
+    #[error("{0}")]
+    NotReproduced(String),
     /// With [`Options::kustomize`]: kyaml's strategic merge cannot be made to give NEW here.
     #[error(
         "kustomize's strategic merge cannot give the new version here: {0}; a json6902 patch can"

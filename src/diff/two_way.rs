@@ -42,7 +42,7 @@ use crate::yaml::{Comments, Entry, Kind, Node};
 
 use super::identity::with_identity;
 use super::nodes::{expanded, go_text, has_duplicate_values, plain_copy, same, shell};
-use super::{Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
+use super::{verify, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
 
 pub(super) const PATCH: &str = "$patch";
 pub(super) const RETAIN_KEYS: &str = "$retainKeys";
@@ -78,6 +78,21 @@ pub(super) const DELETE_FROM: &str = "$deleteFromPrimitiveList/";
 /// ");
 /// ```
 pub fn diff<'n>(
+    old: &Node<'_>,
+    new: &Node<'n>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+) -> Result<Diff<'n>, DiffError> {
+    let d = make(old, new, schema, root, opts)?;
+    let text = verify::text_of(&d.patch);
+    let engine = verify::Engine::merge2(opts);
+    verify::two_way(old, new, &text, engine, schema, root, &d.warnings)?;
+    Ok(d)
+}
+
+/// [`diff`]'s patch, not yet checked (the package diff checks it as it writes it).
+pub(super) fn make<'n>(
     old: &Node<'_>,
     new: &Node<'n>,
     schema: &Schema,

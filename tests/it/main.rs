@@ -8,6 +8,7 @@ mod container;
 mod diff_cli;
 mod diff_conformance;
 mod diff_properties;
+mod diff_roundtrip;
 mod fixtures;
 mod gen;
 mod hostile;
