@@ -400,11 +400,9 @@ fn summary(results: &[FnResult], id: &Id<'_>, changed: bool, what: &str) -> Opti
     Some(r)
 }
 
-/// A patch as the one YAML document written.
+/// A patch as the one YAML document written, as the library checked it.
 fn patch_text(patch: &Node<'_>) -> String {
-    let mut text = String::new();
-    yaml::emit_document(&Document::new(patch.clone()), &mut text);
-    text
+    krm_merge::diff::patch_text(patch)
 }
 
 /// The result for a three-way conflict.

@@ -12,12 +12,16 @@
 //!   as a `Merge` functionConfig or a kustomization's `patches:` (made for kustomize:
 //!   [`Options::kustomize`]).
 //!
-//! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
-//! with [`Options::merge2_options`], `json6902::apply` — with kustomize's options for the
-//! kustomize flavour —, `jsonmerge::merge`) gives NEW as data,
-//! except where a [`Warning`] says why it cannot (a strategic merge patch or a JSON merge patch
-//! cannot write a `null` into a mapping). Values copied from NEW keep NEW's comments and scalar
-//! styles.
+//! The rule, checked on every patch before it is handed out ([`verify`]): the patch, written
+//! and read back, applied to OLD by the engine it is made for (`merge2::merge` with
+//! [`Options::merge2_options`], `json6902::apply` — with kustomize's options for the kustomize
+//! flavour —, `jsonmerge::merge`) gives NEW as data, except where a [`Warning`] says why it
+//! cannot (a strategic merge patch or a JSON merge patch cannot write a `null` into a
+//! mapping); a patch that does not is an error ([`DiffErrorKind::NotReproduced`]), never
+//! output. "As data" is as Kubernetes reads it: mapping keys are compared by the text of their
+//! value (`nodes.rs`: `1`, `0x1` and `1.0` are one key), and a key both versions hold keeps
+//! OLD's spelling in a patch (the engines find a field by its text); a key only NEW has is
+//! written as NEW spells it. Values copied from NEW keep NEW's comments and scalar styles.
 //!
 //! What it must not do: apply patches (the walkers in [`crate::merge`] and [`crate::patch`] do),
 //! read or write text, select resources or know the wire format. Every function takes nodes, a
@@ -197,6 +201,11 @@ impl DiffError {
             kind,
         }
     }
+}
+
+/// A patch as the one YAML document `krm-merge diff` writes: the text the patch is checked as.
+pub fn patch_text(patch: &Node<'_>) -> String {
+    verify::text_of(patch)
 }
 
 /// One YAML document as a node, for the tests of this module's files.

@@ -150,6 +150,14 @@ pub(super) fn plain_copy<'n>(node: &Node<'n>) -> Node<'n> {
     copy
 }
 
+/// A copy of a scalar without comments, anchors or place, borrowing nothing.
+pub(super) fn bare(n: &Node<'_>) -> Node<'static> {
+    let mut c = plain_copy(n).into_owned();
+    *c.comments_mut() = crate::yaml::Comments::default();
+    c.set_blank_lines(0);
+    c
+}
+
 fn has_anchor(node: &Node<'_>) -> bool {
     node.anchor().is_some()
         || node

@@ -5,7 +5,9 @@
 //! `merge2`: built-in kinds, CRDs, declarations, per-field comments, and, with
 //! [`Options::infer_keys`], kyaml's associative keys):
 //!
-//! * a field only NEW has: NEW's value; a field only OLD has: `null`;
+//! * fields pair by key as data (`1` and `0x1` are one field, named as OLD spells it, since
+//!   `merge2` finds a field by its text); a field only NEW has: NEW's value; a field only OLD
+//!   has: `null`;
 //! * maps on both sides: the patch of their fields, or NEW's whole value where the schema
 //!   replaces the map (patch strategy `replace`); with patch strategy `retainKeys`, a
 //!   `$retainKeys` list of NEW's fields whenever something changed or a field went away;
@@ -41,7 +43,9 @@ use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Comments, Entry, Kind, Node};
 
 use super::identity::with_identity;
-use super::nodes::{expanded, go_text, has_duplicate_values, plain_copy, same, shell};
+use super::nodes::{
+    bare, expanded, go_text, has_duplicate_values, plain_copy, same, shell, KeyIndex,
+};
 use super::{verify, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
 
 pub(super) const PATCH: &str = "$patch";
@@ -210,7 +214,7 @@ impl<'s> Differ<'s> {
         at: Cursor,
         retain: bool,
     ) -> Result<Node<'n>, DiffError> {
-        let old_index = align::FieldIndex::new(Some(old));
+        let old_index = KeyIndex::new(old);
         if self.kustomize {
             // kyaml refuses a patch value of another kind than the resource's (a mapping for a
             // scalar, ...): the map is replaced whole instead.
@@ -244,13 +248,16 @@ impl<'s> Differ<'s> {
                 None => Ok(()),
                 Some(oe) => {
                     let (meta, child) = align::field(self.schema, at, key, &[&oe.key, &ne.key]);
-                    self.value(&oe.value, ne, &meta, child, &mut out)
+                    match respelled(oe, ne) {
+                        Some(ne) => self.value(&oe.value, &ne, &meta, child, &mut out),
+                        None => self.value(&oe.value, ne, &meta, child, &mut out),
+                    }
                 }
             };
             self.path.pop();
             done?;
         }
-        let new_index = align::FieldIndex::new(Some(new));
+        let new_index = KeyIndex::new(new);
         let mut dropped = false;
         for oe in old.entries() {
             if new_index.get(&oe.key).is_some() {
@@ -269,13 +276,14 @@ impl<'s> Differ<'s> {
                 });
             }
         }
-        // kyaml knows no `$retainKeys`; the nulls for the fields that went do its work.
+        // kyaml knows no `$retainKeys`; the nulls for the fields that went do its work. The
+        // fields are named as the resource will spell them (OLD's spelling for what both have).
         if retain && !self.kustomize && (!out.is_empty() || dropped) {
             let mut keep: Vec<&str> = new
                 .entries()
                 .iter()
                 .filter(|e| !e.value.is_null())
-                .filter_map(|e| e.key.as_str())
+                .filter_map(|e| old_index.get(&e.key).map_or(&e.key, |o| &o.key).as_str())
                 .collect();
             if !keep.is_empty() {
                 keep.sort_unstable();
@@ -1101,6 +1109,19 @@ impl DiffError {
     }
 }
 
+/// NEW's entry `ne` under the key of OLD's entry `oe` when the two spell one key (as data)
+/// differently (`1` and `0x1`): the merges find a resource's field by its text, so a patch names
+/// a field both versions have as the resource does. `None` when the spellings agree.
+pub(super) fn respelled<'n>(oe: &Entry<'_>, ne: &Entry<'n>) -> Option<Entry<'n>> {
+    if oe.key.as_str() == ne.key.as_str() {
+        return None;
+    }
+    Some(Entry {
+        key: bare(&oe.key),
+        value: ne.value.clone(),
+    })
+}
+
 /// The node at `steps` (entry or item positions) below `node`.
 fn descend<'x, 'n>(node: &'x mut Node<'n>, steps: &[usize]) -> Option<&'x mut Node<'n>> {
     let Some((&first, rest)) = steps.split_first() else {
@@ -1138,14 +1159,6 @@ fn key_fields<'n>(item: &Node<'_>, keys: &[MapKey]) -> Vec<Entry<'n>> {
             value: bare(&e.value),
         })
         .collect()
-}
-
-/// A copy of a scalar without comments, anchors or place, borrowing nothing.
-fn bare(n: &Node<'_>) -> Node<'static> {
-    let mut c = plain_copy(n).into_owned();
-    *c.comments_mut() = Comments::default();
-    c.set_blank_lines(0);
-    c
 }
 
 #[cfg(test)]

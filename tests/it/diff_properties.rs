@@ -28,9 +28,143 @@ use krm_merge::yaml::{self, Node};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use crate::gen::{emit, json, mutate_fields, parse, resource, spec, val, Field, Rng, Val};
+use crate::gen::{emit, mutate_fields, parse, resource, spec, val, Field, Rng, Scalar, Val};
 
 // ----- helpers ------------------------------------------------------------------------------
+
+/// A tree as Kubernetes reads it (mapping keys as the text of their values: `0x1` is `1`),
+/// which is what a patch must give.
+fn json(node: &Node<'_>) -> serde_json::Value {
+    crate::diff_roundtrip::as_kubernetes(node)
+}
+
+// ----- respelled keys and large reorders ----------------------------------------------------
+
+/// Spellings of one key as data: numbers, booleans and null, each written several ways.
+const SPELLINGS: &[&[&str]] = &[
+    &["1", "0x1", "1.0", "+1", "0o1"],
+    &["2", "0x2", "2.0", "0o2"],
+    &["true", "True", "TRUE"],
+    &["false", "False", "FALSE"],
+    &["null", "~", "Null", "NULL"],
+];
+
+fn family(key: &str) -> Option<&'static [&'static str]> {
+    SPELLINGS.iter().copied().find(|f| f.contains(&key))
+}
+
+/// Adds to `fs`, and to the maps below it, fields whose keys are numbers, booleans or null
+/// (at most one of each family a map), spelled as `rng` picks.
+fn with_typed_keys(fs: &mut Vec<Field>, rng: &mut Rng, pool: &[Val]) {
+    for f in fs.iter_mut() {
+        match &mut f.val {
+            Val::Map(inner) => with_typed_keys(inner, rng, pool),
+            Val::Seq(items) => {
+                for item in items {
+                    if let Val::Map(inner) = item {
+                        with_typed_keys(inner, rng, pool);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for spellings in SPELLINGS {
+        if rng.below(3) == 0 && !fs.iter().any(|f| spellings.contains(&f.key.as_str())) {
+            let val = match pool.get(rng.below(pool.len())) {
+                Some(v) => v.clone(),
+                None => Val::S(Scalar::Word("v".into())),
+            };
+            fs.push(Field {
+                key: spellings[rng.below(spellings.len())].to_owned(),
+                val,
+                line: None,
+                head: None,
+            });
+        }
+    }
+}
+
+/// Spells the number, boolean and null keys of `fs` and the maps below it another way, each
+/// with even odds: the same keys as data.
+fn respell(fs: &mut [Field], rng: &mut Rng) {
+    for f in fs {
+        if let Some(spellings) = family(&f.key) {
+            if rng.below(2) == 0 {
+                f.key = spellings[rng.below(spellings.len())].to_owned();
+            }
+        }
+        match &mut f.val {
+            Val::Map(inner) => respell(inner, rng),
+            Val::Seq(items) => {
+                for item in items {
+                    if let Val::Map(inner) = item {
+                        respell(inner, rng);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A spec with a list keyed by `name` of `n` elements, and the same reordered (`how`: reversed,
+/// odd ones first, rotated, shuffled, or pairs swapped), with a few elements changed, dropped
+/// and added.
+fn reordered(n: usize, how: usize, seed: u64) -> (Vec<Field>, Vec<Field>) {
+    let element = |i: usize, v: &str| {
+        Val::Map(vec![
+            Field {
+                key: "name".into(),
+                val: Val::S(Scalar::Word(format!("e{i}"))),
+                line: None,
+                head: None,
+            },
+            Field {
+                key: "value".into(),
+                val: Val::S(Scalar::Word(v.to_owned())),
+                line: None,
+                head: None,
+            },
+        ])
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = Rng(seed | 1);
+    match how % 5 {
+        0 => order.reverse(),
+        1 => order = (1..n).step_by(2).chain((0..n).step_by(2)).collect(),
+        2 => order.rotate_left(n / 3),
+        3 => {
+            for i in (1..n).rev() {
+                order.swap(i, rng.below(i + 1));
+            }
+        }
+        _ => {
+            for pair in order.chunks_mut(2) {
+                pair.reverse();
+            }
+        }
+    }
+    let changed = rng.below(n.max(1));
+    let mut new_items: Vec<Val> = order
+        .iter()
+        .filter(|&&i| i != rng.below(n.max(1)) || i == changed)
+        .map(|&i| element(i, if i == changed { "changed" } else { "v" }))
+        .collect();
+    new_items.push(element(n, "added"));
+    let spec = |items: Vec<Val>| {
+        vec![Field {
+            key: "items".into(),
+            val: Val::Seq(items),
+            line: None,
+            head: None,
+        }]
+    };
+    (
+        spec((0..n).map(|i| element(i, "v")).collect()),
+        spec(new_items),
+    )
+}
 
 /// Whether a null is anywhere in the tree.
 fn has_null(n: &Node<'_>) -> bool {
@@ -349,6 +483,21 @@ proptest! {
         check_pair(&old, &new)?;
     }
 
+    /// Keys that are numbers, booleans or null, spelled one way in OLD and maybe another in
+    /// NEW (`1` and `0x1`, `true` and `TRUE`, `null` and `~`): one key as data, so every patch
+    /// type round trips as it does without them.
+    #[test]
+    fn respelled_keys_round_trip(o in spec(false), pool in prop::collection::vec(val(false), 1..4), seed in any::<u64>()) {
+        let mut rng = Rng(seed | 1);
+        let mut o = o;
+        with_typed_keys(&mut o, &mut rng, &pool);
+        let mut u = updated(&o, &pool, seed);
+        respell(&mut u, &mut rng);
+        let old = parse(&resource("r", &o, &None));
+        let new = parse(&resource("r", &u, &None));
+        check_pair(&old, &new)?;
+    }
+
     /// Two unrelated resources (lists reordered, kinds changed, everything at once).
     #[test]
     fn diff_of_unrelated_resources_round_trips(o in spec(false), n in spec(false)) {
@@ -415,6 +564,22 @@ proptest! {
                 .map_err(|e| TestCaseError::fail(format!("{ty:?}, kustomization: {e}\n{}", emit(&d.config))))?;
             prop_assert_eq!(&got, &want, "{:?}, kustomization\n{}", ty, emit(&d.config));
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(Config { cases: 10, ..Config::default() })]
+
+    /// A list of up to 1,000 elements merged by `name`, reordered as a whole (reversed, odd
+    /// ones first, rotated, shuffled, pairs swapped), with an element changed, some dropped,
+    /// one added: every patch type round trips, and the JSON patch applies within the engine's
+    /// budgets (key selectors that each read the list are not spent on a thousand moves).
+    #[test]
+    fn large_reorders_round_trip(n in 50usize..1000, how in 0usize..5, seed in any::<u64>()) {
+        let (o, u) = reordered(n, how, seed);
+        let old = parse(&resource("r", &o, &None));
+        let new = parse(&resource("r", &u, &None));
+        check_pair(&old, &new)?;
     }
 }
 
@@ -522,7 +687,17 @@ proptest! {
     /// by `krm-merge --config` on OLD, gives NEW.
     #[test]
     fn binary_diff_then_apply_gives_new(o in spec(true), pool in prop::collection::vec(val(true), 1..4), seed in any::<u64>()) {
-        let u = updated(&o, &pool, seed);
+        // Half of them with number, boolean and null keys, maybe spelled anew.
+        let mut rng = Rng(seed | 1);
+        let mut o = o;
+        let typed = rng.below(2) == 0;
+        if typed {
+            with_typed_keys(&mut o, &mut rng, &pool);
+        }
+        let mut u = updated(&o, &pool, seed);
+        if typed {
+            respell(&mut u, &mut rng);
+        }
         check_pair_through_the_binary(&resource("r", &o, &None), &resource("r", &u, &None))?;
     }
 
