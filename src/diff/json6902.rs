@@ -42,7 +42,7 @@ use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Entry, Kind, Node};
 
 use super::nodes::{expanded, key_text, plain_copy, same, KeyIndex};
-use super::{verify, Diff, DiffError, Options};
+use super::{verify, written, Diff, DiffError, Options};
 
 /// The JSON patch (a list of operations) that turns `old` into `new`, resources of the kind at
 /// `root` in `schema` (whose merge keys decide the keyed pointers).
@@ -80,7 +80,7 @@ pub(super) fn make<'n>(
     g.value(&old, &new, &mut Vec::new(), &FieldMeta::default(), root);
     let changed = !g.ops.is_empty();
     Ok(Diff {
-        patch: Node::seq_of(g.ops),
+        patch: written(Node::seq_of(g.ops)),
         changed,
         warnings: Vec::new(),
     })

@@ -18,7 +18,7 @@ use crate::yaml::{Entry, Kind, Node};
 
 use super::identity::with_identity;
 use super::nodes::{bare, expanded, plain_copy, same, shell, KeyIndex};
-use super::{verify, Diff, DiffError, Options, Warning, WarningKind};
+use super::{verify, written, Diff, DiffError, Options, Warning, WarningKind};
 use crate::schema::{Cursor, Schema};
 
 /// The JSON merge patch that turns `old` into `new`. With [`Options::identity`] a mapping patch
@@ -47,7 +47,7 @@ pub(super) fn make<'n>(
         // A patch that is not a mapping replaces the whole document.
         let changed = !same(&old, &new);
         return Ok(Diff {
-            patch: plain_copy(&new),
+            patch: written(plain_copy(&new)),
             changed,
             warnings: d.warnings,
         });
@@ -64,7 +64,7 @@ pub(super) fn make<'n>(
         body
     };
     Ok(Diff {
-        patch,
+        patch: written(patch),
         changed,
         warnings: d.warnings,
     })

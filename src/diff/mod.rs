@@ -203,6 +203,14 @@ impl DiffError {
     }
 }
 
+/// A patch ready to be written: its plain strings that YAML 1.1 reads as another type (`on`,
+/// `0777`, `1:30`) quoted ([`Node::quote_yaml11_lookalikes`]), since kubectl and kustomize read
+/// patches as YAML 1.1 and this crate, like NEW's author, as YAML 1.2.
+fn written(mut patch: Node<'_>) -> Node<'_> {
+    patch.quote_yaml11_lookalikes();
+    patch
+}
+
 /// A patch as the one YAML document `krm-merge diff` writes: the text the patch is checked as.
 pub fn patch_text(patch: &Node<'_>) -> String {
     verify::text_of(patch)

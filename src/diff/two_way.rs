@@ -46,7 +46,7 @@ use super::identity::with_identity;
 use super::nodes::{
     bare, expanded, go_text, has_duplicate_values, plain_copy, same, shell, KeyIndex,
 };
-use super::{verify, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
+use super::{verify, written, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
 
 pub(super) const PATCH: &str = "$patch";
 pub(super) const RETAIN_KEYS: &str = "$retainKeys";
@@ -134,7 +134,7 @@ pub(super) fn make<'n>(
         body
     };
     Ok(Diff {
-        patch,
+        patch: written(patch),
         changed,
         warnings,
     })
@@ -1268,7 +1268,8 @@ mod tests {
             &format!("{pod}  - name: a\n    image: x\n  - name: a\n    image: y\n"),
             NO_ID,
         );
-        assert_eq!(p, "spec:\n  containers:\n  - $patch: replace\n  - name: a\n    image: x\n  - name: a\n    image: y\n");
+        // (`y` is a boolean to YAML 1.1: quoted.)
+        assert_eq!(p, "spec:\n  containers:\n  - $patch: replace\n  - name: a\n    image: x\n  - name: a\n    image: \"y\"\n");
         // Repeated in OLD and dropped in NEW: one marker deletes them all.
         let (p, _) = run(
             &format!("{pod}  - name: a\n  - name: b\n  - name: b\n"),

@@ -412,6 +412,30 @@ fn patches_quote_what_they_write() {
         "{}",
         out.stdout
     );
+    // A value NEW wrote plain that YAML 1.1 reads as another type is quoted in every patch
+    // type (kubectl reads patches as YAML 1.1); one every reader takes for a string is not.
+    let cm = |data: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n{data}")
+    };
+    std::fs::write(dir.join("old.yaml"), cm("  a: x\n")).expect("write");
+    std::fs::write(dir.join("new.yaml"), cm("  a: on\n  b: ._\n  c: 1.2.3\n")).expect("write");
+    for ty in ["merge2", "jsonmerge", "json6902"] {
+        let out = krm(
+            &[
+                "diff",
+                "--type",
+                ty,
+                dir.join("old.yaml").to_str().expect("utf8"),
+                dir.join("new.yaml").to_str().expect("utf8"),
+            ],
+            "",
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        for quoted in ["\"on\"", "\"._\""] {
+            assert!(out.stdout.contains(quoted), "{ty}: {}", out.stdout);
+        }
+        assert!(out.stdout.contains(" 1.2.3\n"), "{ty}: {}", out.stdout);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
