@@ -5,6 +5,7 @@ mod catalog;
 mod cli;
 mod conformance;
 mod container;
+mod corpus;
 mod diff_cli;
 mod diff_conformance;
 mod diff_properties;
