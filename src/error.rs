@@ -103,7 +103,7 @@ pub enum Cause {
     Broken(Broken),
 }
 
-/// A patch's result that would break a promise every patch keeps on every resource (README
+/// A patch's result that would break a promise every patch keeps on every resource (doc/GUIDE.md
 /// "Selecting resources"), checked on the result whatever route the patch took.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Broken {

@@ -6,7 +6,7 @@
 //! few fixed items (with kpt's bookkeeping annotations, and an anchor one item shares with
 //! another). (Bytes that are not UTF-8 never reach the library: the command line reports them.)
 //!
-//! Whatever comes in, no panic, and the promises of README "Input and output" hold on the result:
+//! Whatever comes in, no panic, and the promises of doc/GUIDE.md "Input and output" hold on the result:
 //! * the output is a ResourceList that reads back as YAML (no alias without its anchor);
 //! * reading the input whole (`run_stream`, which reads a ResourceList whole) gives the same
 //!   items as `run_resource_list` (item by item where it can): every way of reading agrees;

@@ -1,4 +1,4 @@
-//! Which files of a directory make the package, as kpt reads one (README "Reading a
+//! Which files of a directory make the package, as kpt reads one (doc/GUIDE.md "Reading a
 //! directory"): `*.yaml`, `*.yml`, `*.json` and `Kptfile`, recursively, in name order,
 //! subpackages included; `.krmignore` honoured at the package's top and at each subpackage's
 //! (a directory holding a `Kptfile`), its patterns covering only that package.

@@ -56,7 +56,7 @@ pub struct Options {
     pub new_items: NewItems,
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
-    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the README's promise
+    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the promise of doc/KUSTOMIZE.md
     /// ("Differences from kustomize") that kustomize's options give kustomize's output. Set with `prepend` and no inferred
     /// keys; never on its own.
     pub kustomize: bool,

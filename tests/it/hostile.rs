@@ -1,7 +1,7 @@
 //! Hostile input, through the binary: each case ends in an error result that says where (or,
 //! where the input is legal, is handled correctly), exits 1 for errors, finishes (no timing
 //! assertions: a test that hangs is the failure), and in KRM mode still writes a ResourceList.
-//! Sizes are moderate where the point is the bound; README "Limits" lists the bounds.
+//! Sizes are moderate where the point is the bound; doc/GUIDE.md, "Limits", lists the bounds.
 //!
 //! Cases that found a bug say so; the fix is in the same commit.
 
@@ -1323,7 +1323,7 @@ fn the_merge_commands_refuse_what_would_replace_or_remove_dest() {
         let (code, stdout, stderr) = run_raw(&["merge2", &src_file, &dest_file], b"");
         assert_eq!(code, 1, "{src:?}: {stderr}");
         assert!(stderr.contains(want), "{src:?}: {stderr}");
-        // As in every mode but KRM mode, an error writes nothing (README "Input and output").
+        // As in every mode but KRM mode, an error writes nothing (doc/GUIDE.md, "Input and output").
         assert_eq!(
             String::from_utf8_lossy(&stdout),
             "",
@@ -1883,7 +1883,7 @@ fn merging_into_an_alias_cannot_nest_past_the_limit() {
 /// `$deleteFromPrimitiveList` of 40,000 took 104 s, a keyed `env` merge of 160,000 took 44 s, a
 /// map merge of 80,000 keys 8 s). They pair by hash now; these run 100,000 elements through the
 /// debug binary, which at the old cost would not finish for hours. No timing is asserted: a test
-/// that does not finish is the failure. Figures are in README "Performance".
+/// that does not finish is the failure. Figures are in doc/PERFORMANCE.md.
 #[test]
 fn merges_and_patches_of_100000_elements_finish() {
     let n = 100_000;

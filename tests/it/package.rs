@@ -1,4 +1,4 @@
-//! The standalone filter on packages, through the binary, as the README's "Reading a directory"
+//! The standalone filter on packages, through the binary, as the guide's (doc/GUIDE.md) "Reading a directory"
 //! and "Writing back" sections describe it: a directory read as kpt reads a package
 //! (`.krmignore`, subpackages, the Kptfile, kustomize's build file, files that are not
 //! resources, the functionConfig file itself), each file parsed on its own, symbolic links and
@@ -425,7 +425,7 @@ spec:
     let dir = tmp_dir("package", "helm");
     let cfg = dir.join("fn.yaml");
     fs::write(&cfg, config("  - target: {kind: Deployment}\n    patch: |\n      spec:\n        template:\n          spec:\n            containers:\n            - name: web\n              image: nginx:1.26\n")).expect("write");
-    // The post-renderer script the README shows.
+    // A post-renderer script of two lines, as Helm 3 runs one (integrations/helm has the one users get).
     let script = dir.join("post-render.sh");
     fs::write(
         &script,

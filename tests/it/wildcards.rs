@@ -1,10 +1,10 @@
 //! One patch for many places: `[*]` in JSON pointers, `at:` on every patch type, and
 //! the named starts `@podTemplate`, `@podSpec`, `@containers` — through the binary, with what
 //! each run must give computed from its input. The byte-for-byte cases are fixtures
-//! (`tests/fixtures/wildcards`); the README's "Patching inside resources" section is the
+//! (`tests/fixtures/wildcards`); the guide's "Patching inside resources" section is the
 //! contract these tests hold.
 //!
-//! The rules for places that are not there (README, json6902 "Wildcards") each have a test
+//! The rules for places that are not there (doc/GUIDE.md, json6902 "Wildcards") each have a test
 //! named for the rule, and a property test holds `at: "@containers"` to what one patch per
 //! container, addressed by name, gives.
 
@@ -805,16 +805,16 @@ fn a_wildcard_over_a_long_list_stays_linear() {
     assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }
 
-/// The README's table of named starts is what the schema derives: the code and the table
+/// The guide's table of named starts is what the schema derives: the code and the table
 /// cannot drift.
 #[test]
-fn the_readme_table_of_named_starts_is_what_the_schema_derives() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+fn the_guide_table_of_named_starts_is_what_the_schema_derives() {
+    let readme = std::fs::read_to_string(root().join("doc/GUIDE.md")).expect("doc/GUIDE.md");
     let table = readme
         .split("<!-- pod places: begin -->\n")
         .nth(1)
         .and_then(|t| t.split("<!-- pod places: end -->").next())
-        .expect("the README marks its table of named starts");
+        .expect("the guide marks its table of named starts");
     let shown = |parts: &[Vec<Part>]| {
         parts
             .iter()
@@ -834,7 +834,7 @@ fn the_readme_table_of_named_starts_is_what_the_schema_derives() {
         String::from("| apiVersion | kind | `@podTemplate` | `@podSpec` |\n|---|---|---|---|\n");
     for k in Schema::builtin().builtin_pod_kinds() {
         if k.kind.ends_with("List") {
-            continue; // the README says: the same under items[*] (src/schema/pods.rs checks it)
+            continue; // the guide says: the same under items[*] (src/schema/pods.rs checks it)
         }
         let api = if k.group.is_empty() {
             k.version.to_owned()
