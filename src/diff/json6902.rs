@@ -42,7 +42,7 @@ use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Entry, Kind, Node};
 
 use super::nodes::{expanded, key_text, plain_copy, same, KeyIndex};
-use super::{verify, written, Diff, DiffError, Options};
+use super::{checked, verify, written, Diff, DiffError, Options};
 
 /// The JSON patch (a list of operations) that turns `old` into `new`, resources of the kind at
 /// `root` in `schema` (whose merge keys decide the keyed pointers).
@@ -54,10 +54,7 @@ pub fn diff<'n>(
     opts: &Options,
 ) -> Result<Diff<'n>, DiffError> {
     let d = make(old, new, schema, root, opts)?;
-    let text = verify::text_of(&d.patch);
-    let engine = verify::Engine::json6902(opts);
-    verify::two_way(old, new, &text, engine, schema, root, &d.warnings)?;
-    Ok(d)
+    checked(old, new, d, verify::Engine::json6902(opts), schema, root)
 }
 
 /// [`diff`]'s operations, not yet checked (the package diff checks them as it writes them).

@@ -18,18 +18,16 @@ use crate::yaml::{Entry, Kind, Node};
 
 use super::identity::with_identity;
 use super::nodes::{bare, expanded, plain_copy, same, shell, KeyIndex};
-use super::{verify, written, Diff, DiffError, Options, Warning, WarningKind};
+use super::{checked, verify, written, Diff, DiffError, Options, Warning, WarningKind};
 use crate::schema::{Cursor, Schema};
 
 /// The JSON merge patch that turns `old` into `new`. With [`Options::identity`] a mapping patch
 /// starts with OLD's identity fields.
 pub fn diff<'n>(old: &Node<'_>, new: &Node<'n>, opts: &Options) -> Result<Diff<'n>, DiffError> {
     let d = make(old, new, opts)?;
-    let text = verify::text_of(&d.patch);
-    let (schema, engine) = (Schema::builtin(), verify::Engine::JsonMerge);
-    let root = Cursor::default();
-    verify::two_way(old, new, &text, engine, &schema, root, &d.warnings)?;
-    Ok(d)
+    // A merge patch knows no schema.
+    let engine = verify::Engine::JsonMerge;
+    checked(old, new, d, engine, &Schema::builtin(), Cursor::default())
 }
 
 /// [`diff`]'s patch, not yet checked (the package diff checks it as it writes it).

@@ -211,6 +211,21 @@ fn written(mut patch: Node<'_>) -> Node<'_> {
     patch
 }
 
+/// `d`, the patch made between `old` and `new` for `engine`, once [`verify`] holds it to the
+/// rule (as the text it is written as).
+fn checked<'n>(
+    old: &Node<'_>,
+    new: &Node<'_>,
+    d: Diff<'n>,
+    engine: verify::Engine,
+    schema: &crate::schema::Schema,
+    root: crate::schema::Cursor,
+) -> Result<Diff<'n>, DiffError> {
+    let text = verify::text_of(&d.patch);
+    verify::two_way(old, new, &text, engine, schema, root, &d.warnings)?;
+    Ok(d)
+}
+
 /// A patch as the one YAML document `krm-merge diff` writes: the text the patch is checked as.
 pub fn patch_text(patch: &Node<'_>) -> String {
     verify::text_of(patch)

@@ -46,7 +46,9 @@ use super::identity::with_identity;
 use super::nodes::{
     bare, expanded, go_text, has_duplicate_values, plain_copy, same, shell, KeyIndex,
 };
-use super::{verify, written, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
+use super::{
+    checked, verify, written, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind,
+};
 
 pub(super) const PATCH: &str = "$patch";
 pub(super) const RETAIN_KEYS: &str = "$retainKeys";
@@ -89,10 +91,7 @@ pub fn diff<'n>(
     opts: &Options,
 ) -> Result<Diff<'n>, DiffError> {
     let d = make(old, new, schema, root, opts)?;
-    let text = verify::text_of(&d.patch);
-    let engine = verify::Engine::merge2(opts);
-    verify::two_way(old, new, &text, engine, schema, root, &d.warnings)?;
-    Ok(d)
+    checked(old, new, d, verify::Engine::merge2(opts), schema, root)
 }
 
 /// [`diff`]'s patch, not yet checked (the package diff checks it as it writes it).

@@ -358,83 +358,60 @@ proptest! {
 }
 
 /// A value a patch sets from plain text a user wrote, which YAML 1.1 reads as another type,
-/// is quoted where it lands; a generated patch quotes the keys it writes anew.
+/// is quoted where it lands; a generated patch quotes what it writes anew, and what NEW wrote
+/// plain that YAML 1.1 reads otherwise.
 #[test]
 fn patches_quote_what_they_write() {
-    let old = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  k: v\n";
-    let config = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: m}\nspec:\n  patches:\n  - type: merge2\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: c}\n      data: {a: ._, b: -_1, c: 0_x1, d: 2001-1-2, e: 1.2.3}\n";
     let dir = crate::support::tmp_dir("yaml11", "patch");
-    std::fs::write(dir.join("fn.yaml"), config).expect("write");
-    std::fs::write(dir.join("cm.yaml"), old).expect("write");
-    let out = krm(
-        &[
-            "--config",
-            dir.join("fn.yaml").to_str().expect("utf8"),
-            dir.join("cm.yaml").to_str().expect("utf8"),
-        ],
-        "",
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Writes OLD and NEW (or a config and its input), runs the binary on them.
+    let run = |first: &str, second: &str, args: &[&str]| {
+        let (a, b) = (dir.join("a.yaml"), dir.join("b.yaml"));
+        std::fs::write(&a, first).expect("write");
+        std::fs::write(&b, second).expect("write");
+        let (a, b) = (a.to_str().expect("utf8"), b.to_str().expect("utf8"));
+        let mut all = args.to_vec();
+        all.extend([a, b]);
+        let out = krm(&all, "");
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let cm = |data: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n{data}")
+    };
+    let config = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: m}\nspec:\n  patches:\n  - type: merge2\n    patch: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata: {name: c}\n      data: {a: ._, b: -_1, c: 0_x1, d: 2001-1-2, e: 1.2.3}\n";
+    let out = run(config, &cm("  k: v\n"), &["--config"]);
     // A user's `1.2.3` is a string to every reader: it stays as written.
     assert!(
-        out.stdout.ends_with(
+        out.ends_with(
             "data:\n  k: v\n  a: \"._\"\n  b: \"-_1\"\n  c: \"0_x1\"\n  d: \"2001-1-2\"\n  e: 1.2.3\n"
         ),
-        "{}",
-        out.stdout
+        "{out}"
     );
     // A strategic merge patch's `$retainKeys` lists field names anew.
     let strategy = |fields: &str| {
         format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec:\n  strategy:\n{fields}")
     };
-    std::fs::write(
-        dir.join("old.yaml"),
-        strategy("    type: Recreate\n    \"._\": 1\n"),
-    )
-    .expect("write");
-    std::fs::write(
-        dir.join("new.yaml"),
-        strategy("    type: Recreate\n    \"-_1\": 2\n"),
-    )
-    .expect("write");
-    let out = krm(
-        &[
-            "diff",
-            dir.join("old.yaml").to_str().expect("utf8"),
-            dir.join("new.yaml").to_str().expect("utf8"),
-        ],
-        "",
+    let out = run(
+        &strategy("    type: Recreate\n    \"._\": 1\n"),
+        &strategy("    type: Recreate\n    \"-_1\": 2\n"),
+        &["diff"],
     );
-    assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout
-            .contains("    $retainKeys:\n    - \"-_1\"\n    - type\n"),
-        "{}",
-        out.stdout
+        out.contains("    $retainKeys:\n    - \"-_1\"\n    - type\n"),
+        "{out}"
     );
     // A value NEW wrote plain that YAML 1.1 reads as another type is quoted in every patch
     // type (kubectl reads patches as YAML 1.1); one every reader takes for a string is not.
-    let cm = |data: &str| {
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n{data}")
-    };
-    std::fs::write(dir.join("old.yaml"), cm("  a: x\n")).expect("write");
-    std::fs::write(dir.join("new.yaml"), cm("  a: on\n  b: ._\n  c: 1.2.3\n")).expect("write");
     for ty in ["merge2", "jsonmerge", "json6902"] {
-        let out = krm(
-            &[
-                "diff",
-                "--type",
-                ty,
-                dir.join("old.yaml").to_str().expect("utf8"),
-                dir.join("new.yaml").to_str().expect("utf8"),
-            ],
-            "",
+        let out = run(
+            &cm("  a: x\n"),
+            &cm("  a: on\n  b: ._\n  c: 1.2.3\n"),
+            &["diff", "--type", ty],
         );
-        assert_eq!(out.code, 0, "{}", out.stderr);
         for quoted in ["\"on\"", "\"._\""] {
-            assert!(out.stdout.contains(quoted), "{ty}: {}", out.stdout);
+            assert!(out.contains(quoted), "{ty}: {out}");
         }
-        assert!(out.stdout.contains(" 1.2.3\n"), "{ty}: {}", out.stdout);
+        assert!(out.contains(" 1.2.3\n"), "{ty}: {out}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
