@@ -78,7 +78,7 @@ impl<'a> Input<'a> {
     /// document, whose items the engine reads as resources).
     pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
         let mut docs = yaml::parse_stream(src)?;
-        docs.iter_mut().for_each(nothing_is_no_root);
+        docs.iter_mut().for_each(forget_empty);
         let content: Vec<usize> = (0..docs.len())
             .filter(|&i| docs[i].root.is_some())
             .collect();
@@ -421,9 +421,9 @@ pub enum Streamed {
 
 /// A document written as nothing (`---` and then no content, comments aside: its root is an
 /// empty plain scalar without tag or anchor) is legal YAML and holds no resource: it gets no
-/// root, so the readers skip it (its text, comments included, is still written back). A null written out (`~`, `null`, `!!null`)
-/// is content, and not a resource.
-fn nothing_is_no_root(doc: &mut Document<'_>) {
+/// root, so the readers skip it (its text, comments included, is still written back). A null
+/// written out (`~`, `null`, `!!null`) is content, and not a resource.
+pub fn forget_empty(doc: &mut Document<'_>) {
     let nothing = doc.root.as_ref().is_some_and(|r| {
         r.as_str() == Some("")
             && r.style() == Some(yaml::ScalarStyle::Plain)
@@ -433,6 +433,12 @@ fn nothing_is_no_root(doc: &mut Document<'_>) {
     if nothing {
         doc.root = None;
     }
+}
+
+/// What a document holds: its root, or nothing for an empty document ([`forget_empty`]).
+pub fn content(mut doc: Document<'_>) -> Option<Node<'_>> {
+    forget_empty(&mut doc);
+    doc.root
 }
 
 /// Reads a plain stream document by document, handing each resource to `process` as soon as it
@@ -486,7 +492,7 @@ pub fn stream_items<'a>(
         if shape.is_some() {
             return;
         }
-        nothing_is_no_root(&mut doc);
+        forget_empty(&mut doc);
         let is_wrapper = doc
             .root
             .as_ref()

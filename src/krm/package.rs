@@ -17,8 +17,10 @@
 //!   filter writes.
 //! * **Strict files** (read from a directory, as kpt reads a package): a file any of whose
 //!   documents is not a KRM resource (a mapping with `apiVersion` and `kind`) is left out
-//!   with a warning naming it ([`FileOutput::NotResources`]). A file named by the user is read
-//!   as given: a `ResourceList` is unwrapped and written back in its form.
+//!   with a warning naming it ([`FileOutput::NotResources`]). Empty documents (a trailing
+//!   `---`, Helm's `# Source:` documents) hold nothing: they are skipped, and written back
+//!   where they were. A file named by the user is read as given: a `ResourceList` is unwrapped,
+//!   and written back in its form, without results, as it came when no item changed.
 //! * **List kinds** (`List`, `RoleList`, ...) are documents whose items are the resources,
 //!   wherever they are: patched one by one, the file keeps its list (see
 //!   [`krm::is_list_kind`]); results about an item name the list's file and document.
@@ -178,8 +180,12 @@ enum Prepared {
 enum Done<'s> {
     /// The file's new text, and how many resources it kept.
     Text(String, usize),
-    /// A `ResourceList` named by the user: written once the results are known.
-    Wrapped(krm::Form<'s>, Vec<Item<'s>>),
+    /// A `ResourceList` named by the user, its items patched (`read` of them came in).
+    Wrapped {
+        form: krm::Form<'s>,
+        items: Vec<Item<'s>>,
+        read: usize,
+    },
     /// Left out or broken.
     Skipped,
 }
@@ -237,9 +243,8 @@ pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> P
             match d {
                 Done::Skipped => FileOutput::Unchanged,
                 Done::Text(t, kept) => file_output(&file.text, t, kept),
-                Done::Wrapped(form, items) => {
-                    let kept = items.len();
-                    file_output(&file.text, krm::write_string(form, items, &results), kept)
+                Done::Wrapped { form, items, read } => {
+                    wrapped_output(&file.text, form, items, read)
                 }
             }
         })
@@ -267,6 +272,26 @@ fn file_output(before: &str, after: String, kept: usize) -> FileOutput {
     }
 }
 
+/// A `ResourceList` file's output: as it came when no patch changed or deleted an item (the
+/// results go to the caller, never into the file), else written back in its form. It never
+/// goes, even when every item did: the file is the list.
+fn wrapped_output(
+    before: &str,
+    form: krm::Form<'_>,
+    items: Vec<Item<'_>>,
+    read: usize,
+) -> FileOutput {
+    if items.len() == read && items.iter().all(|i| !i.touched) {
+        return FileOutput::Unchanged;
+    }
+    let after = krm::write_string(form, items, &[]);
+    if after == before {
+        FileOutput::Unchanged
+    } else {
+        FileOutput::Changed(after)
+    }
+}
+
 /// Pass one for a file: for a strict file, whether every document is a KRM resource (else a
 /// warning, and the file is left out) and whether it parses (else an error); the CRDs of a
 /// file that will be read are given to the engine.
@@ -291,7 +316,8 @@ fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResul
     let mut not_krm: Option<String> = None;
     let mut n = 0;
     let parsed = yaml::parse_each(&file.text, |d| {
-        let Some(root) = d.root else { return };
+        // An empty document (a trailing `---`, Helm's `# Source:` documents) holds nothing.
+        let Some(root) = krm::content(d) else { return };
         n += 1;
         if not_krm.is_some() {
             return;
@@ -361,6 +387,7 @@ fn patch_file<'s>(
         let mut out = StreamOut::for_input(src);
         let (mut n, mut kept) = (0usize, 0usize);
         yaml::parse_each(src, |mut doc| {
+            krm::forget_empty(&mut doc);
             let Some(root) = doc.root.take() else {
                 out.source(doc.text);
                 return;
@@ -404,8 +431,9 @@ fn patch_file<'s>(
                 krm::Form::Wrapped { doc, .. } => doc.root.as_mut(),
                 krm::Form::Stream { .. } => None,
             };
+            let read = items.len();
             let items = engine.process_document(items, wrapper);
-            Ok(Done::Wrapped(form, items))
+            Ok(Done::Wrapped { form, items, read })
         }
     }
 }
