@@ -1,4 +1,4 @@
-//! The whole function, in memory: `krm_merge::krm::run_resource_list` (KRM mode) on a
+//! The whole function, in memory: `krm_merge::run::run_resource_list` (KRM mode) on a
 //! ResourceList.
 //!
 //! The first byte chooses the input: even, the rest is stdin as it is (any text, any shape);
@@ -20,7 +20,8 @@
 #![no_main]
 
 use krm_merge::config;
-use krm_merge::krm::{run_resource_list, run_stream, Input};
+use krm_merge::krm::Input;
+use krm_merge::run::{run_resource_list, run_stream};
 use krm_merge::select::bookkeeping;
 use krm_merge::select::identity::Id;
 use krm_merge::yaml::{self, anchors, Document, Node};

@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, PatchKind, PatchOptions};
 use krm_merge::error::exit_code;
-use krm_merge::krm::package::{self, FileOutput, PackageOutput};
 use krm_merge::krm::{self, FnResult, Input, Severity};
+use krm_merge::run::package::{self, FileOutput, PackageOutput};
 use krm_merge::yaml::{self, Node};
 
 pub use args::{command, parse_args, Mode, Parsed};
@@ -72,9 +72,9 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             }
             let output =
                 match files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT)) {
-                    Ok(src) => krm::pipeline::run_resource_list_with(&src, restrictor),
+                    Ok(src) => krm_merge::run::run_resource_list_with(&src, restrictor),
                     Err(e) => {
-                        krm::pipeline::unreadable(FnResult::new(Severity::Error, e.message()))
+                        krm_merge::run::unreadable(FnResult::new(Severity::Error, e.message()))
                     }
                 };
             for r in output
@@ -500,7 +500,7 @@ fn merge_files(
     }
     let single = patch_docs.len() == 1 && resources == 1 && original_docs.len() <= 1;
     let plan = config::command_line(kind, patch_docs, original_docs, opts, single);
-    let output = krm::run_input(&dest_text, input, &plan);
+    let output = krm_merge::run::run_input(&dest_text, input, &plan);
     if let Some(code) = conclude(io, report, &[], &output.results) {
         return code;
     }

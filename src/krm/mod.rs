@@ -7,16 +7,10 @@
 //! [`is_list_kind`]) is one item wherever it comes, a document or a ResourceList's item; the
 //! engine reads its items as resources and it is written back as a list.
 //!
-//! What it must not do: merge, select, or decide exit codes.
+//! What it must not do: merge, select, run a plan (`crate::run` does), or decide exit codes.
 
-pub(crate) mod engine;
-mod invariants;
-pub mod package;
-mod parallel;
-pub mod pipeline;
 mod result;
 
-pub use pipeline::{run_input, run_resource_list, run_resource_list_with, run_stream, Output};
 pub use result::{FnResult, Severity};
 
 use crate::select::identity::Id;
@@ -517,63 +511,6 @@ pub fn stream_items<'a>(
         return Ok(Streamed::Wrapped);
     }
     Ok(Streamed::Done)
-}
-
-/// The `functionConfig` entry of a block-style ResourceList, found by reading lines rather than
-/// parsing, so the patches can be known before the items are read: the text from the
-/// `functionConfig:` line to the next top-level key (or the end). `None` when the input does not
-/// look like one block mapping with `kind: ResourceList` and a `functionConfig` key; the caller
-/// must check what it found against the parsed document.
-///
-/// In a block mapping at column 0, every line that starts at column 0 with something other than
-/// a comment, a sequence dash or a document marker is a top-level key: what nests inside is
-/// indented, and so are block scalars and flow continuation lines.
-pub fn probe_function_config(src: &str) -> Option<&str> {
-    let mut start: Option<usize> = None;
-    let mut found: Option<(usize, usize)> = None;
-    let mut resource_list = false;
-    let mut offset = 0;
-    for line in src.split_inclusive('\n') {
-        let at = offset;
-        offset += line.len();
-        let first = line.as_bytes().first().copied().unwrap_or(b'\n');
-        if matches!(first, b' ' | b'\t' | b'#' | b'\n' | b'\r') {
-            continue;
-        }
-        if line.starts_with("---") || line.starts_with("...") {
-            if start.is_some() || found.is_some() || resource_list {
-                // A marker after the content: another document follows, or an explicit end.
-                return None;
-            }
-            continue;
-        }
-        if first == b'-' {
-            continue;
-        }
-        if matches!(first, b'{' | b'[' | b'"' | b'\'' | b'?') {
-            return None;
-        }
-        if let Some(s) = start.take() {
-            found = Some((s, at));
-        }
-        let key = line.trim_end();
-        if key == "kind: ResourceList" {
-            resource_list = true;
-        }
-        if line.starts_with("functionConfig:")
-            && line[15..].starts_with([' ', '\t', '\n', '\r', '#'])
-        {
-            if found.is_some() {
-                return None;
-            }
-            start = Some(at);
-        }
-    }
-    if let Some(s) = start {
-        found = Some((s, src.len()));
-    }
-    let (s, e) = found?;
-    resource_list.then(|| &src[s..e])
 }
 
 /// A ResourceList that could not be read as one (an item is not a resource, `items` is not a

@@ -1,5 +1,11 @@
-//! The pipeline: text in, the plan run over the resources, text and results out — one entry
-//! point per way the function is called, each choosing how to read its input.
+//! The run: text in, the plan run over the resources, text and results out — one entry point
+//! per way the function is called, each choosing how to read its input.
+//!
+//! The stage's parts: the [`engine`] that loops over the items and applies each step to each
+//! (`steps.rs`, one function per patch type, inside the guard of `guard.rs` and
+//! `invariants.rs`), with its state in values of their own (the alias state, `aliases.rs`; the
+//! results and counts, `report.rs`; rename tracking, `renames.rs`); a large stream read in
+//! pieces on every core (`pieces.rs`); a package's files read each on its own ([`package`]).
 //!
 //! * [`run_resource_list`] — KRM mode: a `ResourceList` whose `functionConfig` says what to do.
 //!   The output is always a ResourceList carrying the results (the KRM Functions Specification).
@@ -20,12 +26,25 @@
 //! What it must not do: touch files, stdin or stdout, or decide exit codes (the caller does,
 //! from the results).
 
+mod aliases;
+pub mod engine;
+mod guard;
+mod invariants;
+pub mod package;
+mod pieces;
+mod renames;
+mod report;
+mod steps;
+
+pub use crate::krm::{FnResult, Severity};
+
 use crate::config::{self, Plan};
-use crate::krm::engine::{self, Engine};
-use crate::krm::{self, FnResult, Input, ReadError, Severity, StreamOut, Streamed};
+use crate::krm::{self, Input, ReadError, StreamOut, Streamed};
 use crate::select::bookkeeping;
 use crate::select::identity::Id;
+use crate::yaml::split::{probe_function_config, starts_at_its_dash};
 use crate::yaml::{self, parse_each, parse_split, parse_stream, Document, EmitOptions, Node};
+use engine::{Engine, Setup};
 
 /// What a run gives back: the text to write, and what happened.
 #[derive(Debug)]
@@ -117,20 +136,17 @@ pub fn unreadable(error: FnResult) -> Output {
 pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Output {
     // The patches are known before the resources are read, so they are applied to each resource
     // as it is parsed: one tree in memory at a time, untouched documents copied as text.
-    let mut engine = Engine::new(plan, config);
-    learn_crds(src, &mut engine, |src, found| {
+    let mut setup = Setup::new(plan, config);
+    learn_crds(src, &mut setup, |src, setup| {
         // Parse errors are reported by the pass that follows.
         let _ = parse_each(src, |d| {
             if let Some(root) = d.root.as_ref() {
-                krm::for_each_resource(root, &mut |r| {
-                    if engine::is_crd(r) {
-                        found(r);
-                    }
-                });
+                setup.learn_crds(root);
             }
         });
     });
-    let (mut out, streamed) = match krm::parallel::stream(src, &mut engine) {
+    let mut engine = Engine::new(&setup);
+    let (mut out, streamed) = match pieces::stream(src, &mut engine) {
         Some(done) => (done.out, Ok(Streamed::Done)),
         None => {
             // The output's room is taken before anything is read, so that a lack of memory is
@@ -156,19 +172,19 @@ pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Outpu
             ),
         },
         Ok(Streamed::Done) => {
-            let finish = engine.finish();
-            for item in finish.new_items {
+            let end = engine.finish();
+            for item in end.added {
                 out.document(Document::new(item.node));
             }
             // All or nothing: on failure the stream goes back as it came.
-            if finish.failed {
+            if end.failed {
                 drop(out);
                 return match copy_of(src) {
-                    Some(text) => Output::new(text, finish.results),
+                    Some(text) => Output::new(text, end.results),
                     None => out_of_memory(src, src.len()),
                 };
             }
-            Output::new(out.text, finish.results)
+            Output::new(out.text, end.results)
         }
     }
 }
@@ -178,17 +194,16 @@ pub fn run_input(src: &str, input: Input<'_>, plan: &Plan) -> Output {
     run_whole(src, input, plan, None)
 }
 
-/// Collects the CRDs of the input before any resource is merged, when there may be some: the
-/// schema must know them all first. `scan` calls its second argument with each CRD it finds
-/// (in a list kind's items too).
-fn learn_crds<'s>(
+/// Learns the CRDs of the input before any resource is merged, when there may be some: the
+/// schema must know them all first. `scan` gives the setup each document it reads.
+fn learn_crds<'s, 'p>(
     src: &'s str,
-    engine: &mut Engine<'_>,
-    scan: impl FnOnce(&'s str, &mut dyn FnMut(&Node<'_>)),
+    setup: &mut Setup<'p>,
+    scan: impl FnOnce(&'s str, &mut Setup<'p>),
 ) {
     // A cheap test first: most packages have no CRD, and the scan reads everything.
     if src.contains("CustomResourceDefinition") {
-        scan(src, &mut |crd| engine.add_crd(crd));
+        scan(src, setup);
     }
 }
 
@@ -199,7 +214,7 @@ fn learn_crds<'s>(
 /// ResourceList this can handle (JSON, existing results, several documents, a functionConfig
 /// that does not validate): the caller reads it whole, which also reports errors with the items.
 fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Option<Output> {
-    let fc_text = krm::probe_function_config(src)?;
+    let fc_text = probe_function_config(src)?;
     let fc_docs = parse_stream(fc_text).ok()?;
     let fc = fc_docs.first()?.root.as_ref()?.get("functionConfig")?;
     if fc.is_null() {
@@ -207,17 +222,12 @@ fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Opti
     }
     let config_id = Id::of(fc).into_owned();
     let plan = config::plan_with(fc, &krm_load(fc, restrictor)).ok()?;
-    let mut engine = Engine::new(&plan, Some(&config_id));
-    engine.one_document();
-    learn_crds(src, &mut engine, |src, found| {
-        let _ = parse_split(src, "items", &mut |node, _| {
-            krm::for_each_resource(&node, &mut |r| {
-                if engine::is_crd(r) {
-                    found(r);
-                }
-            });
-        });
+    let mut setup = Setup::new(&plan, Some(&config_id));
+    learn_crds(src, &mut setup, |src, setup| {
+        let _ = parse_split(src, "items", &mut |node, _| setup.learn_crds(&node));
     });
+    let mut engine = Engine::new(&setup);
+    engine.one_document();
     // Room for the whole output, taken first (see `run_stream`); the text around the items is
     // put in the same buffer at the end.
     let Some(StreamOut { text: mut out }) = StreamOut::try_for(src.len()) else {
@@ -277,11 +287,11 @@ fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Opti
         return None;
     }
     let (dash_col, opts) = layout?;
-    let finish = engine.finish();
-    for item in &finish.new_items {
+    let end = engine.finish();
+    for item in &end.added {
         yaml::emit_seq_item(&item.node, dash_col, opts, &mut out);
     }
-    let mut whole = if finish.failed {
+    let mut whole = if end.failed {
         // All or nothing: the items as they came in.
         drop(out);
         match copy_of(src) {
@@ -297,29 +307,13 @@ fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Opti
         out.push_str(tail);
         out
     };
-    if !finish.results.is_empty() {
+    if !end.results.is_empty() {
         if !whole.ends_with('\n') {
             whole.push('\n');
         }
-        whole.push_str(&krm::results_block(&finish.results));
+        whole.push_str(&krm::results_block(&end.results));
     }
-    Some(Output::new(whole, finish.results))
-}
-
-/// Whether an item's text (from the end of the item before it) starts, after blank lines and
-/// comments, with its sequence's `-` at `dash_col`.
-fn starts_at_its_dash(text: &str, dash_col: usize) -> bool {
-    for line in text.lines() {
-        let body = line.trim_start();
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        let indent = line.len() - body.len();
-        return indent == dash_col
-            && body.starts_with('-')
-            && matches!(body.as_bytes().get(1), None | Some(b' ' | b'\t'));
-    }
-    false
+    Some(Output::new(whole, end.results))
 }
 
 /// Whether the text around the items' range holds the ResourceList's other keys as the parse

@@ -7,7 +7,7 @@
 //! * **One run.** The CRDs of every file are known before any resource is merged; then each
 //!   file's resources go through one [`Engine`] (so a target that selects nothing anywhere is one
 //!   warning, and a merge3 update sees the whole package), one resource's tree in memory at a
-//!   time; a file of more than 1 MB is patched in pieces on every core (`krm/parallel.rs`), with
+//!   time; a file of more than 1 MB is patched in pieces on every core (`run/pieces.rs`), with
 //!   the same output and results as on one.
 //! * **The output per file.** A file no patch changed is its own text, byte for byte
 //!   ([`FileOutput::Unchanged`]); a changed file is its text with the touched documents
@@ -34,16 +34,21 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::config::Plan;
-use crate::krm::engine::{self, Engine};
 use crate::krm::{self, FnResult, Input, Item, Origin, Severity, StreamOut, Streamed};
+use crate::run::engine::is_crd;
+use crate::run::engine::{Engine, Setup};
+use crate::run::pieces;
 use crate::select::identity::Id;
 use crate::yaml::{self, Document, Node};
+
+/// The name of the source read from standard input.
+pub const STDIN: &str = "stdin";
 
 /// A file of the package, read.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// How results and messages name it: its path as the user gave it or as the walk found it,
-    /// or `stdin`.
+    /// or [`STDIN`].
     pub name: String,
     /// Its text.
     pub text: String,
@@ -194,16 +199,17 @@ enum Done<'s> {
 /// it may be among the resources (it is left alone, as kpt passes it along).
 pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> PackageOutput {
     let mut results = Vec::new();
-    let mut engine = Engine::new(plan, config);
+    let mut setup = Setup::new(plan, config);
 
     // Pass one: strict files checked, and the CRDs of the files that will be read learned
     // before any resource is merged.
     let prepared: Vec<Prepared> = files
         .iter()
-        .map(|f| prepare(f, &mut engine, &mut results))
+        .map(|f| prepare(f, &mut setup, &mut results))
         .collect();
 
     // Pass two: every resource through the engine, file by file.
+    let mut engine = Engine::new(&setup);
     let mut whence = Whence::default();
     let mut done: Vec<Done<'_>> = Vec::with_capacity(files.len());
     for (i, (file, prep)) in files.iter().zip(&prepared).enumerate() {
@@ -221,13 +227,13 @@ pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> P
             Prepared::NotResources | Prepared::Broken => Done::Skipped,
         });
     }
-    let finish = engine.finish();
-    let mut run_results = finish.results;
+    let end = engine.finish();
+    let mut run_results = end.results;
     for r in &mut run_results {
         whence.locate(r, files);
     }
     results.extend(run_results);
-    let failed = finish.failed || results.iter().any(|r| r.severity == Severity::Error);
+    let failed = end.failed || results.iter().any(|r| r.severity == Severity::Error);
 
     let outputs: Vec<FileOutput> = done
         .into_iter()
@@ -243,6 +249,13 @@ pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> P
             match d {
                 Done::Skipped => FileOutput::Unchanged,
                 Done::Text(t, kept) => file_output(&file.text, t, kept),
+                // A ResourceList on stdin is a function's message, and carries the results
+                // (`kpt fn source | krm-merge --config FN | kpt fn sink`); a file does not.
+                Done::Wrapped { form, items, .. } if file.name == STDIN => {
+                    let kept = items.len();
+                    let text = krm::write_string(form, items, &results);
+                    file_output(&file.text, text, kept.max(1))
+                }
                 Done::Wrapped { form, items, read } => {
                     wrapped_output(&file.text, form, items, read)
                 }
@@ -252,7 +265,7 @@ pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> P
     let added = if failed {
         Vec::new()
     } else {
-        new_files(finish.new_items)
+        new_files(end.added)
     };
     PackageOutput {
         files: outputs,
@@ -294,19 +307,15 @@ fn wrapped_output(
 
 /// Pass one for a file: for a strict file, whether every document is a KRM resource (else a
 /// warning, and the file is left out) and whether it parses (else an error); the CRDs of a
-/// file that will be read are given to the engine.
-fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResult>) -> Prepared {
+/// file that will be read are learned by the setup.
+fn prepare(file: &SourceFile, setup: &mut Setup<'_>, results: &mut Vec<FnResult>) -> Prepared {
     let may_have_crds = file.text.contains("CustomResourceDefinition");
     if !file.strict {
         if may_have_crds {
             // Parse errors are reported by pass two, which reads the file again.
             let _ = yaml::parse_each(&file.text, |d| {
                 if let Some(root) = d.root.as_ref() {
-                    krm::for_each_resource(root, &mut |r| {
-                        if engine::is_crd(r) {
-                            engine.add_crd(r);
-                        }
-                    });
+                    setup.learn_crds(root);
                 }
             });
         }
@@ -326,7 +335,7 @@ fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResul
             not_krm = Some(format!("document {n} {why}"));
         } else if may_have_crds {
             krm::for_each_resource(&root, &mut |r| {
-                if engine::is_crd(r) {
+                if is_crd(r) {
                     crds.push(r.clone().into_owned());
                 }
             });
@@ -349,7 +358,7 @@ fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResul
         }
         (Ok(()), None) => {
             for crd in &crds {
-                engine.add_crd(crd);
+                setup.learn_crds(crd);
             }
             Prepared::Ready
         }
@@ -406,7 +415,7 @@ fn patch_file<'s>(
         })?;
         return Ok(Done::Text(out.text, kept));
     }
-    if let Some(done) = krm::parallel::stream(src, engine) {
+    if let Some(done) = pieces::stream(src, engine) {
         // Resources read on several threads are not located: results name their resource.
         return Ok(Done::Text(done.out.text, done.kept));
     }
