@@ -438,9 +438,23 @@ pub fn content(mut doc: Document<'_>) -> Option<Node<'_>> {
 /// Reads a plain stream document by document, handing each resource to `process` as soon as it
 /// is parsed and writing what comes back (or the document's own text, when `process` did not
 /// touch it) to `out`; a resource `process` drops is not written. One document's tree is alive
-/// at a time.
+/// at a time. A first document that is a ResourceList alone in `src` is a wrapper:
+/// [`Streamed::Wrapped`].
 pub fn stream_items<'a>(
     src: &'a str,
+    process: &mut dyn FnMut(Item<'a>) -> Option<Item<'a>>,
+    out: &mut StreamOut,
+) -> Result<Streamed, ReadError> {
+    let docs = |each: &mut dyn FnMut(Document<'a>)| yaml::parse_each(src, each);
+    stream_documents(docs, true, process, out)
+}
+
+/// [`stream_items`] over the documents `docs` hands its argument one by one (parsed as they
+/// come, or read before); `wrappers`: a first document that is a ResourceList alone is a
+/// wrapper (else a resource: the stream goes on past these documents).
+pub fn stream_documents<'a>(
+    docs: impl FnOnce(&mut dyn FnMut(Document<'a>)) -> Result<(), ParseError>,
+    wrappers: bool,
     process: &mut dyn FnMut(Item<'a>) -> Option<Item<'a>>,
     out: &mut StreamOut,
 ) -> Result<Streamed, ReadError> {
@@ -482,15 +496,16 @@ pub fn stream_items<'a>(
         }
     };
     let mut seen_content = false;
-    yaml::parse_each(src, |mut doc| {
+    docs(&mut |mut doc| {
         if shape.is_some() {
             return;
         }
         forget_empty(&mut doc);
-        let is_wrapper = doc
-            .root
-            .as_ref()
-            .is_some_and(|r| r.is_map() && r.str_at(&["kind"]) == Some("ResourceList"));
+        let is_wrapper = wrappers
+            && doc
+                .root
+                .as_ref()
+                .is_some_and(|r| r.is_map() && r.str_at(&["kind"]) == Some("ResourceList"));
         if doc.root.is_some() && !seen_content && is_wrapper {
             seen_content = true;
             held = Some(doc);

@@ -214,6 +214,11 @@ impl<'p> Engine<'p> {
         self.aliases.shared = true;
     }
 
+    /// The items of one document are done: the next item is a document of its own.
+    pub fn end_document(&mut self) {
+        self.aliases.end_document();
+    }
+
     /// Whether a step failed so far.
     pub fn failed(&self) -> bool {
         self.report.failed

@@ -1,11 +1,13 @@
 //! The run: text in, the plan run over the resources, text and results out — one entry point
-//! per way the function is called, each choosing how to read its input.
+//! per way the function is called.
 //!
-//! The stage's parts: the [`engine`] that loops over the items and applies each step to each
-//! (`steps.rs`, one function per patch type, inside the guard of `guard.rs` and
-//! `invariants.rs`), with its state in values of their own (the alias state, `aliases.rs`; the
-//! results and counts, `report.rs`; rename tracking, `renames.rs`); a large stream read in
-//! pieces on every core (`pieces.rs`); a package's files read each on its own ([`package`]).
+//! The stage's parts: how input is read, chosen once and parsed once (`read.rs`: a
+//! ResourceList by its items, `items.rs`; a stream by its documents; anything else whole), in
+//! pieces on every core where it is large (`pieces.rs`); the [`engine`] that loops over the
+//! items and applies each step to each (`steps.rs`, one function per patch type, inside the
+//! guard of `guard.rs` and `invariants.rs`), with its state in values of their own (the alias
+//! state, `aliases.rs`; results and counts, `report.rs`; rename tracking, `renames.rs`); a
+//! package's files read each on its own ([`package`]).
 //!
 //! * [`run_resource_list`] — KRM mode: a `ResourceList` whose `functionConfig` says what to do.
 //!   The output is always a ResourceList carrying the results (the KRM Functions Specification).
@@ -13,15 +15,13 @@
 //!   modes): a stream or a `ResourceList`, written back in the same form.
 //! * [`run_input`] — a plan over input read whole (the `merge2` and `merge3` commands).
 //!
-//! **How input is read.** The fastest way that applies: a block-style ResourceList item by item
-//! and a plain stream document by document, with one resource's tree in memory at a time and
-//! untouched items copied as text; a large stream in pieces on every core (`krm/parallel.rs`);
-//! anything else (JSON, flow style, existing results) read whole with
-//! [`Input::read`]. Every way gives the same output, list kinds (`RoleList`, ...) included: the
-//! engine reads their items as resources wherever they come.
+//! Every way of reading gives the same output, list kinds (`RoleList`, ...) included: the engine
+//! reads their items as resources wherever they come; and so does every way of cutting the
+//! input into pieces ([`Pieces`]), results included.
 //!
 //! **All or nothing.** When any step fails, the output holds the items as they came in: a
-//! stream's own text, a ResourceList's items unchanged (with the results added).
+//! stream's own text, a ResourceList's text with the results after it (or, read whole, its
+//! items as they came, kept aside, with the results added) — never read again.
 //!
 //! What it must not do: touch files, stdin or stdout, or decide exit codes (the caller does,
 //! from the results).
@@ -30,21 +30,24 @@ mod aliases;
 pub mod engine;
 mod guard;
 mod invariants;
+mod items;
 pub mod package;
 mod pieces;
+mod read;
 mod renames;
 mod report;
 mod steps;
 
 pub use crate::krm::{FnResult, Severity};
+pub use pieces::Pieces;
 
 use crate::config::{self, Plan};
-use crate::krm::{self, Input, ReadError, StreamOut, Streamed};
+use crate::krm::{self, Input, ReadError, StreamOut};
 use crate::select::bookkeeping;
 use crate::select::identity::Id;
-use crate::yaml::split::{probe_function_config, starts_at_its_dash};
-use crate::yaml::{self, parse_each, parse_split, parse_stream, Document, EmitOptions, Node};
+use crate::yaml::{Document, Node};
 use engine::{Engine, Setup};
+use read::{Documents, Parses, Reader, Reading, Stop};
 
 /// What a run gives back: the text to write, and what happened.
 #[derive(Debug)]
@@ -54,6 +57,9 @@ pub struct Output {
     pub text: String,
     /// Every result, errors included.
     pub results: Vec<FnResult>,
+    /// How many bytes of input the YAML reader read: the input's size, each byte once, on the
+    /// success path (more where it was read again: see the module documentation of reading).
+    pub parsed: usize,
 }
 
 impl Output {
@@ -61,6 +67,7 @@ impl Output {
         Output {
             text: text.into(),
             results,
+            parsed: 0,
         }
     }
 
@@ -70,20 +77,140 @@ impl Output {
     }
 }
 
+/// How a run reads its input besides the text: what the command line says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Which files a ResourceList's functionConfig may read (KRM mode: `--load-restrictor`).
+    pub restrictor: config::LoadRestrictor,
+    /// How the input is cut into pieces read on every core.
+    pub pieces: Pieces,
+}
+
 /// KRM mode: reads a ResourceList, applies its functionConfig, returns the ResourceList with its
 /// results. Errors never lose the items: they come back as they came, with error results.
 pub fn run_resource_list(src: &str) -> Output {
-    run_resource_list_with(src, config::LoadRestrictor::RootOnly)
+    run_krm(src, &Options::default())
 }
 
 /// [`run_resource_list`] with the functionConfig's files (`path:`, ...) restricted as
-/// `restrictor` says: the command line's `--load-restrictor`. The files are read relative to
-/// the functionConfig's own directory when kpt's path annotation names it (else the current
-/// directory), and confined to the current directory's tree: the package root under kpt.
+/// `restrictor` says: the command line's `--load-restrictor`.
 pub fn run_resource_list_with(src: &str, restrictor: config::LoadRestrictor) -> Output {
-    if let Some(out) = resource_list_by_items(src, restrictor) {
-        return out;
+    let options = Options {
+        restrictor,
+        ..Options::default()
+    };
+    run_krm(src, &options)
+}
+
+/// [`run_resource_list`] with `options`. The functionConfig's files are read relative to its
+/// own directory when kpt's path annotation names it (else the current directory), and confined
+/// to the current directory's tree (the package root under kpt) unless the restrictor lifts it.
+pub fn run_krm(src: &str, options: &Options) -> Output {
+    let parses = Parses::default();
+    let reader = Reader {
+        pieces: options.pieces,
+        parses: &parses,
+    };
+    let restrictor = options.restrictor;
+    let mut out = match Reading::of(src) {
+        Reading::Items(_) => krm_items(src, restrictor, reader),
+        Reading::Documents | Reading::Whole => None,
     }
+    .unwrap_or_else(|| krm_whole(src, restrictor, reader));
+    out.parsed = parses.bytes();
+    out
+}
+
+/// KRM mode for a block ResourceList, read by its items. `None`: read it whole.
+fn krm_items(src: &str, restrictor: config::LoadRestrictor, reader: Reader<'_>) -> Option<Output> {
+    let Reading::Items(layout) = Reading::of(src) else {
+        return None;
+    };
+    let wrapper = items::wrapper(src, &layout, reader)?;
+    // Without a functionConfig, the whole read says so (as it says everything else).
+    let fc = wrapper.function_config.as_ref()?;
+    let config_id = Id::of(fc).into_owned();
+    let plan = match config::plan_with(fc, &krm_load(fc, restrictor)) {
+        Ok(plan) => plan,
+        Err(e) => {
+            let r = FnResult::new(
+                Severity::Error,
+                format!("invalid functionConfig: {}", e.message),
+            )
+            .at_field(e.field.clone());
+            return Some(with_results_after(src, vec![r]));
+        }
+    };
+    items_run(src, layout, &wrapper, &plan, Some(&config_id), reader, true)
+}
+
+/// A block ResourceList's items through `plan`: the input's text with the touched items
+/// rewritten, the new ones after the last, and (with `results`) the results after it all; on
+/// failure the input's text and the results. `None`: read it whole.
+fn items_run(
+    src: &str,
+    layout: crate::yaml::split::ListLayout,
+    wrapper: &items::Wrapper,
+    plan: &Plan,
+    config: Option<&Id<'static>>,
+    reader: Reader<'_>,
+    results: bool,
+) -> Option<Output> {
+    // The output's room is taken before anything is read, so that a lack of memory is found
+    // here, as an error, rather than as an abort halfway through.
+    let Some(StreamOut { text: out }) = StreamOut::try_for(src.len()) else {
+        return Some(out_of_memory(src, krm::output_room(src.len())));
+    };
+    let mut setup = Setup::new(plan, config);
+    let items = items::Items::cut(src, layout, wrapper, reader, &mut setup)?;
+    let mut engine = Engine::new(&setup);
+    engine.one_document();
+    let mut read = items.run(&mut engine, out, reader)?;
+    let end = engine.finish();
+    if end.failed {
+        drop(read);
+        return Some(if results {
+            with_results_after(src, end.results)
+        } else {
+            match copy_of(src) {
+                Some(text) => Output::new(text, end.results),
+                None => out_of_memory(src, src.len()),
+            }
+        });
+    }
+    items::write_added(&mut read, &end.added);
+    let rest = src.get(read.rest..)?;
+    let mut text = read.out;
+    if text.try_reserve(rest.len() + 256).is_err() {
+        return Some(out_of_memory(src, text.len() + rest.len()));
+    }
+    text.push_str(rest);
+    if results && !end.results.is_empty() {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&krm::results_block(&end.results));
+    }
+    Some(Output::new(text, end.results))
+}
+
+/// The input as it came, with `results` after it (a block ResourceList without results).
+fn with_results_after(src: &str, results: Vec<FnResult>) -> Output {
+    let Some(mut text) = copy_of(src) else {
+        return out_of_memory(src, src.len());
+    };
+    if !results.is_empty() {
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&krm::results_block(&results));
+    }
+    Output::new(text, results)
+}
+
+/// KRM mode for input read whole.
+fn krm_whole(src: &str, restrictor: config::LoadRestrictor, reader: Reader<'_>) -> Output {
+    reader.parses.add(src);
     let input = match Input::read(src) {
         Ok(i) => i,
         Err(e @ ReadError::Shape(_)) => {
@@ -134,224 +261,88 @@ pub fn unreadable(error: FnResult) -> Output {
 /// `List` or a ResourceList), written back in the same form. `config`: the functionConfig's
 /// identity, when it may be among the resources.
 pub fn run_stream(src: &str, plan: &Plan, config: Option<&Id<'static>>) -> Output {
-    // The patches are known before the resources are read, so they are applied to each resource
-    // as it is parsed: one tree in memory at a time, untouched documents copied as text.
+    run_stream_with(src, plan, config, Pieces::Auto)
+}
+
+/// [`run_stream`], the input cut into pieces as `pieces` says.
+pub fn run_stream_with(
+    src: &str,
+    plan: &Plan,
+    config: Option<&Id<'static>>,
+    pieces: Pieces,
+) -> Output {
+    let parses = Parses::default();
+    let reader = Reader {
+        pieces,
+        parses: &parses,
+    };
+    let mut out = match Reading::of(src) {
+        Reading::Items(layout) => items::wrapper(src, &layout, reader)
+            .and_then(|w| items_run(src, layout, &w, plan, config, reader, true)),
+        Reading::Documents => Some(documents_run(src, plan, config, reader)),
+        Reading::Whole => None,
+    }
+    .unwrap_or_else(|| whole_run(src, plan, config, reader));
+    out.parsed = parses.bytes();
+    out
+}
+
+/// A plain stream through `plan`, document by document.
+fn documents_run(
+    src: &str,
+    plan: &Plan,
+    config: Option<&Id<'static>>,
+    reader: Reader<'_>,
+) -> Output {
+    let Some(out) = StreamOut::try_for(src.len()) else {
+        return out_of_memory(src, krm::output_room(src.len()));
+    };
     let mut setup = Setup::new(plan, config);
-    learn_crds(src, &mut setup, |src, setup| {
-        // Parse errors are reported by the pass that follows.
-        let _ = parse_each(src, |d| {
-            if let Some(root) = d.root.as_ref() {
-                setup.learn_crds(root);
-            }
-        });
-    });
+    let documents = Documents::cut(src, reader, &mut setup);
     let mut engine = Engine::new(&setup);
-    let (mut out, streamed) = match pieces::stream(src, &mut engine) {
-        Some(done) => (done.out, Ok(Streamed::Done)),
-        None => {
-            // The output's room is taken before anything is read, so that a lack of memory is
-            // found here, as an error, rather than as an abort halfway through.
-            let Some(mut out) = StreamOut::try_for(src.len()) else {
-                return out_of_memory(src, krm::output_room(src.len()));
-            };
-            let streamed = krm::stream_items(src, &mut |item| engine.process(item), &mut out);
-            (out, streamed)
+    let read = match documents.run(&mut engine, out, reader, false) {
+        Ok(read) => read,
+        // A ResourceList whose `kind` its lines did not show.
+        Err(Stop::Wrapped) => return whole_run(src, plan, config, reader),
+        // The items go back as they came: here, the text itself.
+        Err(Stop::Read(e)) => {
+            return Output::new(
+                src,
+                vec![FnResult::new(Severity::Error, format!("input: {e}"))],
+            )
         }
     };
-    match streamed {
-        // The items go back as they came: here, the text itself.
+    let mut out = read.out;
+    let end = engine.finish();
+    // All or nothing: on failure the stream goes back as it came.
+    if end.failed {
+        drop(out);
+        return match copy_of(src) {
+            Some(text) => Output::new(text, end.results),
+            None => out_of_memory(src, src.len()),
+        };
+    }
+    for item in end.added {
+        out.document(Document::new(item.node));
+    }
+    Output::new(out.text, end.results)
+}
+
+/// Input read whole through `plan`.
+fn whole_run(src: &str, plan: &Plan, config: Option<&Id<'static>>, reader: Reader<'_>) -> Output {
+    reader.parses.add(src);
+    match Input::read(src) {
+        Ok(input) => run_whole(src, input, plan, config),
         Err(e) => Output::new(
             src,
             vec![FnResult::new(Severity::Error, format!("input: {e}"))],
         ),
-        Ok(Streamed::Wrapped) => match Input::read(src) {
-            Ok(input) => run_whole(src, input, plan, config),
-            Err(e) => Output::new(
-                src,
-                vec![FnResult::new(Severity::Error, format!("input: {e}"))],
-            ),
-        },
-        Ok(Streamed::Done) => {
-            let end = engine.finish();
-            for item in end.added {
-                out.document(Document::new(item.node));
-            }
-            // All or nothing: on failure the stream goes back as it came.
-            if end.failed {
-                drop(out);
-                return match copy_of(src) {
-                    Some(text) => Output::new(text, end.results),
-                    None => out_of_memory(src, src.len()),
-                };
-            }
-            Output::new(out.text, end.results)
-        }
     }
 }
 
 /// `plan` applied to input read whole (the `merge2` and `merge3` commands).
 pub fn run_input(src: &str, input: Input<'_>, plan: &Plan) -> Output {
     run_whole(src, input, plan, None)
-}
-
-/// Learns the CRDs of the input before any resource is merged, when there may be some: the
-/// schema must know them all first. `scan` gives the setup each document it reads.
-fn learn_crds<'s, 'p>(
-    src: &'s str,
-    setup: &mut Setup<'p>,
-    scan: impl FnOnce(&'s str, &mut Setup<'p>),
-) {
-    // A cheap test first: most packages have no CRD, and the scan reads everything.
-    if src.contains("CustomResourceDefinition") {
-        scan(src, setup);
-    }
-}
-
-/// The ResourceList read item by item: the functionConfig is found first (by reading lines,
-/// then checked against the parse), each item goes through the patches as soon as it is parsed,
-/// and the output is the input's text with the touched items rewritten and the results added.
-/// One item's tree is in memory at a time. `None` when the input is not a block-style
-/// ResourceList this can handle (JSON, existing results, several documents, a functionConfig
-/// that does not validate): the caller reads it whole, which also reports errors with the items.
-fn resource_list_by_items(src: &str, restrictor: config::LoadRestrictor) -> Option<Output> {
-    let fc_text = probe_function_config(src)?;
-    let fc_docs = parse_stream(fc_text).ok()?;
-    let fc = fc_docs.first()?.root.as_ref()?.get("functionConfig")?;
-    if fc.is_null() {
-        return None;
-    }
-    let config_id = Id::of(fc).into_owned();
-    let plan = config::plan_with(fc, &krm_load(fc, restrictor)).ok()?;
-    let mut setup = Setup::new(&plan, Some(&config_id));
-    learn_crds(src, &mut setup, |src, setup| {
-        let _ = parse_split(src, "items", &mut |node, _| setup.learn_crds(&node));
-    });
-    let mut engine = Engine::new(&setup);
-    engine.one_document();
-    // Room for the whole output, taken first (see `run_stream`); the text around the items is
-    // put in the same buffer at the end.
-    let Some(StreamOut { text: mut out }) = StreamOut::try_for(src.len()) else {
-        return Some(out_of_memory(src, krm::output_room(src.len())));
-    };
-    let mut layout: Option<(usize, EmitOptions)> = None;
-    let mut n = 0;
-    let mut not_a_resource = false;
-    let mut misread = false;
-    let split = parse_split(src, "items", &mut |node, info| {
-        if !starts_at_its_dash(info.text, info.dash_col) {
-            // The item's text does not start at its `-`: a line of the item before it went
-            // with this one (an explicit key's `:` alone on its line), and writing either
-            // item from its tree, or dropping it, would leave that line behind.
-            misread = true;
-        }
-        if !node.is_map() {
-            // Reported by the whole-input path, which names the item.
-            not_a_resource = true;
-            return;
-        }
-        let opts = EmitOptions {
-            seq_indent: info.seq_indent,
-        };
-        layout = Some((info.dash_col, opts));
-        let item = krm::Item {
-            node,
-            origin: krm::Origin::Input(n),
-            touched: false,
-            first_id: None,
-        };
-        n += 1;
-        match engine.process(item) {
-            None => {}
-            Some(it) if !it.touched => out.push_str(info.text),
-            Some(it) => yaml::emit_seq_item(&it.node, info.dash_col, opts, &mut out),
-        }
-    })
-    .ok()?;
-    if not_a_resource || misread {
-        return None;
-    }
-    let [doc] = &split.docs[..] else { return None };
-    let root = doc.root.as_ref()?;
-    // Anchors outside the items may be aliased by them or alias theirs: the whole-input path
-    // reads the document around the items too.
-    let is_plain_rl = root.is_map()
-        && !root.has_anchor()
-        && !root.has_alias()
-        && !root.is_flow()
-        && root.str_at(&["kind"]) == Some("ResourceList")
-        && root.get("results").is_none()
-        && !doc.end
-        && root.get("functionConfig").is_some_and(|f| f.same_data(fc));
-    let range = split.items.filter(|_| is_plain_rl)?;
-    if !wrapper_around(src, &range, root) {
-        return None;
-    }
-    let (dash_col, opts) = layout?;
-    let end = engine.finish();
-    for item in &end.added {
-        yaml::emit_seq_item(&item.node, dash_col, opts, &mut out);
-    }
-    let mut whole = if end.failed {
-        // All or nothing: the items as they came in.
-        drop(out);
-        match copy_of(src) {
-            Some(text) => text,
-            None => return Some(out_of_memory(src, src.len())),
-        }
-    } else {
-        let (head, tail) = (&src[..range.start], &src[range.end..]);
-        if out.try_reserve(head.len() + tail.len() + 256).is_err() {
-            return Some(out_of_memory(src, out.len() + head.len() + tail.len()));
-        }
-        out.insert_str(0, head);
-        out.push_str(tail);
-        out
-    };
-    if !end.results.is_empty() {
-        if !whole.ends_with('\n') {
-            whole.push('\n');
-        }
-        whole.push_str(&krm::results_block(&end.results));
-    }
-    Some(Output::new(whole, end.results))
-}
-
-/// Whether the text around the items' range holds the ResourceList's other keys as the parse
-/// read them: the output is that text around the written items, so a range that ran into the
-/// next key (a last item ending in an explicit key without a value took the `key:` line after
-/// it) would drop that key. Then the whole-input path reads it instead. Costs a parse of the
-/// wrapper's own text.
-fn wrapper_around(src: &str, range: &std::ops::Range<usize>, root: &Node<'_>) -> bool {
-    let (Some(before), Some(after)) = (src.get(..range.start), src.get(range.end..)) else {
-        return false;
-    };
-    let around = format!("{before}{after}");
-    let Ok(docs) = parse_stream(&around) else {
-        return false;
-    };
-    let Some(read) = docs.iter().find_map(|d| d.root.as_ref()) else {
-        return false;
-    };
-    let others = |n: &Node<'_>| {
-        n.entries()
-            .iter()
-            .filter(|e| e.key.as_str() != Some("items"))
-            .count()
-    };
-    let mut theirs = read
-        .entries()
-        .iter()
-        .filter(|e| e.key.as_str() != Some("items"));
-    others(read) == others(root)
-        && root
-            .entries()
-            .iter()
-            .filter(|e| e.key.as_str() != Some("items"))
-            .all(|y| {
-                theirs
-                    .next()
-                    .is_some_and(|x| x.key.same_data(&y.key) && x.value.same_data(&y.value))
-            })
 }
 
 /// Where a ResourceList's functionConfig reads its files in KRM mode: relative to its own
@@ -377,9 +368,14 @@ fn config_dir(fc: &Node<'_>) -> Option<std::path::PathBuf> {
     })
 }
 
-/// `plan` applied to input held whole.
+/// `plan` applied to input held whole. A ResourceList's wrapper and items are kept aside as they
+/// came, so that a failed run writes them back without reading the input again.
 fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'static>>) -> Output {
     let Input { mut form, items } = input;
+    let kept = match &form {
+        krm::Form::Wrapped { doc, json } => Some((doc.clone(), *json, items.clone())),
+        krm::Form::Stream { .. } => None,
+    };
     let wrapper = match &mut form {
         krm::Form::Wrapped { doc, .. } => doc.root.as_mut(),
         krm::Form::Stream { .. } => None,
@@ -387,12 +383,12 @@ fn run_whole(src: &str, input: Input<'_>, plan: &Plan, config: Option<&Id<'stati
     let run = engine::run_document(plan, items, config, wrapper);
     if run.failed {
         // All or nothing: the items as they came in. A stream is its own text.
-        if matches!(form, krm::Form::Stream { .. }) {
-            return Output::new(src, run.results);
-        }
-        return match Input::read(src) {
-            Ok(fresh) => written(fresh, run.results),
-            Err(_) => Output::new(src, run.results),
+        return match kept {
+            None => Output::new(src, run.results),
+            Some((doc, json, items)) => {
+                let form = krm::Form::Wrapped { doc, json };
+                written(Input { form, items }, run.results)
+            }
         };
     }
     let text = krm::write_string(form, run.items, &run.results);
@@ -437,8 +433,16 @@ fn written(input: Input<'_>, results: Vec<FnResult>) -> Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::yaml::{self, parse_stream};
 
     const FN: &str = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: m}\nspec:\n  patches:\n  - target: {kind: ConfigMap}\n    patch: '{data: {b: \"2\"}}'\n";
+
+    fn reader(parses: &Parses) -> Reader<'_> {
+        Reader {
+            pieces: Pieces::Auto,
+            parses,
+        }
+    }
 
     fn plan() -> Plan {
         let doc = parse_stream(FN).unwrap().remove(0).root.unwrap();
@@ -480,8 +484,12 @@ mod tests {
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  data: {{a: \"1\"}}\nfunctionConfig:\n{}",
             FN.lines().map(|l| format!("  {l}\n")).collect::<String>()
         );
-        let by_items = resource_list_by_items(&rl, config::LoadRestrictor::RootOnly)
-            .expect("a block ResourceList");
+        let by_items = krm_items(
+            &rl,
+            config::LoadRestrictor::RootOnly,
+            reader(&Parses::default()),
+        )
+        .expect("a block ResourceList");
         let whole = run_whole(&rl, Input::read(&rl).unwrap(), &plan(), None);
         let data = |text: &str| {
             let doc = parse_stream(text).unwrap().remove(0).root.unwrap();
@@ -496,5 +504,56 @@ mod tests {
         let out = run_resource_list("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
         assert!(out.failed());
         assert!(out.text.contains("kind: ResourceList"), "{}", out.text);
+    }
+
+    /// The parse counter: a ResourceList with CRDs among its items, and a stream with CRDs, are
+    /// parsed once, whole or in pieces; the CRDs are learned before any resource is merged.
+    #[test]
+    fn input_with_crds_is_parsed_once() {
+        let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: foos.example.com\nspec:\n  group: example.com\n  names: {kind: Foo, plural: foos}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              ports:\n                type: array\n                x-kubernetes-list-type: map\n                x-kubernetes-list-map-keys: [port]\n                items:\n                  type: object\n                  properties:\n                    port: {type: integer}\n                    name: {type: string}\n";
+        let foo = "apiVersion: example.com/v1\nkind: Foo\nmetadata:\n  name: f\nspec:\n  ports:\n  - port: 80\n    name: http\n  - port: 443\n    name: https\n";
+        let fc = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: m}\nspec:\n  patches:\n  - target: {kind: Foo}\n    patch: '{spec: {ports: [{port: 443, name: tls}]}}'\n";
+        let indent = |t: &str, first: &str| {
+            t.lines()
+                .enumerate()
+                .map(|(i, l)| format!("{}{l}\n", if i == 0 { first } else { "  " }))
+                .collect::<String>()
+        };
+        // The resource comes before its CRD: the CRD must still be known first.
+        let rl = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}{}functionConfig:\n{}",
+            indent(foo, "- "),
+            indent(crd, "- "),
+            indent(fc, "  ")
+        );
+        let stream = format!("{foo}---\n{crd}");
+        let doc = parse_stream(fc).unwrap().remove(0).root.unwrap();
+        let plan = config::plan(&doc, None).unwrap();
+        for pieces in [Pieces::Whole, Pieces::Size(1), Pieces::Auto] {
+            let options = Options {
+                pieces,
+                ..Options::default()
+            };
+            let out = run_krm(&rl, &options);
+            assert!(!out.failed(), "{:?}", out.results);
+            assert_eq!(out.parsed, rl.len(), "{pieces:?}");
+            // Merged by the CRD's key: both ports stay, 443 renamed.
+            assert!(
+                out.text.contains(
+                    "    - port: 80\n      name: http\n    - port: 443\n      name: tls\n"
+                ),
+                "{}",
+                out.text
+            );
+            let out = run_stream_with(&stream, &plan, None, pieces);
+            assert!(!out.failed(), "{:?}", out.results);
+            assert_eq!(out.parsed, stream.len(), "{pieces:?}");
+            assert!(
+                out.text
+                    .contains("  - port: 80\n    name: http\n  - port: 443\n    name: tls\n"),
+                "{}",
+                out.text
+            );
+        }
     }
 }

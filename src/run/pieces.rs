@@ -1,24 +1,20 @@
-//! A large plain stream read and patched on every core.
+//! Input read in pieces on every core.
 //!
-//! The stream is cut into pieces at document markers, and the threads (as many as cores, the
-//! caller's among them) take the pieces one after another as they come free: a thread that
-//! starts late (a virtual machine can take a millisecond to give a new thread a core), or a piece
-//! heavier than the rest, costs little, where halves fixed in advance leave one core idle for
-//! the difference. Resources are independent, so each piece is patched by an engine of its own
-//! (forked from the caller's: the same setup, nothing counted) and the pieces' outputs and
-//! engines are put together in the stream's order. Which thread took which piece therefore
+//! A stream is cut into pieces at document markers, a ResourceList's items at their dashes
+//! (`yaml::split`); the threads (as many as cores, the caller's among them) take the pieces one
+//! after another as they come free: a thread that starts late (a virtual machine can take a
+//! millisecond to give a new thread a core), or a piece heavier than the rest, costs little,
+//! where halves fixed in advance leave one core idle for the difference. Resources are
+//! independent, so each piece is patched by an engine of its own (forked from the caller's: the
+//! same setup, nothing counted), and the pieces' outputs and engines are put together in the
+//! input's order ([`super::engine::Engine::absorb`]). Which thread took which piece therefore
 //! changes nothing: the text and the results are those of one thread reading the pieces one
-//! after the other.
+//! after the other, which is what one piece is ([`Pieces::Whole`]).
 //!
-//! What it must not do: read anything but plain streams of resources. A piece that does not
-//! parse, or a stream that turns out to be a wrapper (a `List` alone, a ResourceList), gives up:
-//! the caller reads the whole stream on one thread, which reports errors at their true lines.
+//! What it must not do: read YAML (the readers do), or hold global state: how the input is cut
+//! is a value the caller passes down.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-use crate::krm::{self, StreamOut, Streamed};
-use crate::run::engine::Engine;
-use crate::yaml::split::cut_at_markers;
 
 /// Below this, the threads' start-up is a large share of the work.
 const WORTH_IT: usize = 1 << 20;
@@ -31,62 +27,91 @@ const PIECES_PER_THREAD: usize = 16;
 /// binary's own function thread has (reserved, not committed).
 const STACK_BYTES: usize = 64 << 20;
 
-/// What the stream came to, read on several threads.
-pub struct Parallel {
-    /// The whole output, in the stream's order.
-    pub out: StreamOut,
-    /// How many resources were written (not deleted by a patch).
-    pub kept: usize,
+/// How input is cut into pieces read on every core.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pieces {
+    /// An input of more than 1 MB in pieces of about 64 KB (at most 16 a core), one piece
+    /// otherwise.
+    #[default]
+    Auto,
+    /// The whole input as one piece, read on one thread.
+    Whole,
+    /// Pieces of at least this many bytes (each at least one document or item), whatever the
+    /// input's size: `1` cuts wherever a cut may fall.
+    Size(usize),
 }
 
-/// `src` read and patched on every core, what each piece's engine did absorbed into `engine`.
-/// `None` when that does not apply (a small stream, one core, no document markers to cut at,
-/// not enough memory for the outputs) or a piece is not plain resources: then nothing was
-/// absorbed, and the caller reads the stream whole on one thread.
-pub fn stream(src: &str, engine: &mut Engine<'_>) -> Option<Parallel> {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if src.len() < WORTH_IT || cores < 2 {
-        return None;
+impl Pieces {
+    /// Reads `auto`, `whole` or a number of bytes (at least 1).
+    pub fn parse(s: &str) -> Result<Pieces, String> {
+        match s.trim() {
+            "auto" => Ok(Pieces::Auto),
+            "whole" => Ok(Pieces::Whole),
+            n => match n.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(Pieces::Size(n)),
+                _ => Err(format!(
+                    "{s:?} is not a piece size: give a number of bytes (at least 1), `whole` or `auto`"
+                )),
+            },
+        }
     }
-    let pieces = cut_at_markers(
-        src,
-        (src.len() / PIECE).clamp(cores, cores * PIECES_PER_THREAD),
-    );
+
+    /// The least size of the pieces a text of `len` bytes is cut into; `None`: one piece.
+    pub fn size(self, len: usize) -> Option<usize> {
+        match self {
+            Pieces::Whole => None,
+            Pieces::Size(n) => Some(n.max(1)),
+            Pieces::Auto if len < WORTH_IT => None,
+            Pieces::Auto => {
+                let cores = threads();
+                Some(len / (len / PIECE).clamp(cores, cores * PIECES_PER_THREAD))
+            }
+        }
+    }
+}
+
+/// The threads work runs on: one a core.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// `work` done on every piece, on as many threads as there are cores and pieces (one piece: on
+/// this thread alone), the results in the pieces' order. `None` when `work` gave up on any piece
+/// (the others stop taking pieces), when a thread could not be started and nothing else could
+/// take its place, or when a thread panicked (a bug: the caller reads again on its own thread,
+/// where the panic is reported).
+pub fn map<P: Sync, R: Send>(
+    pieces: &[P],
+    work: impl Fn(usize, &P) -> Option<R> + Sync,
+) -> Option<Vec<R>> {
     if pieces.len() < 2 {
-        return None;
+        return pieces.iter().enumerate().map(|(i, p)| work(i, p)).collect();
     }
     let next = AtomicUsize::new(0);
     let give_up = AtomicBool::new(false);
-    let template: &Engine<'_> = engine;
-    let work = || {
-        let mut done: Vec<(usize, Piece<'_>)> = Vec::new();
+    let take = || {
+        let mut done: Vec<(usize, R)> = Vec::new();
         while !give_up.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&text) = pieces.get(i) else { break };
-            // The first piece's output has room for the whole, which it becomes.
-            let room = if i == 0 { src.len() } else { text.len() };
-            let piece =
-                StreamOut::try_for(room).and_then(|out| Piece::run(text, template.fork(), out));
-            match piece {
-                Some(p) => done.push((i, p)),
+            let Some(piece) = pieces.get(i) else { break };
+            match work(i, piece) {
+                Some(r) => done.push((i, r)),
                 None => give_up.store(true, Ordering::Relaxed),
             }
         }
         done
     };
     let mut done = std::thread::scope(|s| {
-        let others: Vec<_> = (1..cores.min(pieces.len()))
+        let others: Vec<_> = (1..threads().min(pieces.len()))
             .filter_map(|_| {
                 std::thread::Builder::new()
                     .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, work)
+                    .spawn_scoped(s, take)
                     .ok()
             })
             .collect();
-        let mut done = work();
+        let mut done = take();
         for o in others {
-            // A thread that panicked has a bug: its pieces are missing, and the stream is read
-            // again on this thread, where the panic is reported.
             if let Ok(theirs) = o.join() {
                 done.extend(theirs);
             }
@@ -97,46 +122,34 @@ pub fn stream(src: &str, engine: &mut Engine<'_>) -> Option<Parallel> {
         return None;
     }
     done.sort_unstable_by_key(|(i, _)| *i);
-    let mut done = done.into_iter().map(|(_, p)| p);
-    let first = done.next()?;
-    let rest: Vec<Piece<'_>> = done.collect();
-    let mut out = first.out;
-    out.text
-        .try_reserve(rest.iter().map(|p| p.out.text.len()).sum())
-        .ok()?;
-    let mut kept = first.kept;
-    engine.absorb(first.engine);
-    for p in rest {
-        out.source(&p.out.text);
-        kept += p.kept;
-        engine.absorb(p.engine);
-    }
-    Some(Parallel { out, kept })
+    Some(done.into_iter().map(|(_, r)| r).collect())
 }
 
-/// One piece, read and patched.
-struct Piece<'p> {
-    out: StreamOut,
-    kept: usize,
-    engine: Engine<'p>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl<'p> Piece<'p> {
-    /// `None` when the piece is not plain resources.
-    fn run(text: &str, mut engine: Engine<'p>, mut out: StreamOut) -> Option<Piece<'p>> {
-        let mut kept = 0usize;
-        let streamed = krm::stream_items(
-            text,
-            &mut |item| {
-                let item = engine.process(item);
-                kept += usize::from(item.is_some());
-                item
-            },
-            &mut out,
+    #[test]
+    fn results_come_in_the_pieces_order_and_one_give_up_gives_up() {
+        let pieces: Vec<usize> = (0..100).collect();
+        assert_eq!(
+            map(&pieces, |i, p| Some(i * 1000 + p)),
+            Some((0..100).map(|i| i * 1001).collect())
         );
-        match streamed {
-            Ok(Streamed::Done) => Some(Piece { out, kept, engine }),
-            Ok(Streamed::Wrapped) | Err(_) => None,
-        }
+        assert_eq!(map(&pieces, |_, p| (*p != 57).then_some(())), None);
+        assert_eq!(map(&[7], |_, p| Some(*p)), Some(vec![7]));
+    }
+
+    #[test]
+    fn piece_sizes_are_read_and_bounded() {
+        assert_eq!(Pieces::parse("whole"), Ok(Pieces::Whole));
+        assert_eq!(Pieces::parse("auto"), Ok(Pieces::Auto));
+        assert_eq!(Pieces::parse("4096"), Ok(Pieces::Size(4096)));
+        assert!(Pieces::parse("0").is_err() && Pieces::parse("-1").is_err());
+        assert_eq!(Pieces::Whole.size(10 << 20), None);
+        assert_eq!(Pieces::Auto.size(1000), None);
+        assert_eq!(Pieces::Size(1).size(10), Some(1));
+        let auto = Pieces::Auto.size(10 << 20).unwrap_or(0);
+        assert!((PIECE / 2..=10 << 20).contains(&auto), "{auto}");
     }
 }
