@@ -249,11 +249,7 @@ fn is_content(line: &str) -> bool {
 
 /// `text` cut before lines that `cut(previous line, line)` accepts, each piece at least `size`
 /// bytes (the last may be smaller).
-fn cut_lines(
-    text: &str,
-    size: usize,
-    cut: impl Fn(usize, &str, &str) -> bool,
-) -> Vec<&str> {
+fn cut_lines(text: &str, size: usize, cut: impl Fn(usize, &str, &str) -> bool) -> Vec<&str> {
     let mut pieces = Vec::new();
     let mut start = 0;
     let mut offset = 0;
