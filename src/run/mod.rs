@@ -130,17 +130,9 @@ fn krm_items(src: &str, restrictor: config::LoadRestrictor, reader: Reader<'_>) 
     // Without a functionConfig, the whole read says so (as it says everything else).
     let fc = wrapper.function_config.as_ref()?;
     let config_id = Id::of(fc).into_owned();
-    let plan = match config::plan_with(fc, &krm_load(fc, restrictor)) {
-        Ok(plan) => plan,
-        Err(e) => {
-            let r = FnResult::new(
-                Severity::Error,
-                format!("invalid functionConfig: {}", e.message),
-            )
-            .at_field(e.field.clone());
-            return Some(with_results_after(src, vec![r]));
-        }
-    };
+    // An invalid functionConfig: the whole read reports it, with the items as they came (and
+    // reports first whatever else is wrong with them, which nothing here has read yet).
+    let plan = config::plan_with(fc, &krm_load(fc, restrictor)).ok()?;
     items_run(src, layout, &wrapper, &plan, Some(&config_id), reader, true)
 }
 
@@ -343,6 +335,16 @@ fn whole_run(src: &str, plan: &Plan, config: Option<&Id<'static>>, reader: Reade
 /// `plan` applied to input read whole (the `merge2` and `merge3` commands).
 pub fn run_input(src: &str, input: Input<'_>, plan: &Plan) -> Output {
     run_whole(src, input, plan, None)
+}
+
+/// [`run_input`]; `config`: the functionConfig's identity, when it may be among the resources.
+pub fn run_input_with(
+    src: &str,
+    input: Input<'_>,
+    plan: &Plan,
+    config: Option<&Id<'static>>,
+) -> Output {
+    run_whole(src, input, plan, config)
 }
 
 /// Where a ResourceList's functionConfig reads its files in KRM mode: relative to its own
