@@ -292,7 +292,7 @@ fn documents_run(
     let mut setup = Setup::new(plan, config);
     let documents = Documents::cut(src, reader, &mut setup);
     let mut engine = Engine::new(&setup);
-    let read = match documents.run(&mut engine, out, reader, false) {
+    let read = match documents.run(&mut engine, out, reader, None) {
         Ok(read) => read,
         // A ResourceList whose `kind` its lines did not show.
         Err(Stop::Wrapped) => return whole_run(src, plan, config, reader),

@@ -38,7 +38,7 @@ use crate::krm::{self, FnResult, Input, Item, Severity, StreamOut};
 use crate::run::engine::{Engine, Setup};
 use crate::run::items::{self, Items};
 use crate::run::pieces::Pieces;
-use crate::run::read::{Documents, Parses, Reader, Reading, Stop};
+use crate::run::read::{identity_key, Documents, Parses, Reader, Reading, Stop};
 use crate::select::identity::Id;
 use crate::yaml::{self, Document, Node};
 
@@ -522,10 +522,10 @@ fn documents_file<'s>(
     reader: Reader<'_>,
 ) -> Result<Done<'s>, krm::ReadError> {
     let out = StreamOut::for_input(&file.text);
-    match docs.run(engine, out, reader, true) {
+    match docs.run(engine, out, reader, Some(&whence.hasher)) {
         Ok(read) => {
-            for (id, n) in &read.seen {
-                whence.saw_id(id, i, *n);
+            for &(key, n) in &read.seen {
+                whence.saw_key(key, i, n);
             }
             Ok(Done::Text(read.out.text, read.kept))
         }
@@ -640,22 +640,24 @@ fn file_safe(s: &str) -> String {
 }
 
 /// Where each resource came from (file and document index), to name the file in results that
-/// name a resource: `None` for an identity found in more than one place.
+/// name a resource: `None` for an identity found in more than one place. Identities are kept
+/// by a hash of their fields as written (what a result names), not by their text.
 #[derive(Default)]
 struct Whence {
-    seen: HashMap<Id<'static>, Option<(usize, u64)>>,
+    hasher: crate::hash::State,
+    seen: HashMap<u64, Option<(usize, u64)>, crate::hash::State>,
 }
 
 impl Whence {
     fn saw(&mut self, node: &Node<'_>, file: usize, index: usize) {
-        self.saw_id(&Id::of(node), file, index);
+        let key = identity_key(&self.hasher, &Id::of(node));
+        self.saw_key(key, file, index);
     }
 
-    fn saw_id(&mut self, id: &Id<'_>, file: usize, index: usize) {
-        let id = id.clone().into_owned();
+    fn saw_key(&mut self, key: u64, file: usize, index: usize) {
         let at = (file, u64::try_from(index).unwrap_or(u64::MAX));
         self.seen
-            .entry(id)
+            .entry(key)
             .and_modify(|e| *e = None)
             .or_insert(Some(at));
     }
@@ -667,7 +669,8 @@ impl Whence {
             return;
         }
         let Some(id) = &r.resource else { return };
-        if let Some(Some((f, index))) = self.seen.get(id) {
+        let key = identity_key(&self.hasher, id);
+        if let Some(Some((f, index))) = self.seen.get(&key) {
             if let Some(file) = files.get(*f) {
                 r.file = Some((file.name.clone(), *index));
             }

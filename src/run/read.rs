@@ -104,8 +104,9 @@ pub struct StreamRead {
     pub out: StreamOut,
     /// How many resources were written (not deleted by a patch).
     pub kept: usize,
-    /// With `locate`: each resource's identity and its index among the stream's resources.
-    pub seen: Vec<(Id<'static>, usize)>,
+    /// With `locate`: each resource's identity (its [`identity_key`]) and its index among the
+    /// stream's resources.
+    pub seen: Vec<(u64, usize)>,
 }
 
 impl<'s> Documents<'s> {
@@ -140,14 +141,14 @@ impl<'s> Documents<'s> {
 
     /// Every piece through a fork of `engine` (one piece: through `engine` itself), absorbed in
     /// the stream's order. `out` has room for the whole output, and holds it at the end. With
-    /// `locate`, what [`StreamRead::seen`] says. When a piece cannot be read and there are
+    /// `locate` (the hasher of the keys), what [`StreamRead::seen`] says. When a piece cannot be read and there are
     /// several, the stream is read again as one piece (which reports the error at its line).
     pub fn run(
         self,
         engine: &mut Engine<'_>,
         out: StreamOut,
         reader: Reader<'_>,
-        locate: bool,
+        locate: Option<&crate::hash::State>,
     ) -> Result<StreamRead, Stop> {
         let Documents { src, pieces, ahead } = self;
         if pieces.len() < 2 {
@@ -209,6 +210,17 @@ impl<'s> Documents<'s> {
     }
 }
 
+/// The key a resource's identity is found by in results: a hash of its fields as written.
+pub fn identity_key(hasher: &crate::hash::State, id: &Id<'_>) -> u64 {
+    use std::hash::BuildHasher;
+    hasher.hash_one((
+        id.api_version.as_ref(),
+        id.kind.as_ref(),
+        id.name.as_ref(),
+        id.namespace.as_ref(),
+    ))
+}
+
 /// One piece of a stream read and patched by `engine`: its documents parsed now, or read ahead
 /// (`docs`). `alone`: the piece is the whole stream (a ResourceList in it is a wrapper).
 fn one_piece<'s>(
@@ -217,15 +229,17 @@ fn one_piece<'s>(
     engine: &mut Engine<'_>,
     mut out: StreamOut,
     reader: Reader<'_>,
-    locate: bool,
+    locate: Option<&crate::hash::State>,
     alone: bool,
 ) -> Result<StreamRead, Stop> {
     let mut kept = 0usize;
     let mut n = 0usize;
     let mut seen = Vec::new();
     let mut process = |item: krm::Item<'s>| {
-        if locate {
-            krm::for_each_resource(&item.node, &mut |r| seen.push((Id::of(r).into_owned(), n)));
+        if let Some(hasher) = locate {
+            krm::for_each_resource(&item.node, &mut |r| {
+                seen.push((identity_key(hasher, &Id::of(r)), n));
+            });
         }
         n += 1;
         let item = engine.process(item);
