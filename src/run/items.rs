@@ -285,7 +285,11 @@ impl<'s> Items<'s> {
                 range
             }
             None => {
-                let text = self.text_of(k, style);
+                // The first piece is the input's own text, unless a style is forced on it.
+                let text = match (k, style) {
+                    (0, None) => std::borrow::Cow::Borrowed(*piece),
+                    _ => std::borrow::Cow::Owned(self.text_of(k, style)),
+                };
                 reader.parses.add(piece);
                 let read = yaml::parse_split(&text, "items", &mut |node, info| {
                     state.item(node, info, engine, out)

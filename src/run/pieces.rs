@@ -1,10 +1,10 @@
 //! Input read in pieces on every core.
 //!
 //! A stream is cut into pieces at document markers, a ResourceList's items at their dashes
-//! (`yaml::split`); the threads (as many as cores, the caller's among them) take the pieces one
-//! after another as they come free: a thread that starts late (a virtual machine can take a
-//! millisecond to give a new thread a core), or a piece heavier than the rest, costs little,
-//! where halves fixed in advance leave one core idle for the difference. Resources are
+//! (`yaml::split`); the threads of a pool (one a core) take the pieces one after another as they
+//! come free (`rayon`): a thread that starts late (a virtual machine can take a millisecond to
+//! give a new thread a core), or a piece heavier than the rest, costs little, where halves fixed
+//! in advance leave one core idle for the difference. Resources are
 //! independent, so each piece is patched by an engine of its own (forked from the caller's: the
 //! same setup, nothing counted), and the pieces' outputs and engines are put together in the
 //! input's order ([`super::engine::Engine::absorb`]). Which thread took which piece therefore
@@ -13,8 +13,6 @@
 //!
 //! What it must not do: read YAML (the readers do), or hold global state: how the input is cut
 //! is a value the caller passes down.
-
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Below this, the threads' start-up is a large share of the work.
 const WORTH_IT: usize = 1 << 20;
@@ -76,53 +74,29 @@ fn threads() -> usize {
 }
 
 /// `work` done on every piece, on as many threads as there are cores and pieces (one piece: on
-/// this thread alone), the results in the pieces' order. `None` when `work` gave up on any piece
-/// (the others stop taking pieces), when a thread could not be started and nothing else could
-/// take its place, or when a thread panicked (a bug: the caller reads again on its own thread,
-/// where the panic is reported).
+/// this thread alone), the results in the pieces' order: `rayon`'s pool, whose threads take the
+/// pieces as they come free. `None` when `work` gave up on any piece (the others stop taking
+/// pieces), or when the pool could not be made. A panic in `work` (a bug) reaches the caller.
 pub fn map<P: Sync, R: Send>(
     pieces: &[P],
     work: impl Fn(usize, &P) -> Option<R> + Sync,
 ) -> Option<Vec<R>> {
+    use rayon::prelude::*;
     if pieces.len() < 2 {
         return pieces.iter().enumerate().map(|(i, p)| work(i, p)).collect();
     }
-    let next = AtomicUsize::new(0);
-    let give_up = AtomicBool::new(false);
-    let take = || {
-        let mut done: Vec<(usize, R)> = Vec::new();
-        while !give_up.load(Ordering::Relaxed) {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(piece) = pieces.get(i) else { break };
-            match work(i, piece) {
-                Some(r) => done.push((i, r)),
-                None => give_up.store(true, Ordering::Relaxed),
-            }
-        }
-        done
-    };
-    let mut done = std::thread::scope(|s| {
-        let others: Vec<_> = (1..threads().min(pieces.len()))
-            .filter_map(|_| {
-                std::thread::Builder::new()
-                    .stack_size(STACK_BYTES)
-                    .spawn_scoped(s, take)
-                    .ok()
-            })
-            .collect();
-        let mut done = take();
-        for o in others {
-            if let Ok(theirs) = o.join() {
-                done.extend(theirs);
-            }
-        }
-        done
-    });
-    if give_up.into_inner() || done.len() != pieces.len() {
-        return None;
-    }
-    done.sort_unstable_by_key(|(i, _)| *i);
-    Some(done.into_iter().map(|(_, r)| r).collect())
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads().min(pieces.len()))
+        .stack_size(STACK_BYTES)
+        .build()
+        .ok()?;
+    pool.install(|| {
+        pieces
+            .par_iter()
+            .enumerate()
+            .map(|(i, p)| work(i, p))
+            .collect::<Option<Vec<R>>>()
+    })
 }
 
 #[cfg(test)]

@@ -215,9 +215,15 @@ pub fn cut_at_markers(src: &str, size: usize) -> Vec<&str> {
 /// explicit key (`? key`): the parser places a missing value at the next token, which may be the
 /// next item's.
 pub fn cut_items(text: &str, dash_col: usize, size: usize) -> Vec<&str> {
-    let explicit = text.lines().any(|l| {
-        let t = l.trim_start_matches([' ', '-']);
-        t.starts_with('?') && matches!(t.as_bytes().get(1), None | Some(b' ' | b'\t' | b'\r'))
+    // A `?` that starts a node: after the line's indentation and dashes, then a blank.
+    let b = text.as_bytes();
+    let explicit = memchr::memchr_iter(b'?', b).any(|i| {
+        let line = b.get(..i).map_or(0, |before| {
+            memchr::memrchr(b'\n', before).map_or(0, |n| n + 1)
+        });
+        let lead = b.get(line..i).unwrap_or_default();
+        lead.iter().all(|c| matches!(c, b' ' | b'-'))
+            && matches!(b.get(i + 1), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
     });
     if explicit {
         return vec![text];
@@ -247,23 +253,41 @@ fn is_content(line: &str) -> bool {
     !t.trim_end().is_empty() && !t.starts_with('#')
 }
 
-/// `text` cut before lines that `cut(previous line, line)` accepts, each piece at least `size`
-/// bytes (the last may be smaller).
+/// `text` cut before lines that `cut(offset, previous line, line)` accepts, each piece at least
+/// `size` bytes (the last may be smaller). Only the lines from `size` bytes past a cut on are
+/// looked at, up to the next cut: the rest of the text is skipped.
 fn cut_lines(text: &str, size: usize, cut: impl Fn(usize, &str, &str) -> bool) -> Vec<&str> {
+    let b = text.as_bytes();
+    // The start of the first line that starts at or after `from`.
+    let line_at = |from: usize| -> Option<usize> {
+        if from == 0 || b.get(from.checked_sub(1)?) == Some(&b'\n') {
+            return (from < b.len()).then_some(from);
+        }
+        let nl = from + memchr::memchr(b'\n', b.get(from..)?)?;
+        (nl + 1 < b.len()).then_some(nl + 1)
+    };
     let mut pieces = Vec::new();
     let mut start = 0;
-    let mut offset = 0;
-    let mut prev = "";
-    for line in text.split_inclusive('\n') {
-        let at = offset;
-        offset += line.len();
-        if at > start && at - start >= size && cut(at, prev, line) {
-            if let Some(piece) = text.get(start..at) {
-                pieces.push(piece);
-                start = at;
+    let mut at = line_at(size.max(1));
+    while let Some(pos) = at {
+        let end = memchr::memchr(b'\n', b.get(pos..).unwrap_or_default())
+            .map_or(b.len(), |i| pos + i + 1);
+        let prev_start = pos
+            .checked_sub(1)
+            .and_then(|p| memchr::memrchr(b'\n', b.get(..p)?))
+            .map_or(0, |i| i + 1);
+        let (line, prev) = (text.get(pos..end), text.get(prev_start..pos));
+        if let (Some(line), Some(prev), true) = (line, prev, pos > start) {
+            if cut(pos, prev, line) {
+                if let Some(piece) = text.get(start..pos) {
+                    pieces.push(piece);
+                    start = pos;
+                    at = line_at(pos.saturating_add(size.max(1)));
+                    continue;
+                }
             }
         }
-        prev = line;
+        at = line_at(end);
     }
     if let Some(last) = text
         .get(start..)
