@@ -191,7 +191,7 @@ enum Prepared<'s> {
 }
 
 /// What pass two made of a file.
-enum Done<'s> {
+enum Patched<'s> {
     /// The file's new text, and how many resources it kept.
     Text(String, usize),
     /// A ResourceList read by its items: its new text.
@@ -239,10 +239,10 @@ pub fn run_with(
     // Pass two: every resource through the engine, file by file.
     let mut engine = Engine::new(&setup);
     let mut whence = Whence::default();
-    let mut done: Vec<Done<'_>> = Vec::with_capacity(files.len());
+    let mut done: Vec<Patched<'_>> = Vec::with_capacity(files.len());
     for (i, (file, prep)) in files.iter().zip(prepared).enumerate() {
         let patched = match prep {
-            Prepared::Skipped => Ok(Done::Skipped),
+            Prepared::Skipped => Ok(Patched::Skipped),
             Prepared::Strict(docs) => {
                 let checks = checks.get_mut(i);
                 strict_file(i, file, docs, &mut engine, &mut whence, reader, checks)
@@ -258,7 +258,7 @@ pub fn run_with(
                 Severity::Error,
                 format!("{}: {e}", file.name),
             ));
-            Done::Skipped
+            Patched::Skipped
         }));
     }
     // A strict file whose check warned is not resources: left out.
@@ -266,7 +266,7 @@ pub fn run_with(
         .iter()
         .zip(&checks)
         .map(|(d, c)| {
-            matches!(d, Done::Skipped) && c.iter().any(|r| r.severity == Severity::Warning)
+            matches!(d, Patched::Skipped) && c.iter().any(|r| r.severity == Severity::Warning)
         })
         .collect();
     let end = engine.finish();
@@ -291,11 +291,11 @@ pub fn run_with(
                 return FileOutput::Unchanged;
             }
             match d {
-                Done::Skipped => FileOutput::Unchanged,
-                Done::Text(t, kept) => file_output(&file.text, t, kept),
+                Patched::Skipped => FileOutput::Unchanged,
+                Patched::Text(t, kept) => file_output(&file.text, t, kept),
                 // A ResourceList on stdin is a function's message, and carries the results
                 // (`kpt fn source | krm-merge --config FN | kpt fn sink`); a file does not.
-                Done::Items(mut text) if file.name == STDIN => {
+                Patched::Items(mut text) if file.name == STDIN => {
                     if !results.is_empty() {
                         if !text.ends_with('\n') {
                             text.push('\n');
@@ -304,12 +304,12 @@ pub fn run_with(
                     }
                     file_output(&file.text, text, 1)
                 }
-                Done::Items(text) => file_output(&file.text, text, 1),
-                Done::Wrapped { form, items, .. } if file.name == STDIN => {
+                Patched::Items(text) => file_output(&file.text, text, 1),
+                Patched::Wrapped { form, items, .. } if file.name == STDIN => {
                     let text = krm::write_string(form, items, &results);
                     file_output(&file.text, text, 1)
                 }
-                Done::Wrapped { form, items, read } => {
+                Patched::Wrapped { form, items, read } => {
                     wrapped_output(&file.text, form, items, read)
                 }
             }
@@ -480,14 +480,14 @@ fn strict_file<'s>(
     whence: &mut Whence,
     reader: Reader<'_>,
     checks: Option<&mut Vec<FnResult>>,
-) -> Result<Done<'s>, krm::ReadError> {
+) -> Result<Patched<'s>, krm::ReadError> {
     let docs = match docs {
         Some(docs) => docs,
         None => {
             let mut none = Vec::new();
             match strict_documents(file, reader, checks.unwrap_or(&mut none)) {
                 Some(docs) => docs,
-                None => return Ok(Done::Skipped),
+                None => return Ok(Patched::Skipped),
             }
         }
     };
@@ -508,7 +508,7 @@ fn strict_file<'s>(
         },
         &mut out,
     )?;
-    Ok(Done::Text(out.text, kept))
+    Ok(Patched::Text(out.text, kept))
 }
 
 /// Pass two for a stream: its pieces through the engine. One that turns out to be a
@@ -520,14 +520,14 @@ fn documents_file<'s>(
     engine: &mut Engine<'_>,
     whence: &mut Whence,
     reader: Reader<'_>,
-) -> Result<Done<'s>, krm::ReadError> {
+) -> Result<Patched<'s>, krm::ReadError> {
     let out = StreamOut::for_input(&file.text);
     match docs.run(engine, out, reader, Some(&whence.hasher)) {
         Ok(read) => {
             for &(key, n) in &read.seen {
                 whence.saw_key(key, i, n);
             }
-            Ok(Done::Text(read.out.text, read.kept))
+            Ok(Patched::Text(read.out.text, read.kept))
         }
         Err(Stop::Wrapped) => whole_file(i, file, None, engine, whence, reader),
         Err(Stop::Read(e)) => Err(e),
@@ -541,7 +541,7 @@ fn items_file<'s>(
     items: Items<'s>,
     engine: &mut Engine<'_>,
     reader: Reader<'_>,
-) -> Result<Done<'s>, krm::ReadError> {
+) -> Result<Patched<'s>, krm::ReadError> {
     let src = file.text.as_str();
     let out = StreamOut::for_input(src).text;
     engine.one_document();
@@ -553,7 +553,7 @@ fn items_file<'s>(
     };
     let mut text = read.out;
     text.push_str(src.get(read.rest..).unwrap_or(""));
-    Ok(Done::Items(text))
+    Ok(Patched::Items(text))
 }
 
 /// Pass two for a file read whole: a ResourceList's items through the engine in their
@@ -566,7 +566,7 @@ fn whole_file<'s>(
     engine: &mut Engine<'_>,
     whence: &mut Whence,
     reader: Reader<'_>,
-) -> Result<Done<'s>, krm::ReadError> {
+) -> Result<Patched<'s>, krm::ReadError> {
     let src = file.text.as_str();
     let input = match input {
         Some(input) => input,
@@ -580,7 +580,7 @@ fn whole_file<'s>(
     match &mut form {
         krm::Form::Wrapped { doc, .. } => {
             let items = engine.process_document(items, doc.root.as_mut());
-            Ok(Done::Wrapped { form, items, read })
+            Ok(Patched::Wrapped { form, items, read })
         }
         krm::Form::Stream { .. } => {
             let mut kept = Vec::with_capacity(read);
@@ -589,7 +589,7 @@ fn whole_file<'s>(
                 kept.extend(engine.process(item));
             }
             let count = kept.len();
-            Ok(Done::Text(krm::write_string(form, kept, &[]), count))
+            Ok(Patched::Text(krm::write_string(form, kept, &[]), count))
         }
     }
 }
