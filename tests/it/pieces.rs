@@ -298,3 +298,41 @@ fn a_large_resource_list_is_read_in_pieces_with_the_streams_output() {
     let deleted = (0..8000).filter(|i| i % 2 == 0 && i % 7 == 3).count();
     assert_eq!(items.len(), 8000 - deleted);
 }
+
+/// A piece size that is not one is a usage error naming the variable; `whole`, `auto` and a
+/// number of bytes are read.
+#[test]
+fn the_piece_size_is_read_or_refused() {
+    let rl = resource_list(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        node(&merge_fn(
+            "  - target: {kind: ConfigMap}\n    patch: '{data: {a: b}}'\n",
+        )),
+    );
+    for bad in ["0", "-3", "many"] {
+        let out = cmd()
+            .env("KRM_MERGE_PIECES", bad)
+            .write_stdin(rl.clone())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(text_of(&out.stderr).contains("KRM_MERGE_PIECES"), "{bad}");
+        assert!(out.stdout.is_empty(), "{bad}");
+    }
+    let outs: Vec<String> = ["whole", "auto", "1", "65536"]
+        .iter()
+        .map(|p| {
+            let out = cmd()
+                .env("KRM_MERGE_PIECES", p)
+                .write_stdin(rl.clone())
+                .output()
+                .expect("run");
+            assert_eq!(out.status.code(), Some(0), "{p}");
+            text_of(&out.stdout)
+        })
+        .collect();
+    assert!(
+        outs.iter().all(|o| *o == outs[0] && o.contains("a: b")),
+        "{outs:?}"
+    );
+}
