@@ -260,7 +260,7 @@ fn function(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("stream of 1000 resources, 3 patches", |b| {
         b.iter(|| {
-            let out = krm_merge::krm::run_stream(&stream, &plan, None);
+            let out = krm_merge::run::run_stream(&stream, &plan, None);
             assert!(!out.failed(), "{:?}", out.results);
             out.text
         })

@@ -174,7 +174,7 @@ fn read_side(
                 .map_err(|e| ReadFailure::Error(format!("{}: malformed YAML: {e}", file.name)))?;
             let roots: Vec<Node<'static>> = parsed
                 .into_iter()
-                .filter_map(|d| d.root)
+                .filter_map(krm::content)
                 .map(Node::into_owned)
                 .collect();
             match roots.iter().position(|r| !is_resource(r)) {

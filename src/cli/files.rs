@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, Plan};
 use krm_merge::error::NotUtf8;
-use krm_merge::krm::package::SourceFile;
+use krm_merge::run::package::SourceFile;
 use krm_merge::select::identity::Id;
 
 use super::args::Source;

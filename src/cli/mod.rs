@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, PatchKind, PatchOptions};
 use krm_merge::error::exit_code;
-use krm_merge::krm::package::{self, FileOutput, PackageOutput};
 use krm_merge::krm::{self, FnResult, Input, Severity};
+use krm_merge::run::package::{self, FileOutput, PackageOutput};
 use krm_merge::yaml::{self, Node};
 
 pub use args::{command, parse_args, Mode, Parsed};
@@ -70,11 +70,16 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             if stdin.terminal {
                 return usage(io, WAITING);
             }
+            let pieces = match pieces() {
+                Ok(p) => p,
+                Err(e) => return usage(io, &e),
+            };
+            let options = krm_merge::run::Options { restrictor, pieces };
             let output =
                 match files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT)) {
-                    Ok(src) => krm::pipeline::run_resource_list_with(&src, restrictor),
+                    Ok(src) => krm_merge::run::run_krm(&src, &options),
                     Err(e) => {
-                        krm::pipeline::unreadable(FnResult::new(Severity::Error, e.message()))
+                        krm_merge::run::unreadable(FnResult::new(Severity::Error, e.message()))
                     }
                 };
             for r in output
@@ -115,7 +120,11 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
                 Ok(r) => r,
                 Err(e) => return read_failed(io, &Report::default(), e),
             };
-            let pkg = package::run(&read.sources, &loaded.plan, Some(&loaded.id));
+            let pieces = match pieces() {
+                Ok(p) => p,
+                Err(e) => return usage(io, &e),
+            };
+            let pkg = package::run_with(&read.sources, &loaded.plan, Some(&loaded.id), pieces);
             let report = Report::default();
             if let Some(code) = conclude(io, &report, &[], &pkg.results) {
                 return code;
@@ -143,6 +152,21 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             &report,
             io,
         ),
+    }
+}
+
+/// How input is cut into pieces read on every core: `KRM_MERGE_PIECES`, `auto` (the default:
+/// inputs over 1 MB in pieces of about 64 KB), `whole` (one piece, one thread) or a size in
+/// bytes. Every setting gives the same output and results; it is there for tests and
+/// measurements.
+fn pieces() -> Result<krm_merge::run::Pieces, String> {
+    match std::env::var_os("KRM_MERGE_PIECES") {
+        None => Ok(krm_merge::run::Pieces::Auto),
+        Some(v) => v
+            .to_str()
+            .ok_or_else(|| "not UTF-8".to_owned())
+            .and_then(krm_merge::run::Pieces::parse)
+            .map_err(|e| format!("error: KRM_MERGE_PIECES: {e}")),
     }
 }
 
@@ -228,7 +252,11 @@ fn standalone(
             .iter()
             .map(|n| FnResult::new(Severity::Info, n.clone())),
     );
-    let pkg = package::run(&read.sources, &loaded.plan, Some(&loaded.id));
+    let pieces = match pieces() {
+        Ok(p) => p,
+        Err(e) => return usage(io, &e),
+    };
+    let pkg = package::run_with(&read.sources, &loaded.plan, Some(&loaded.id), pieces);
     if let Some(code) = conclude(io, report, &reading, &pkg.results) {
         return code;
     }
@@ -500,7 +528,7 @@ fn merge_files(
     }
     let single = patch_docs.len() == 1 && resources == 1 && original_docs.len() <= 1;
     let plan = config::command_line(kind, patch_docs, original_docs, opts, single);
-    let output = krm::run_input(&dest_text, input, &plan);
+    let output = krm_merge::run::run_input(&dest_text, input, &plan);
     if let Some(code) = conclude(io, report, &[], &output.results) {
         return code;
     }

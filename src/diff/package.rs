@@ -490,7 +490,8 @@ fn config<'n>(opts: &PackageOptions, patches: Vec<Node<'n>>) -> Node<'n> {
 mod tests {
     use super::*;
     use crate::config;
-    use crate::krm::{engine, Item, Origin};
+    use crate::krm::{Item, Origin};
+    use crate::run::engine;
     use crate::yaml::{parse_stream, to_json};
 
     fn docs(text: &str) -> Vec<Node<'static>> {

@@ -68,6 +68,7 @@ mod node;
 mod parse;
 pub mod place;
 pub mod scalar;
+pub mod split;
 
 pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};

@@ -450,7 +450,7 @@ fn run_config(config: &Node<'_>, base: &[Node<'static>]) -> Result<Vec<serde_jso
     let docs: Vec<yaml::Document<'_>> = base.iter().cloned().map(yaml::Document::new).collect();
     let mut stream = String::new();
     yaml::emit_stream(&docs, &mut stream);
-    let out = krm_merge::krm::run_stream(&stream, &plan, None);
+    let out = krm_merge::run_stream(&stream, &plan, None);
     if out.failed() {
         return Err(format!("{:?}", out.results));
     }

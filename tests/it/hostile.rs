@@ -13,12 +13,12 @@ use crate::support::*;
 
 /// Runs the binary with `args` and raw `stdin` bytes.
 fn run(args: &[&str], stdin: &[u8]) -> Out {
-    out_of(&run_bytes(args, stdin))
+    out_of(&crate::pieces::run_in(args, stdin, None))
 }
 
 /// Like [`run`], keeping stdout as bytes.
 fn run_raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
-    let out = run_bytes(args, stdin);
+    let out = crate::pieces::run_in(args, stdin, None);
     (
         out.status.code().unwrap_or(-1),
         out.stdout,
@@ -1715,13 +1715,7 @@ fn files_outside_the_config_directory_are_not_loaded() {
         assert!(!stderr.contains("s3cr3t"));
         // KRM mode, no file known for the config: confined to the current directory.
         let input = rl(&as_item(cm), &patch_at(written));
-        let out = out_of(
-            &cmd()
-                .current_dir(&pkg)
-                .write_stdin(input.into_bytes())
-                .output()
-                .expect("run"),
-        );
+        let out = out_of(&crate::pieces::run_in(&[], input.as_bytes(), Some(&pkg)));
         krm_error(&out, &["refused by the load restrictor rootOnly", written]);
         assert!(!out.stdout.contains("s3cr3t"));
     }
@@ -1733,13 +1727,8 @@ fn files_outside_the_config_directory_are_not_loaded() {
         "  name: hostile\n  annotations:\n    config.kubernetes.io/path: sub/deeper/fn.yaml\n",
     );
     std::fs::create_dir_all(pkg.join("sub/deeper")).expect("dirs");
-    let out = out_of(
-        &cmd()
-            .current_dir(&pkg)
-            .write_stdin(rl(&as_item(cm), &config).into_bytes())
-            .output()
-            .expect("run"),
-    );
+    let input = rl(&as_item(cm), &config);
+    let out = out_of(&crate::pieces::run_in(&[], input.as_bytes(), Some(&pkg)));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(items_of(&out.stdout)[0]["data"]["inside"], "yes");
 }

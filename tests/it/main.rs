@@ -21,6 +21,7 @@ mod kustomize_diff;
 mod no_data_loss;
 mod package;
 mod package_roundtrip;
+mod pieces;
 mod properties;
 mod regressions;
 mod support;

@@ -11,7 +11,6 @@
 use std::fmt::Write as _;
 
 use krm_merge::config;
-use krm_merge::krm;
 use krm_merge::path::{Part, Pattern};
 use krm_merge::schema::Schema;
 use proptest::prelude::*;
@@ -1046,8 +1045,8 @@ proptest! {
             CONTAINER_PATCH.lines().map(|l| format!("      {l}\n")).collect::<String>()
         )));
         let each = plan_of(&per_container_config(&ws));
-        let a = krm::run_stream(&input, &at, None);
-        let b = krm::run_stream(&input, &each, None);
+        let a = krm_merge::run_stream(&input, &at, None);
+        let b = krm_merge::run_stream(&input, &each, None);
         prop_assert!(!a.failed() && !b.failed());
         prop_assert_eq!(&a.text, &b.text, "input:\n{}", input);
         prop_assert_eq!(a.text.matches("value: /ca.pem").count(), ws.iter().map(|w| w.init.len() + w.containers.len()).sum::<usize>());

@@ -7,7 +7,7 @@
 //! * **One run.** The CRDs of every file are known before any resource is merged; then each
 //!   file's resources go through one [`Engine`] (so a target that selects nothing anywhere is one
 //!   warning, and a merge3 update sees the whole package), one resource's tree in memory at a
-//!   time; a file of more than 1 MB is patched in pieces on every core (`krm/parallel.rs`), with
+//!   time; a file of more than 1 MB is patched in pieces on every core (`run/pieces.rs`), with
 //!   the same output and results as on one.
 //! * **The output per file.** A file no patch changed is its own text, byte for byte
 //!   ([`FileOutput::Unchanged`]); a changed file is its text with the touched documents
@@ -17,8 +17,10 @@
 //!   filter writes.
 //! * **Strict files** (read from a directory, as kpt reads a package): a file any of whose
 //!   documents is not a KRM resource (a mapping with `apiVersion` and `kind`) is left out
-//!   with a warning naming it ([`FileOutput::NotResources`]). A file named by the user is read
-//!   as given: a `ResourceList` is unwrapped and written back in its form.
+//!   with a warning naming it ([`FileOutput::NotResources`]). Empty documents (a trailing
+//!   `---`, Helm's `# Source:` documents) hold nothing: they are skipped, and written back
+//!   where they were. A file named by the user is read as given: a `ResourceList` is unwrapped,
+//!   and written back in its form, without results, as it came when no item changed.
 //! * **List kinds** (`List`, `RoleList`, ...) are documents whose items are the resources,
 //!   wherever they are: patched one by one, the file keeps its list (see
 //!   [`krm::is_list_kind`]); results about an item name the list's file and document.
@@ -32,16 +34,22 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::config::Plan;
-use crate::krm::engine::{self, Engine};
-use crate::krm::{self, FnResult, Input, Item, Origin, Severity, StreamOut, Streamed};
+use crate::krm::{self, FnResult, Input, Item, Severity, StreamOut};
+use crate::run::engine::{Engine, Setup};
+use crate::run::items::{self, Items};
+use crate::run::pieces::Pieces;
+use crate::run::read::{identity_key, Documents, Parses, Reader, Reading, Stop};
 use crate::select::identity::Id;
 use crate::yaml::{self, Document, Node};
+
+/// The name of the source read from standard input.
+pub const STDIN: &str = "stdin";
 
 /// A file of the package, read.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// How results and messages name it: its path as the user gave it or as the walk found it,
-    /// or `stdin`.
+    /// or [`STDIN`].
     pub name: String,
     /// Its text.
     pub text: String,
@@ -83,6 +91,9 @@ pub struct PackageOutput {
     pub added: Vec<NewFile>,
     /// Every result, errors included, the warnings about files left out first.
     pub results: Vec<FnResult>,
+    /// How many bytes of the files the YAML reader read: their size, each byte once, on the
+    /// success path.
+    pub parsed: usize,
 }
 
 impl PackageOutput {
@@ -164,22 +175,33 @@ fn starts_with_directive(text: &str) -> bool {
         .is_some_and(|l| l.starts_with('%'))
 }
 
-/// How far one file got before the run.
-enum Prepared {
-    /// Its resources go through the run.
-    Ready,
-    /// Not all KRM resources (strict): left out.
-    NotResources,
-    /// It cannot be read: an error was reported.
-    Broken,
+/// How a file is read, decided in pass one; the files that name CRDs (and the strict files
+/// among them, which are checked whole) already read there.
+enum Prepared<'s> {
+    /// A strict file: its documents, when read ahead.
+    Strict(Option<Vec<Document<'s>>>),
+    /// A stream, cut into pieces.
+    Documents(Documents<'s>),
+    /// A block ResourceList, read by its items.
+    Items(Items<'s>),
+    /// Anything else, read whole: its input, when read ahead.
+    Whole(Option<Input<'s>>),
+    /// Left out (not resources) or broken: said in its checks.
+    Skipped,
 }
 
 /// What pass two made of a file.
-enum Done<'s> {
+enum Patched<'s> {
     /// The file's new text, and how many resources it kept.
     Text(String, usize),
-    /// A `ResourceList` named by the user: written once the results are known.
-    Wrapped(krm::Form<'s>, Vec<Item<'s>>),
+    /// A ResourceList read by its items: its new text.
+    Items(String),
+    /// A `ResourceList` read whole, its items patched (`read` of them came in).
+    Wrapped {
+        form: krm::Form<'s>,
+        items: Vec<Item<'s>>,
+        read: usize,
+    },
     /// Left out or broken.
     Skipped,
 }
@@ -187,59 +209,108 @@ enum Done<'s> {
 /// Runs `plan` over the resources of `files`. `config`: the functionConfig's identity, when
 /// it may be among the resources (it is left alone, as kpt passes it along).
 pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> PackageOutput {
-    let mut results = Vec::new();
-    let mut engine = Engine::new(plan, config);
+    run_with(files, plan, config, Pieces::Auto)
+}
 
-    // Pass one: strict files checked, and the CRDs of the files that will be read learned
-    // before any resource is merged.
-    let prepared: Vec<Prepared> = files
-        .iter()
-        .map(|f| prepare(f, &mut engine, &mut results))
-        .collect();
+/// [`run`], each file cut into pieces as `pieces` says.
+pub fn run_with(
+    files: &[SourceFile],
+    plan: &Plan,
+    config: Option<&Id<'static>>,
+    pieces: Pieces,
+) -> PackageOutput {
+    let parses = Parses::default();
+    let reader = Reader {
+        pieces,
+        parses: &parses,
+    };
+    let mut setup = Setup::new(plan, config);
+    // What the strict files' checks said, by file; then the other files' read errors.
+    let mut checks: Vec<Vec<FnResult>> = vec![Vec::new(); files.len()];
+    let mut errors = Vec::new();
+
+    // Pass one: how each file is read; the files (or pieces) that name CRDs read, and their
+    // CRDs learned, before any resource is merged.
+    let mut prepared: Vec<Prepared<'_>> = Vec::with_capacity(files.len());
+    for (file, checks) in files.iter().zip(&mut checks) {
+        prepared.push(prepare(file, reader, &mut setup, checks));
+    }
 
     // Pass two: every resource through the engine, file by file.
+    let mut engine = Engine::new(&setup);
     let mut whence = Whence::default();
-    let mut done: Vec<Done<'_>> = Vec::with_capacity(files.len());
-    for (i, (file, prep)) in files.iter().zip(&prepared).enumerate() {
-        done.push(match prep {
-            Prepared::Ready => match patch_file(i, file, &mut engine, &mut whence) {
-                Ok(d) => d,
-                Err(e) => {
-                    results.push(FnResult::new(
-                        Severity::Error,
-                        format!("{}: {e}", file.name),
-                    ));
-                    Done::Skipped
-                }
-            },
-            Prepared::NotResources | Prepared::Broken => Done::Skipped,
-        });
+    let mut done: Vec<Patched<'_>> = Vec::with_capacity(files.len());
+    for (i, (file, prep)) in files.iter().zip(prepared).enumerate() {
+        let patched = match prep {
+            Prepared::Skipped => Ok(Patched::Skipped),
+            Prepared::Strict(docs) => {
+                let checks = checks.get_mut(i);
+                strict_file(i, file, docs, &mut engine, &mut whence, reader, checks)
+            }
+            Prepared::Documents(docs) => {
+                documents_file(i, file, docs, &mut engine, &mut whence, reader)
+            }
+            Prepared::Items(items) => items_file(file, items, &mut engine, reader),
+            Prepared::Whole(input) => whole_file(i, file, input, &mut engine, &mut whence, reader),
+        };
+        done.push(patched.unwrap_or_else(|e| {
+            errors.push(FnResult::new(
+                Severity::Error,
+                format!("{}: {e}", file.name),
+            ));
+            Patched::Skipped
+        }));
     }
-    let finish = engine.finish();
-    let mut run_results = finish.results;
+    // A strict file whose check warned is not resources: left out.
+    let left_out: Vec<bool> = done
+        .iter()
+        .zip(&checks)
+        .map(|(d, c)| {
+            matches!(d, Patched::Skipped) && c.iter().any(|r| r.severity == Severity::Warning)
+        })
+        .collect();
+    let end = engine.finish();
+    let mut results: Vec<FnResult> = checks.into_iter().flatten().collect();
+    results.extend(errors);
+    let mut run_results = end.results;
     for r in &mut run_results {
         whence.locate(r, files);
     }
     results.extend(run_results);
-    let failed = finish.failed || results.iter().any(|r| r.severity == Severity::Error);
+    let failed = end.failed || results.iter().any(|r| r.severity == Severity::Error);
 
     let outputs: Vec<FileOutput> = done
         .into_iter()
         .zip(files)
-        .zip(&prepared)
-        .map(|((d, file), prep)| {
-            if matches!(prep, Prepared::NotResources) {
+        .zip(left_out)
+        .map(|((d, file), left_out)| {
+            if left_out {
                 return FileOutput::NotResources;
             }
             if failed {
                 return FileOutput::Unchanged;
             }
             match d {
-                Done::Skipped => FileOutput::Unchanged,
-                Done::Text(t, kept) => file_output(&file.text, t, kept),
-                Done::Wrapped(form, items) => {
-                    let kept = items.len();
-                    file_output(&file.text, krm::write_string(form, items, &results), kept)
+                Patched::Skipped => FileOutput::Unchanged,
+                Patched::Text(t, kept) => file_output(&file.text, t, kept),
+                // A ResourceList on stdin is a function's message, and carries the results
+                // (`kpt fn source | krm-merge --config FN | kpt fn sink`); a file does not.
+                Patched::Items(mut text) if file.name == STDIN => {
+                    if !results.is_empty() {
+                        if !text.ends_with('\n') {
+                            text.push('\n');
+                        }
+                        text.push_str(&krm::results_block(&results));
+                    }
+                    file_output(&file.text, text, 1)
+                }
+                Patched::Items(text) => file_output(&file.text, text, 1),
+                Patched::Wrapped { form, items, .. } if file.name == STDIN => {
+                    let text = krm::write_string(form, items, &results);
+                    file_output(&file.text, text, 1)
+                }
+                Patched::Wrapped { form, items, read } => {
+                    wrapped_output(&file.text, form, items, read)
                 }
             }
         })
@@ -247,12 +318,13 @@ pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> P
     let added = if failed {
         Vec::new()
     } else {
-        new_files(finish.new_items)
+        new_files(end.added)
     };
     PackageOutput {
         files: outputs,
         added,
         results,
+        parsed: parses.bytes(),
     }
 }
 
@@ -267,66 +339,116 @@ fn file_output(before: &str, after: String, kept: usize) -> FileOutput {
     }
 }
 
-/// Pass one for a file: for a strict file, whether every document is a KRM resource (else a
-/// warning, and the file is left out) and whether it parses (else an error); the CRDs of a
-/// file that will be read are given to the engine.
-fn prepare(file: &SourceFile, engine: &mut Engine<'_>, results: &mut Vec<FnResult>) -> Prepared {
-    let may_have_crds = file.text.contains("CustomResourceDefinition");
-    if !file.strict {
-        if may_have_crds {
-            // Parse errors are reported by pass two, which reads the file again.
-            let _ = yaml::parse_each(&file.text, |d| {
-                if let Some(root) = d.root.as_ref() {
-                    krm::for_each_resource(root, &mut |r| {
-                        if engine::is_crd(r) {
-                            engine.add_crd(r);
-                        }
-                    });
-                }
-            });
-        }
-        return Prepared::Ready;
+/// A `ResourceList` file's output: as it came when no patch changed or deleted an item (the
+/// results go to the caller, never into the file), else written back in its form. It never
+/// goes, even when every item did: the file is the list.
+fn wrapped_output(
+    before: &str,
+    form: krm::Form<'_>,
+    items: Vec<Item<'_>>,
+    read: usize,
+) -> FileOutput {
+    if items.len() == read && items.iter().all(|i| !i.touched) {
+        return FileOutput::Unchanged;
     }
-    let mut crds: Vec<Node<'static>> = Vec::new();
+    let after = krm::write_string(form, items, &[]);
+    if after == before {
+        FileOutput::Unchanged
+    } else {
+        FileOutput::Changed(after)
+    }
+}
+
+/// Pass one for a file: how it is read; a strict file that names CRDs checked (every document a
+/// KRM resource, else a warning and the file is left out; it parses, else an error) and its
+/// CRDs learned, a stream's pieces that name CRDs read and learned, a file read whole that names
+/// them read and learned.
+fn prepare<'s>(
+    file: &'s SourceFile,
+    reader: Reader<'_>,
+    setup: &mut Setup<'_>,
+    checks: &mut Vec<FnResult>,
+) -> Prepared<'s> {
+    let src = file.text.as_str();
+    let crds = src.contains("CustomResourceDefinition");
+    if file.strict {
+        if !crds {
+            return Prepared::Strict(None);
+        }
+        return match strict_documents(file, reader, checks) {
+            Some(docs) => {
+                for d in &docs {
+                    if let Some(root) = &d.root {
+                        setup.learn_crds(root);
+                    }
+                }
+                Prepared::Strict(Some(docs))
+            }
+            None => Prepared::Skipped,
+        };
+    }
+    match Reading::of(src) {
+        Reading::Documents => Prepared::Documents(Documents::cut(src, reader, setup)),
+        Reading::Items(layout) => {
+            let items = items::wrapper(src, &layout, reader)
+                .and_then(|w| Items::cut(src, layout, &w, reader, setup));
+            match items {
+                Some(items) => Prepared::Items(items),
+                None => Prepared::Whole(None),
+            }
+        }
+        Reading::Whole if crds => {
+            reader.parses.add(src);
+            // A read error is reported by pass two, which reads the file again.
+            let input = Input::read(src).ok();
+            for item in input.iter().flat_map(|i| &i.items) {
+                setup.learn_crds(&item.node);
+            }
+            Prepared::Whole(input)
+        }
+        Reading::Whole => Prepared::Whole(None),
+    }
+}
+
+/// A strict file's documents, every one a KRM resource (empty documents aside, which hold
+/// nothing); `None`, said in `checks`, when one is not (a warning: the file is left out) or the
+/// file does not parse (an error).
+fn strict_documents<'s>(
+    file: &'s SourceFile,
+    reader: Reader<'_>,
+    checks: &mut Vec<FnResult>,
+) -> Option<Vec<Document<'s>>> {
+    reader.parses.add(&file.text);
+    let mut docs = Vec::new();
     let mut not_krm: Option<String> = None;
     let mut n = 0;
-    let parsed = yaml::parse_each(&file.text, |d| {
-        let Some(root) = d.root else { return };
-        n += 1;
-        if not_krm.is_some() {
-            return;
+    let parsed = yaml::parse_each(&file.text, |mut d| {
+        // An empty document (a trailing `---`, Helm's `# Source:` documents) holds nothing.
+        krm::forget_empty(&mut d);
+        if let Some(root) = &d.root {
+            n += 1;
+            if not_krm.is_none() {
+                not_krm = not_a_resource(root).map(|why| format!("document {n} {why}"));
+            }
         }
-        if let Some(why) = not_a_resource(&root) {
-            not_krm = Some(format!("document {n} {why}"));
-        } else if may_have_crds {
-            krm::for_each_resource(&root, &mut |r| {
-                if engine::is_crd(r) {
-                    crds.push(r.clone().into_owned());
-                }
-            });
-        }
+        docs.push(d);
     });
     match (parsed, not_krm) {
         (Err(e), _) => {
-            results.push(FnResult::new(
+            checks.push(FnResult::new(
                 Severity::Error,
                 format!("{}: malformed YAML: {e}", file.name),
             ));
-            Prepared::Broken
+            None
         }
         (Ok(()), Some(why)) => {
-            results.push(FnResult::new(
+            checks.push(FnResult::new(
                 Severity::Warning,
                 format!("{}: not a KRM resource file ({why}); left out", file.name),
             ));
-            Prepared::NotResources
+            None
         }
-        (Ok(()), None) => {
-            for crd in &crds {
-                engine.add_crd(crd);
-            }
-            Prepared::Ready
-        }
+        (Ok(()), None) => Some(docs),
     }
 }
 
@@ -348,45 +470,35 @@ fn not_a_resource(root: &Node<'_>) -> Option<&'static str> {
     }
 }
 
-/// Pass two for a file: its resources through the engine, its new text written.
-fn patch_file<'s>(
+/// Pass two for a strict file: checked (unless pass one did), then every document through the
+/// engine (a ResourceList among them is a resource: the file is a package's).
+fn strict_file<'s>(
     i: usize,
     file: &'s SourceFile,
+    docs: Option<Vec<Document<'s>>>,
     engine: &mut Engine<'_>,
     whence: &mut Whence,
-) -> Result<Done<'s>, krm::ReadError> {
-    let src = file.text.as_str();
-    if file.strict {
-        // Every document is a resource (pass one said so), or a list kind of them.
-        let mut out = StreamOut::for_input(src);
-        let (mut n, mut kept) = (0usize, 0usize);
-        yaml::parse_each(src, |mut doc| {
-            let Some(root) = doc.root.take() else {
-                out.source(doc.text);
-                return;
-            };
-            krm::for_each_resource(&root, &mut |r| whence.saw(r, i, n));
-            let item = Item {
-                node: root,
-                origin: Origin::Input(n),
-                touched: false,
-                first_id: None,
-            };
-            n += 1;
-            let item = engine.process(item);
-            kept += usize::from(item.is_some());
-            write_back(item, doc, &mut out);
-        })?;
-        return Ok(Done::Text(out.text, kept));
-    }
-    if let Some(done) = krm::parallel::stream(src, engine) {
-        // Resources read on several threads are not located: results name their resource.
-        return Ok(Done::Text(done.out.text, done.kept));
-    }
-    let mut out = StreamOut::for_input(src);
+    reader: Reader<'_>,
+    checks: Option<&mut Vec<FnResult>>,
+) -> Result<Patched<'s>, krm::ReadError> {
+    let docs = match docs {
+        Some(docs) => docs,
+        None => {
+            let mut none = Vec::new();
+            match strict_documents(file, reader, checks.unwrap_or(&mut none)) {
+                Some(docs) => docs,
+                None => return Ok(Patched::Skipped),
+            }
+        }
+    };
+    let mut out = StreamOut::for_input(&file.text);
     let (mut n, mut kept) = (0usize, 0usize);
-    let streamed = krm::stream_items(
-        src,
+    krm::stream_documents(
+        |each| {
+            docs.into_iter().for_each(each);
+            Ok(())
+        },
+        false,
         &mut |item| {
             krm::for_each_resource(&item.node, &mut |r| whence.saw(r, i, n));
             n += 1;
@@ -396,28 +508,88 @@ fn patch_file<'s>(
         },
         &mut out,
     )?;
-    match streamed {
-        Streamed::Done => Ok(Done::Text(out.text, kept)),
-        Streamed::Wrapped => {
-            let Input { mut form, items } = Input::read(src)?;
-            let wrapper = match &mut form {
-                krm::Form::Wrapped { doc, .. } => doc.root.as_mut(),
-                krm::Form::Stream { .. } => None,
-            };
-            let items = engine.process_document(items, wrapper);
-            Ok(Done::Wrapped(form, items))
+    Ok(Patched::Text(out.text, kept))
+}
+
+/// Pass two for a stream: its pieces through the engine. One that turns out to be a
+/// ResourceList whose `kind` its lines did not show is read whole.
+fn documents_file<'s>(
+    i: usize,
+    file: &'s SourceFile,
+    docs: Documents<'s>,
+    engine: &mut Engine<'_>,
+    whence: &mut Whence,
+    reader: Reader<'_>,
+) -> Result<Patched<'s>, krm::ReadError> {
+    let out = StreamOut::for_input(&file.text);
+    match docs.run(engine, out, reader, Some(&whence.hasher)) {
+        Ok(read) => {
+            for &(key, n) in &read.seen {
+                whence.saw_key(key, i, n);
+            }
+            Ok(Patched::Text(read.out.text, read.kept))
         }
+        Err(Stop::Wrapped) => whole_file(i, file, None, engine, whence, reader),
+        Err(Stop::Read(e)) => Err(e),
     }
 }
 
-/// Writes a processed document: deleted, untouched (its text), or rewritten from its tree.
-fn write_back<'a>(item: Option<Item<'a>>, mut doc: Document<'a>, out: &mut StreamOut) {
-    match item {
-        None => {}
-        Some(it) if !it.touched => out.source(doc.text),
-        Some(it) => {
-            doc.root = Some(it.node);
-            out.document(doc);
+/// Pass two for a block ResourceList: its items through the engine, in the one document they
+/// are. One that cannot be read so is read whole.
+fn items_file<'s>(
+    file: &'s SourceFile,
+    items: Items<'s>,
+    engine: &mut Engine<'_>,
+    reader: Reader<'_>,
+) -> Result<Patched<'s>, krm::ReadError> {
+    let src = file.text.as_str();
+    let out = StreamOut::for_input(src).text;
+    engine.one_document();
+    let read = items.run(engine, out, reader);
+    engine.end_document();
+    let Some(read) = read else {
+        let mut none = Whence::default();
+        return whole_file(0, file, None, engine, &mut none, reader);
+    };
+    let mut text = read.out;
+    text.push_str(src.get(read.rest..).unwrap_or(""));
+    Ok(Patched::Items(text))
+}
+
+/// Pass two for a file read whole: a ResourceList's items through the engine in their
+/// document, written back in its form once the results are known; a stream's documents one by
+/// one.
+fn whole_file<'s>(
+    i: usize,
+    file: &'s SourceFile,
+    input: Option<Input<'s>>,
+    engine: &mut Engine<'_>,
+    whence: &mut Whence,
+    reader: Reader<'_>,
+) -> Result<Patched<'s>, krm::ReadError> {
+    let src = file.text.as_str();
+    let input = match input {
+        Some(input) => input,
+        None => {
+            reader.parses.add(src);
+            Input::read(src)?
+        }
+    };
+    let Input { mut form, items } = input;
+    let read = items.len();
+    match &mut form {
+        krm::Form::Wrapped { doc, .. } => {
+            let items = engine.process_document(items, doc.root.as_mut());
+            Ok(Patched::Wrapped { form, items, read })
+        }
+        krm::Form::Stream { .. } => {
+            let mut kept = Vec::with_capacity(read);
+            for (n, item) in items.into_iter().enumerate() {
+                krm::for_each_resource(&item.node, &mut |r| whence.saw(r, i, n));
+                kept.extend(engine.process(item));
+            }
+            let count = kept.len();
+            Ok(Patched::Text(krm::write_string(form, kept, &[]), count))
         }
     }
 }
@@ -468,18 +640,24 @@ fn file_safe(s: &str) -> String {
 }
 
 /// Where each resource came from (file and document index), to name the file in results that
-/// name a resource: `None` for an identity found in more than one place.
+/// name a resource: `None` for an identity found in more than one place. Identities are kept
+/// by a hash of their fields as written (what a result names), not by their text.
 #[derive(Default)]
 struct Whence {
-    seen: HashMap<Id<'static>, Option<(usize, u64)>>,
+    hasher: crate::hash::State,
+    seen: HashMap<u64, Option<(usize, u64)>, crate::hash::State>,
 }
 
 impl Whence {
     fn saw(&mut self, node: &Node<'_>, file: usize, index: usize) {
-        let id = Id::of(node).into_owned();
+        let key = identity_key(&self.hasher, &Id::of(node));
+        self.saw_key(key, file, index);
+    }
+
+    fn saw_key(&mut self, key: u64, file: usize, index: usize) {
         let at = (file, u64::try_from(index).unwrap_or(u64::MAX));
         self.seen
-            .entry(id)
+            .entry(key)
             .and_modify(|e| *e = None)
             .or_insert(Some(at));
     }
@@ -491,7 +669,8 @@ impl Whence {
             return;
         }
         let Some(id) = &r.resource else { return };
-        if let Some(Some((f, index))) = self.seen.get(id) {
+        let key = identity_key(&self.hasher, id);
+        if let Some(Some((f, index))) = self.seen.get(&key) {
             if let Some(file) = files.get(*f) {
                 r.file = Some((file.name.clone(), *index));
             }
