@@ -21,4 +21,5 @@ mod regressions;
 mod support;
 mod walkers_corpus;
 mod wildcards;
+mod write_back;
 mod yaml_roundtrip;
