@@ -3,10 +3,10 @@
 //!
 //! **Every write is checked.** A failed or short write to stdout (a full disk, a closed file)
 //! is a message on stderr and exit 1; a closed pipe (`| head`) is exit 1 without a message.
-//! A stdout the shell closed (`>&-`) is an error when anything is written to it: the Rust
-//! runtime puts `/dev/null`, opened for reading and writing, where a standard stream is closed,
-//! and that is what [`StdoutIs::probe`] recognises (so `1<>/dev/null` counts as closed too;
-//! `>/dev/null` does not). **One line per message.** Control characters in a message (a
+//! A stdout the shell closed (`>&-`) is an error as soon as something is written to it:
+//! whether it was closed is looked at before `main` ([`STDOUT_CLOSED`]), since the Rust runtime
+//! then puts `/dev/null` in its place, which is what `>/dev/null` gives too (and what the
+//! writes would vanish into). **One line per message.** Control characters in a message (a
 //! resource name holding a line break or an escape sequence) are written escaped (`\n`,
 //! `\x1b`), so that a message is one line and never drives the terminal; the results
 //! themselves (in a ResourceList, in `--results`) keep the exact text. **Diff headers** name a
@@ -16,6 +16,7 @@
 //! What it must not do: decide what to write, or exit.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use krm_merge::krm::{FnResult, Severity};
 
@@ -38,6 +39,25 @@ pub struct Io<'o> {
     pub stdout_is: StdoutIs,
 }
 
+/// Whether file descriptor 1 was closed when the process started (`>&-`). Set before `main`
+/// by [`LOOK_AT_STDOUT`]: by `main`, the Rust runtime has put `/dev/null` (opened for reading
+/// and writing) on a closed standard stream, which cannot be told from a `/dev/null` the
+/// caller gave (Python's `subprocess.DEVNULL` is one).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Run by the C runtime with the program's other initialisers, before the Rust runtime's.
+#[cfg(all(target_os = "linux", not(test)))]
+#[used]
+#[link_section = ".init_array"]
+static LOOK_AT_STDOUT: extern "C" fn() = look_at_stdout;
+
+#[cfg(all(target_os = "linux", not(test)))]
+extern "C" fn look_at_stdout() {
+    if rustix::fs::fcntl_getfl(rustix::stdio::stdout()).is_err() {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
 /// What the process's stdout is, found when it starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StdoutIs {
@@ -53,23 +73,16 @@ impl StdoutIs {
         use std::os::fd::AsFd;
         let stdout = io::stdout();
         let fd = stdout.as_fd();
+        let closed = STDOUT_CLOSED.load(Ordering::Relaxed);
         let Ok(stat) = rustix::fs::fstat(fd) else {
-            return StdoutIs {
-                closed: true,
-                file: None,
-            };
+            return StdoutIs { closed, file: None };
         };
-        let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
-        let null = kind == rustix::fs::FileType::CharacterDevice
-            && rustix::fs::major(stat.st_rdev) == 1
-            && rustix::fs::minor(stat.st_rdev) == 3;
-        let read_write = rustix::fs::fcntl_getfl(fd)
-            .is_ok_and(|f| f & rustix::fs::OFlags::ACCMODE == rustix::fs::OFlags::RDWR);
+        let regular =
+            rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile;
         StdoutIs {
-            closed: null && read_write,
+            closed,
             #[allow(clippy::useless_conversion)]
-            file: (kind == rustix::fs::FileType::RegularFile)
-                .then(|| (u64::from(stat.st_dev), u64::from(stat.st_ino))),
+            file: regular.then(|| (u64::from(stat.st_dev), u64::from(stat.st_ino))),
         }
     }
 }

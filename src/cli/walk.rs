@@ -23,8 +23,6 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use regex::Regex;
-
 /// A file or directory, by device and inode: the same one through any link.
 pub type FileKey = (u64, u64);
 
@@ -257,21 +255,22 @@ pub fn special(meta: &fs::Metadata) -> Option<&'static str> {
     }
 }
 
-/// The patterns of a `.krmignore`: gitignore's syntax (kpt's subset of it, plus `**`). Blank
-/// lines and `#` comments are skipped; `!` negates; a trailing `/` matches directories only; a
-/// pattern with a `/` elsewhere is anchored at the file's directory, one without matches a name
-/// at any depth; `*`, `?` and `[...]` do not match `/`, `**` does. The last pattern that matches
-/// decides.
-#[derive(Clone, Debug, Default)]
+/// The patterns of a `.krmignore`: gitignore's syntax, matched by the `ignore` crate's gitignore
+/// matcher (git's own rules: blank lines and `#` comments skipped, `!` negates, a trailing `/`
+/// matches directories only, a pattern with a `/` elsewhere is anchored at the file's
+/// directory, one without matches a name at any depth, `*`, `?` and `[...]` do not match `/`,
+/// `**` does; the last pattern that matches decides).
+#[derive(Clone, Debug)]
 pub struct Ignore {
-    rules: Vec<Rule>,
+    matcher: ignore::gitignore::Gitignore,
 }
 
-#[derive(Clone, Debug)]
-struct Rule {
-    negate: bool,
-    dir_only: bool,
-    regex: Regex,
+impl Default for Ignore {
+    fn default() -> Self {
+        Ignore {
+            matcher: ignore::gitignore::Gitignore::empty(),
+        }
+    }
 }
 
 impl Ignore {
@@ -286,110 +285,20 @@ impl Ignore {
 
     /// Reads patterns; `Err` names the line of a pattern that cannot be used.
     pub fn parse(text: &str) -> Result<Ignore, String> {
-        let mut rules = Vec::new();
+        // Paths are matched relative to the `.krmignore`'s directory, given as relative paths.
+        let mut b = ignore::gitignore::GitignoreBuilder::new("");
         for (n, line) in text.lines().enumerate() {
-            let line = line.trim_end();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (negate, pat) = match line.strip_prefix('!') {
-                Some(p) => (true, p),
-                None => (false, line.strip_prefix('\\').unwrap_or(line)),
-            };
-            let (dir_only, pat) = match pat.strip_suffix('/') {
-                Some(p) => (true, p),
-                None => (false, pat),
-            };
-            let anchored = pat.contains('/');
-            let pat = pat.strip_prefix('/').unwrap_or(pat);
-            if pat.is_empty() {
-                continue;
-            }
-            let body = glob_regex(pat);
-            let re = if anchored {
-                format!("^{body}$")
-            } else {
-                format!("^(?:.*/)?{body}$")
-            };
-            let regex = Regex::new(&re).map_err(|e| format!("line {}: {e}", n + 1))?;
-            rules.push(Rule {
-                negate,
-                dir_only,
-                regex,
-            });
+            b.add_line(None, line)
+                .map_err(|e| format!("line {}: {e}", n + 1))?;
         }
-        Ok(Ignore { rules })
+        let matcher = b.build().map_err(|e| e.to_string())?;
+        Ok(Ignore { matcher })
     }
 
     /// Whether `rel` (relative to the `.krmignore`'s directory) is ignored.
     pub fn ignores(&self, rel: &Path, is_dir: bool) -> bool {
-        let Some(rel) = rel.to_str() else {
-            return false;
-        };
-        let mut ignored = false;
-        for r in &self.rules {
-            if (!r.dir_only || is_dir) && r.regex.is_match(rel) {
-                ignored = !r.negate;
-            }
-        }
-        ignored
+        self.matcher.matched(rel, is_dir).is_ignore()
     }
-}
-
-/// A glob as a regular expression (unanchored).
-fn glob_regex(pat: &str) -> String {
-    let mut re = String::new();
-    let chars: Vec<char> = pat.chars().collect();
-    let mut i = 0;
-    while let Some(&c) = chars.get(i) {
-        match c {
-            '*' if chars.get(i + 1) == Some(&'*') => {
-                let slash_after = chars.get(i + 2) == Some(&'/');
-                let at_start = i == 0 || chars.get(i.wrapping_sub(1)) == Some(&'/');
-                if at_start && slash_after {
-                    re.push_str("(?:.*/)?");
-                    i += 3;
-                } else {
-                    re.push_str(".*");
-                    i += 2;
-                }
-                continue;
-            }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
-            '[' => {
-                let close = chars
-                    .get(i + 1..)
-                    .and_then(|rest| rest.iter().position(|&c| c == ']'))
-                    .map(|p| i + 1 + p);
-                match close {
-                    Some(end) if end > i + 1 => {
-                        re.push('[');
-                        let mut body: String =
-                            chars.get(i + 1..end).unwrap_or_default().iter().collect();
-                        if let Some(rest) = body.strip_prefix('!') {
-                            body = format!("^{rest}");
-                        }
-                        re.push_str(&body.replace('\\', "\\\\").replace('[', "\\["));
-                        re.push(']');
-                        i = end + 1;
-                        continue;
-                    }
-                    _ => re.push_str("\\["),
-                }
-            }
-            '\\' => {
-                if let Some(&next) = chars.get(i + 1) {
-                    re.push_str(&regex::escape(&next.to_string()));
-                    i += 2;
-                    continue;
-                }
-            }
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-        i += 1;
-    }
-    re
 }
 
 #[cfg(test)]

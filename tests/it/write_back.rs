@@ -595,6 +595,19 @@ fn a_closed_stdout_is_an_error() {
         s(&pkg)
     );
     assert_eq!(run_cmd(Command::new("sh").arg("-c").arg(&script)).code, 0);
+    // /dev/null opened for reading and writing, as Python's subprocess.DEVNULL gives it (and as
+    // the Rust runtime fills a closed stream), is a stdout like any other.
+    let null = fs::File::options()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .expect("open");
+    let out = run_cmd(
+        Command::new(bin())
+            .args(["--config", s(&cfg), s(&pkg)])
+            .stdout(null),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 #[test]
