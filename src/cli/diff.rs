@@ -148,7 +148,7 @@ fn refuse_overwrites(req: &DiffRequest, io: &Io<'_>) -> Result<(), String> {
         .into_iter()
         .flatten()
     {
-        if let Ok(listed) = files::list_inputs(std::slice::from_ref(side), None) {
+        if let Ok(listed) = files::list_inputs(std::slice::from_ref(side), None, false) {
             reads.extend(&listed.reads);
         }
     }

@@ -255,12 +255,17 @@ pub fn read_inputs_within(
     config: Option<FileKey>,
     budget: &mut Budget,
 ) -> Result<Inputs, ReadFailure> {
-    read_listed(list_inputs(inputs, config)?, stdin, budget)
+    read_listed(list_inputs(inputs, config, false)?, stdin, budget)
 }
 
 /// Lists the inputs: each path as given, each directory walked as kpt reads a package. Nothing
 /// is read but `.krmignore`s. `config`: the functionConfig file's key, never read as resources.
-pub fn list_inputs(inputs: &[Source], config: Option<FileKey>) -> Result<Listing, ReadFailure> {
+/// `others`: list the directories' other files too, for `--output` to copy.
+pub fn list_inputs(
+    inputs: &[Source],
+    config: Option<FileKey>,
+    others: bool,
+) -> Result<Listing, ReadFailure> {
     let mut seen: HashMap<FileKey, PathBuf> = HashMap::new();
     let mut out = Listing::default();
     for input in inputs {
@@ -275,7 +280,8 @@ pub fn list_inputs(inputs: &[Source], config: Option<FileKey>) -> Result<Listing
             .map_err(|e| ReadFailure::Usage(format!("{}: {}", p.display(), describe(p, &e))))?;
         if meta.is_dir() {
             out.first_dir.get_or_insert_with(|| p.clone());
-            let w = walk::walk(p, &mut seen, &mut out.reads, config).map_err(ReadFailure::Usage)?;
+            let w = walk::walk(p, &mut seen, &mut out.reads, config, others)
+                .map_err(ReadFailure::Usage)?;
             out.warnings.extend(w.warnings);
             out.notes.extend(w.notes);
             for f in w.found {

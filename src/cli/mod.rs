@@ -237,7 +237,8 @@ fn standalone(
     if stdin.terminal && inputs.contains(&Source::Stdin) {
         return usage(io, WAITING);
     }
-    let listing = match files::list_inputs(inputs, config_key) {
+    let copies = matches!(write, Write::Output(_));
+    let listing = match files::list_inputs(inputs, config_key, copies) {
         Ok(l) => l,
         Err(e) => return read_failed(io, report, e),
     };

@@ -8,7 +8,9 @@
 //! `Kustomization` are kustomize's build files, not resources; the functionConfig file itself is
 //! not read. Every other regular file of the package — those, the files `.krmignore` leaves out,
 //! files of other names, dot files and the files of dot directories (but for `.git`, a
-//! repository's store) — is [`Found::Other`]: not read, copied as it is by `--output`. Nothing
+//! repository's store) — is [`Found::Other`]: not read, copied as it is by `--output`; those are
+//! listed only when `--output` asks (otherwise dot directories and ignored directories are not
+//! walked, as before). Nothing
 //! that is not a regular file is ever opened: a FIFO, a socket or a device is skipped with a
 //! warning that says what it is. Symbolic links are followed, but a directory is read once (a
 //! link back to a parent, or two links to one directory, is skipped with a warning), and so is
@@ -65,11 +67,13 @@ pub fn walk(
     seen: &mut HashMap<FileKey, PathBuf>,
     looked_at: &mut HashMap<FileKey, PathBuf>,
     config: Option<FileKey>,
+    others: bool,
 ) -> Result<Walk, String> {
     let mut w = Walker {
         seen,
         looked_at,
         config,
+        others,
         out: Walk::default(),
     };
     let meta = fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
@@ -94,6 +98,9 @@ struct Walker<'a> {
     seen: &'a mut HashMap<FileKey, PathBuf>,
     looked_at: &'a mut HashMap<FileKey, PathBuf>,
     config: Option<FileKey>,
+    /// List the files that are not resources ([`Found::Other`]), for `--output`; without it,
+    /// dot directories and the directories `.krmignore` leaves out are not walked at all.
+    others: bool,
     out: Walk,
 }
 
@@ -126,7 +133,15 @@ impl Walker<'_> {
             .map_err(|e| format!("{}: {e}", dir.display()))?;
         names.sort();
         for name in names {
-            if name == ".git" {
+            let name_str = name.to_str();
+            let dot = name_str.is_none_or(|n| n.starts_with('.'));
+            if name == ".git" || (dot && !self.others) {
+                if name_str.is_none() {
+                    self.out.warnings.push(format!(
+                        "{}: a name that is not UTF-8; skipped",
+                        dir.join(&name).display()
+                    ));
+                }
                 continue;
             }
             let path = dir.join(&name);
@@ -144,8 +159,6 @@ impl Walker<'_> {
                     return Err(format!("{}: {e}", path.display()));
                 }
             };
-            let name_str = name.to_str();
-            let dot = name_str.is_none_or(|n| n.starts_with('.'));
             if name_str.is_none() && !hidden {
                 self.out.warnings.push(format!(
                     "{}: a name that is not UTF-8; not read as resources",
@@ -158,6 +171,13 @@ impl Walker<'_> {
                 .unwrap_or((Path::new(""), None));
             let in_pkg = rel.strip_prefix(pkg_dir).unwrap_or(&rel);
             if meta.is_dir() {
+                let subpackage = !hidden && !dot && path.join("Kptfile").is_file();
+                // A pattern cannot ignore a subpackage (kpt); an ignored directory's files are
+                // only copied (or, when nothing is copied, not walked).
+                let ignored = !subpackage && ignore.is_some_and(|i| i.ignores(in_pkg, true));
+                if ignored && !self.others {
+                    continue;
+                }
                 self.looked_at
                     .entry(key(&meta))
                     .or_insert_with(|| path.clone());
@@ -170,10 +190,6 @@ impl Walker<'_> {
                     continue;
                 }
                 self.seen.insert(key(&meta), path.clone());
-                let subpackage = !hidden && !dot && path.join("Kptfile").is_file();
-                // A pattern cannot ignore a subpackage (kpt); an ignored directory's files are
-                // only copied.
-                let ignored = !subpackage && ignore.is_some_and(|i| i.ignores(in_pkg, true));
                 if subpackage {
                     let mut inner = ignores.to_vec();
                     inner.push((rel.clone(), self.ignore_of(&path)?));
@@ -209,7 +225,9 @@ impl Walker<'_> {
                 && !kustomization
                 && !ignore.is_some_and(|i| i.ignores(in_pkg, false));
             if !resources {
-                self.out.found.push(Found::Other { path, rel });
+                if self.others {
+                    self.out.found.push(Found::Other { path, rel });
+                }
                 continue;
             }
             if Some(key(&meta)) == self.config {
@@ -217,7 +235,9 @@ impl Walker<'_> {
                     "{}: the functionConfig file; skipped",
                     path.display()
                 ));
-                self.out.found.push(Found::Other { path, rel });
+                if self.others {
+                    self.out.found.push(Found::Other { path, rel });
+                }
                 continue;
             }
             if let Some(first) = self.seen.get(&key(&meta)) {
