@@ -1,8 +1,12 @@
 //! The command line: arguments into a [`Mode`] ([`args`]), files and stdin in ([`files`],
-//! directories as packages by [`walk`]), the library's run, bytes and messages out ([`out`]).
+//! directories as packages by [`walk`]), every path written checked against every path read
+//! before anything is read ([`guard`]), the library's run, the package as files ([`emit`]),
+//! files written as one transaction ([`writeback`]), bytes and messages out ([`out`]); the
+//! results file last, with any write failure in it.
 //!
 //! Exit codes: 0 success, 1 when any result has severity `error` (or, with `--check`, when a
-//! file would change; or when the output cannot be written), 2 for usage errors.
+//! file would change; or when the output cannot be written), 2 for usage errors (a path
+//! written that the run reads among them).
 //!
 //! * **KRM mode** (no arguments) is the KRM Functions Specification's: the ResourceList comes
 //!   back with its results inside, on an error too (the items as they came); each error is
