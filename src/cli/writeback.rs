@@ -190,11 +190,16 @@ impl Fs for Real {
 
     fn keep_meta(&self, file: &File, like: &Metadata) -> io::Result<()> {
         let now = file.metadata()?;
-        if (now.uid(), now.gid()) != (like.uid(), like.gid()) {
+        let owner_differs = (now.uid(), now.gid()) != (like.uid(), like.gid());
+        if owner_differs {
             // Before the mode: a change of owner clears the set-user-ID and set-group-ID bits.
             std::os::unix::fs::fchown(file, Some(like.uid()), Some(like.gid()))?;
         }
-        file.set_permissions(fs::Permissions::from_mode(like.mode() & 0o7777))
+        // Each change of an inode is a journal entry: none where the file was made right.
+        if owner_differs || now.mode() & 0o7777 != like.mode() & 0o7777 {
+            file.set_permissions(fs::Permissions::from_mode(like.mode() & 0o7777))?;
+        }
+        Ok(())
     }
 
     fn set_mode(&self, file: &File, mode: u32) -> io::Result<()> {
@@ -435,8 +440,10 @@ fn replace(
             )),
         ));
     }
+    // Made with the file's permission bits (less the umask; set exactly after): most often
+    // nothing is left to change.
     let (mut file, temp) = fs
-        .temp_file(&dir_of(&target), 0o600)
+        .temp_file(&dir_of(&target), meta.mode() & 0o777)
         .map_err(|e| failed(shown, "write (a temporary file beside it)", e))?;
     fs.write(&mut file, bytes)
         .and_then(|()| fs.keep_meta(&file, meta))
