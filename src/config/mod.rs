@@ -573,15 +573,25 @@ pub fn plan(
 /// [`plan`], with the files the config names read and confined as `load` says (see [`Load`]
 /// and [`LoadRestrictor`]; [`plan`] is `Load::new(base_dir)`: confined to `base_dir`'s tree).
 pub fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, ConfigError> {
+    plan_reading(function_config, load).map(|(plan, _)| plan)
+}
+
+/// [`plan_with`], and the files the config named and were read (where they resolve), so that a
+/// caller that writes files can make sure it never writes over one of them.
+pub fn plan_reading(
+    function_config: &Node<'_>,
+    load: &Load,
+) -> Result<(Plan, Vec<std::path::PathBuf>), ConfigError> {
     let mut ctx = Ctx::new(load);
     let mut root = function_config.clone().into_owned();
     ctx.expand(&mut root, &Path::root())?;
-    match form_of(&root)? {
+    let plan = match form_of(&root)? {
         ConfigForm::Merge => merge_form(&root, &mut ctx),
         ConfigForm::PatchTransformer => patch_transformer_form(&root, &mut ctx),
         ConfigForm::ConfigMap => configmap_form(&root, &mut ctx),
         ConfigForm::Empty | ConfigForm::CommandLine => Ok(empty_plan()),
-    }
+    }?;
+    Ok((plan, ctx.files_read()))
 }
 
 /// The plan of `krm-merge merge2 SRC DEST` and `krm-merge merge3 ORIGINAL UPDATED DEST`: one

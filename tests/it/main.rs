@@ -28,4 +28,5 @@ mod support;
 mod walkers_corpus;
 mod wildcards;
 mod yaml11_quoting;
+mod write_back;
 mod yaml_roundtrip;

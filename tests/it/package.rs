@@ -206,6 +206,9 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
     .expect("write");
     fs::create_dir_all(pkg.join(".git")).expect("dir");
     fs::write(pkg.join(".git/x.yaml"), CM.replace("settings", "git")).expect("write");
+    fs::create_dir_all(pkg.join(".github")).expect("dir");
+    fs::write(pkg.join(".github/ci.yaml"), CM.replace("settings", "ci")).expect("write");
+    fs::write(pkg.join("README.md"), "# pkg\n").expect("write");
 
     let out = krm(&["--config", s(&pkg.join("fn.yaml")), s(&pkg), "-v"], "");
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -237,7 +240,9 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
         out.stderr
     );
     assert!(!out.stderr.contains("kustomization"), "{}", out.stderr);
-    // --output: the package laid out as it was, the Kptfiles and the build file included.
+    // --output: the whole package after the change, laid out as it was: every file of the
+    // directory (the functionConfig, the Kptfiles, .krmignore, the build file, what is not
+    // resources, what .krmignore leaves out, dot directories), but for .git.
     let dest = pkg.parent().expect("dir").join("out");
     let out = krm(
         &["--config", s(&pkg.join("fn.yaml")), s(&pkg), "-o", s(&dest)],
@@ -250,11 +255,19 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
     assert_eq!(
         written,
         [
+            ".github/ci.yaml",
+            ".krmignore",
             "Kptfile",
+            "README.md",
+            "child/.krmignore",
             "child/Kptfile",
+            "child/drop.yaml",
             "child/ignored.yaml",
             "config.yaml",
             "deploy.yaml",
+            "fn.yaml",
+            "gen/x.yaml",
+            "ignored.yaml",
             "kustomization.yaml",
             "sub/service.yaml",
             "values.yaml"
@@ -267,6 +280,13 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
         fs::read_to_string(dest.join("config.yaml")).expect("read"),
         CM
     );
+    for copied in ["fn.yaml", ".krmignore", "gen/x.yaml", ".github/ci.yaml"] {
+        assert_eq!(
+            fs::read(dest.join(copied)).expect("read"),
+            fs::read(pkg.join(copied)).expect("read"),
+            "{copied}"
+        );
+    }
     // A directory that is not empty is refused before anything runs.
     let out = krm(&["--config", s(&cfg), s(&pkg), "--output", s(&dest)], "");
     assert_eq!(out.code, 2);
