@@ -176,7 +176,14 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let mut m = a.clone();
-    let opts3 = merge3::Options { infer_keys };
+    let opts3 = merge3::Options {
+        infer_keys,
+        winner: if flags & 16 != 0 {
+            merge3::Winner::Local
+        } else {
+            merge3::Winner::Upstream
+        },
+    };
     if merge3::merge(&mut m, &b, &c, &schema, at, &opts3, &anchors).is_ok() {
         check("merge3", &m);
     }

@@ -455,9 +455,11 @@ fn three(
         Err(e) => return conclude(io, &req.report, &reading, &[diff_error(c, &e)]).unwrap_or(1),
     };
     let id = Id::of(c).into_owned();
-    let severity = match req.conflicts {
-        Conflicts::Warn => Severity::Warning,
-        Conflicts::Error => Severity::Error,
+    // `diff --conflicts` takes `warn` and `error` only: kubectl's patch overwrites the live value.
+    let severity = if req.conflicts == Conflicts::Error {
+        Severity::Error
+    } else {
+        Severity::Warning
     };
     let mut results: Vec<FnResult> = d.warnings.iter().map(|w| warning(id.clone(), w)).collect();
     results.extend(d.conflicts.iter().map(|c| conflict(&id, c, severity)));

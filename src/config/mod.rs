@@ -212,17 +212,32 @@ impl FromStr for PatchKind {
     }
 }
 
-/// How `merge3` reports conflicts (a field changed differently in the patch and in the item).
+/// What a `merge3` conflict is (a field changed differently upstream and in the item, or a
+/// resource upstream deleted that the item changed): who wins, and how loudly.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Conflicts {
-    /// As warning results; upstream's value is taken.
+    /// Upstream's value is taken, and each conflict is a warning result.
     #[default]
     Warn,
-    /// As error results: the run fails.
+    /// Each conflict is an error result: the run fails and changes nothing.
     Error,
+    /// The local value is kept, and each conflict is a warning result.
+    Local,
+    /// Upstream's value is taken, silently: each conflict is an info result.
+    Upstream,
+}
+
+impl Conflicts {
+    /// Which side a conflict settles for.
+    pub fn winner(self) -> merge3::Winner {
+        match self {
+            Conflicts::Local => merge3::Winner::Local,
+            Conflicts::Warn | Conflicts::Error | Conflicts::Upstream => merge3::Winner::Upstream,
+        }
+    }
 }
 
 /// Whose behaviour a step reproduces where tools differ.
@@ -325,6 +340,7 @@ impl PatchOptions {
     pub fn merge3(&self) -> merge3::Options {
         merge3::Options {
             infer_keys: self.infer_merge_keys,
+            winner: self.conflicts.winner(),
         }
     }
 }

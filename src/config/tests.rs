@@ -409,7 +409,7 @@ const MERGE_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "  patches:\n  - patch: {kind: A, metadata: {name: a}}\n    options: {conflicts: fail}\n",
-        "spec.patches[0].options.conflicts: unknown variant `fail`, expected `warn` or `error`",
+        "spec.patches[0].options.conflicts: unknown variant `fail`, expected one of `warn`, `error`, `local`, `upstream`",
     ),
     (
         "  patches:\n  - type: Strategic\n    patch: {kind: A, metadata: {name: a}}\n",

@@ -388,9 +388,11 @@ pub(super) struct Options {
     /// replaces such lists whole, as kustomize does.
     #[schemars(extend("default" = true))]
     pub infer_merge_keys: Option<bool>,
-    /// merge3 only: report conflicts (a field changed differently upstream and in the item) as
-    /// warnings (`warn`: upstream's value is taken, as the 3-way rules say) or as errors
-    /// (`error`: the run fails and changes nothing).
+    /// merge3 only: what a conflict (a field changed differently upstream and in the item, or
+    /// a resource upstream deleted that the item changed) is: `warn` (upstream's value is
+    /// taken, as the 3-way rules say, and a warning names the conflict), `error` (the run fails
+    /// and changes nothing), `local` (the item's value is kept, with a warning) or `upstream`
+    /// (upstream's value is taken silently: an info result).
     #[serde(default)]
     pub conflicts: Conflicts,
     /// Whose behaviour merge2 and json6902 patches reproduce where tools differ: `native`

@@ -21,8 +21,8 @@ use crate::yaml::{self, Document, Node, ParseError};
 pub enum Origin {
     /// The n-th item of the input.
     Input(usize),
-    /// Made by a patch (merge3 adds resources).
-    New,
+    /// Made by a patch: document `document` of step `step`, a merge3 update, adds it.
+    New { step: usize, document: usize },
 }
 
 /// A resource being processed.
@@ -295,7 +295,7 @@ fn write_stream(docs: Vec<Document<'_>>, item_docs: &[usize], items: Vec<Item<'_
                 }
                 by_input[n] = Some(item);
             }
-            Origin::New => new.push(item),
+            Origin::New { .. } => new.push(item),
         }
     }
     let mut text = StreamOut::default();

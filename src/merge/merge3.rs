@@ -62,15 +62,32 @@ use crate::yaml::{Comments, Entry, Kind, Node};
 pub struct Options {
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
+    /// Which side a conflict settles for.
+    pub winner: Winner,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { infer_keys: true }
+        Options {
+            infer_keys: true,
+            winner: Winner::Upstream,
+        }
     }
 }
 
-/// What the two sides did to the same place.
+/// The side a conflict settles for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Winner {
+    /// Upstream's change is made: its value taken, its deletion done, its change to what the
+    /// local copy deleted brought back as a delta (kyaml's rules).
+    #[default]
+    Upstream,
+    /// The local copy's value stays, as it is: what it changed, what it deleted.
+    Local,
+}
+
+/// What the two sides did to the same place. What the merge made of it is the [`Winner`]'s
+/// side; for [`Winner::Upstream`], as each kind says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConflictKind {
     /// Both changed the value, differently (or both added it with different values). The
@@ -83,43 +100,56 @@ pub enum ConflictKind {
     ChangedUpstreamDeletedLocally,
 }
 
-/// A place where both sides changed the same thing; the merge settled it as [`ConflictKind`]
-/// says.
+/// A place where both sides changed the same thing; the merge settled it for `settled`, as
+/// [`ConflictKind`] says for each side.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conflict {
     /// Where, from the resource's root: `spec.template.spec.containers[name=app].image`.
     pub path: Path,
     pub kind: ConflictKind,
+    /// The side whose value the result holds there. A local `null` upstream changed stays
+    /// whatever the options say (so that merging again changes nothing): [`Winner::Local`].
+    pub settled: Winner,
     /// `dest`'s value before the merge, as one line of YAML; `None` when it had none.
     pub local: Option<String>,
     /// `updated`'s value, as one line of YAML; `None` when upstream deleted it.
     pub upstream: Option<String>,
 }
 
-impl fmt::Display for Conflict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Conflict {
+    /// What clashed, with both values: `changed locally to 5 and upstream to 4`.
+    pub fn clash(&self) -> String {
         let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_owned());
         match self.kind {
-            ConflictKind::BothChanged => write!(
-                f,
-                "{}: changed locally to {} and upstream to {}; took upstream's",
-                self.path,
+            ConflictKind::BothChanged => format!(
+                "changed locally to {} and upstream to {}",
                 show(&self.local),
                 show(&self.upstream)
             ),
-            ConflictKind::DeletedUpstreamChangedLocally => write!(
-                f,
-                "{}: deleted upstream but changed locally to {}; deleted",
-                self.path,
+            ConflictKind::DeletedUpstreamChangedLocally => format!(
+                "deleted upstream but changed locally (to {})",
                 show(&self.local)
             ),
-            ConflictKind::ChangedUpstreamDeletedLocally => write!(
-                f,
-                "{}: changed upstream to {} but deleted locally",
-                self.path,
+            ConflictKind::ChangedUpstreamDeletedLocally => format!(
+                "changed upstream (to {}) but deleted locally",
                 show(&self.upstream)
             ),
         }
+    }
+
+    /// How the merge settled it: `took upstream`, `deleted` or `kept local`.
+    pub fn outcome(&self) -> &'static str {
+        match (self.settled, self.kind) {
+            (Winner::Local, _) => "kept local",
+            (Winner::Upstream, ConflictKind::DeletedUpstreamChangedLocally) => "deleted",
+            (Winner::Upstream, _) => "took upstream",
+        }
+    }
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}; {}", self.path, self.clash(), self.outcome())
     }
 }
 
@@ -147,6 +177,7 @@ pub fn merge<'a, 'p: 'a>(
     let m = Merger {
         schema,
         opts: *opts,
+        winner: std::cell::Cell::new(opts.winner),
         anchors,
         depth: align::Depth::default(),
     };
@@ -231,18 +262,23 @@ fn same_comments_deep(a: &Node<'_>, b: &Node<'_>) -> bool {
             .all(|(x, y)| same_comments_deep(x, y))
 }
 
+/// Records a conflict settled for `settled`; true when that is the local side (the caller then
+/// leaves the local value as it is).
 fn conflict(
     out: &mut Vec<Conflict>,
     kind: ConflictKind,
+    settled: Winner,
     local: Option<&Node<'_>>,
     upstream: Option<&Node<'_>>,
-) {
+) -> bool {
     out.push(Conflict {
         path: Path::root(),
         kind,
+        settled,
         local: local.map(one_line),
         upstream: upstream.map(one_line),
     });
+    settled == Winner::Local
 }
 
 /// Prefixes the conflicts recorded since `mark` with `seg`, as the walk unwinds.
@@ -265,6 +301,9 @@ fn first<'n, 'x>(
 struct Merger<'s, 'x, 'a> {
     schema: &'s Schema,
     opts: Options,
+    /// Which side conflicts settle for here: the options' [`Winner`], except while a node is
+    /// built for a place `dest` lacks ([`Merger::fill`]), where nothing local is in the way.
+    winner: std::cell::Cell<Winner>,
     anchors: &'x Anchors<Node<'a>>,
     /// How many collections enclose the place being decided ([`Merger::field`] counts).
     depth: align::Depth,
@@ -299,13 +338,16 @@ impl<'a> Merger<'_, '_, 'a> {
             if let (Side::Absent, Side::Value(on)) = (u, o) {
                 return self.deleted_upstream(d, on, at, meta, out);
             }
-            if !o.value().is_some_and(|on| d.same_data(on)) {
-                conflict(
+            if !o.value().is_some_and(|on| d.same_data(on))
+                && conflict(
                     out,
                     ConflictKind::DeletedUpstreamChangedLocally,
+                    self.winner.get(),
                     Some(d),
                     None,
-                );
+                )
+            {
+                return Ok(Fate::Keep);
             }
             return Ok(Fate::Remove);
         };
@@ -321,6 +363,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 conflict(
                     out,
                     ConflictKind::ChangedUpstreamDeletedLocally,
+                    Winner::Local,
                     Some(d),
                     Some(un),
                 );
@@ -349,13 +392,14 @@ impl<'a> Merger<'_, '_, 'a> {
         }
         match self.delta(on, un, at, meta)? {
             Some(n) => {
-                conflict(
+                let local = conflict(
                     out,
                     ConflictKind::ChangedUpstreamDeletedLocally,
+                    self.winner.get(),
                     None,
                     Some(un),
                 );
-                Ok(Fate::Set(n))
+                Ok(if local { Fate::Keep } else { Fate::Set(n) })
             }
             None => Ok(Fate::Keep),
         }
@@ -400,13 +444,16 @@ impl<'a> Merger<'_, '_, 'a> {
                 });
             }
         }
-        if !d.same_data(on) {
-            conflict(
+        if !d.same_data(on)
+            && conflict(
                 out,
                 ConflictKind::DeletedUpstreamChangedLocally,
+                self.winner.get(),
                 Some(d),
                 None,
-            );
+            )
+        {
+            return Ok(Fate::Keep);
         }
         Ok(Fate::Remove)
     }
@@ -484,8 +531,16 @@ impl<'a> Merger<'_, '_, 'a> {
             Side::Null => d.is_null(),
             Side::Absent => false,
         };
-        if !local_unchanged {
-            conflict(out, ConflictKind::BothChanged, Some(d), Some(un));
+        if !local_unchanged
+            && conflict(
+                out,
+                ConflictKind::BothChanged,
+                self.winner.get(),
+                Some(d),
+                Some(un),
+            )
+        {
+            return Ok(Fate::Keep);
         }
         self.take(d, un, on, at, meta)?;
         Ok(Fate::Keep)
@@ -715,15 +770,15 @@ impl<'a> Merger<'_, '_, 'a> {
             let fate = match ue {
                 // Deleted upstream: the element goes, with whatever the local copy put in it.
                 None => {
-                    if !oe.is_some_and(|oe| item.same_data(oe)) {
-                        conflict(
+                    let local = !oe.is_some_and(|oe| item.same_data(oe))
+                        && conflict(
                             out,
                             ConflictKind::DeletedUpstreamChangedLocally,
+                            self.winner.get(),
                             Some(&item),
                             None,
                         );
-                    }
-                    Ok(Fate::Remove)
+                    Ok(if local { Fate::Keep } else { Fate::Remove })
                 }
                 Some(_) => self.field(Some(&mut item), oe, ue, at, &elem, out),
             };
@@ -818,6 +873,8 @@ impl<'a> Merger<'_, '_, 'a> {
         keep_empty: bool,
     ) -> Result<Option<Node<'a>>, MergeError> {
         let mut scratch = Vec::new();
+        // Nothing local is in the way of what is built here: upstream's rules throughout.
+        let _upstream = WinnerGuard::set(&self.winner, Winner::Upstream);
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         let mut n: Node<'a> = un.shell();
         match un.kind() {
@@ -843,6 +900,27 @@ impl<'a> Merger<'_, '_, 'a> {
             _ => return Ok(Some(un.clone())),
         }
         Ok(Some(n))
+    }
+}
+
+/// Sets a merger's winner until it is dropped, then puts the one before back.
+struct WinnerGuard<'c> {
+    cell: &'c std::cell::Cell<Winner>,
+    before: Winner,
+}
+
+impl<'c> WinnerGuard<'c> {
+    fn set(cell: &'c std::cell::Cell<Winner>, w: Winner) -> Self {
+        WinnerGuard {
+            cell,
+            before: cell.replace(w),
+        }
+    }
+}
+
+impl Drop for WinnerGuard<'_> {
+    fn drop(&mut self) {
+        self.cell.set(self.before);
     }
 }
 
@@ -1254,15 +1332,21 @@ mod tests {
 
     #[test]
     fn conflicts_display() {
-        let c = Conflict {
+        let mut c = Conflict {
             path: Path(vec![Seg::field("spec"), Seg::field("replicas")]),
             kind: ConflictKind::BothChanged,
+            settled: Winner::Upstream,
             local: Some("2".into()),
             upstream: Some("3".into()),
         };
         assert_eq!(
             c.to_string(),
-            "spec.replicas: changed locally to 2 and upstream to 3; took upstream's"
+            "spec.replicas: changed locally to 2 and upstream to 3; took upstream"
+        );
+        c.settled = Winner::Local;
+        assert_eq!(
+            c.to_string(),
+            "spec.replicas: changed locally to 2 and upstream to 3; kept local"
         );
         assert_eq!(
             one_line(

@@ -29,7 +29,7 @@ use crate::krm::{self, FnResult, Item, Origin, Severity};
 use crate::merge::align;
 use crate::path::Path;
 use crate::run::aliases::Aliases;
-use crate::run::invariants;
+use crate::run::pairing::Sides;
 use crate::run::renames::Renames;
 use crate::run::report::Report;
 use crate::schema::Schema;
@@ -47,18 +47,57 @@ pub struct Setup<'p> {
     pub config: Option<&'p Id<'static>>,
     /// One hasher for the identities every engine of the run writes, so that they agree.
     pub hasher: crate::hash::State,
-    /// What learning the CRDs said (a CRD that cannot be used).
+    /// Per step, for a merge3 update: its documents indexed by key (`run/pairing.rs`).
+    pub updates: Vec<Option<Sides<'p>>>,
+    /// What learning the CRDs said (a CRD that cannot be used), and the documents of an update
+    /// that name one resource twice (an error each).
     warnings: Vec<FnResult>,
 }
 
 impl<'p> Setup<'p> {
     pub fn new(plan: &'p Plan, config: Option<&'p Id<'static>>) -> Setup<'p> {
+        let mut warnings = Vec::new();
+        let updates = plan
+            .steps
+            .iter()
+            .map(|step| {
+                let Action::Update { original, updated } = &step.action else {
+                    return None;
+                };
+                let sides = Sides::new(original, updated);
+                for (field, docs, index) in [
+                    ("original", original, &sides.original),
+                    ("patch", updated, &sides.updated),
+                ] {
+                    for &(first, second) in &index.duplicates {
+                        warnings.push(
+                            FnResult::new(
+                                Severity::Error,
+                                format!(
+                                    "{}: documents {} and {} of {field} are one resource ({}): \
+                                     a package version holds each resource once",
+                                    step.label(),
+                                    first + 1,
+                                    second + 1,
+                                    docs.get(first)
+                                        .map(|n| Id::of(n).to_string())
+                                        .unwrap_or_default()
+                                ),
+                            )
+                            .tag("patch", step.index.to_string()),
+                        );
+                    }
+                }
+                Some(sides)
+            })
+            .collect();
         Setup {
             plan,
             schema: plan.schema.clone(),
             config,
             hasher: crate::hash::State::default(),
-            warnings: Vec::new(),
+            updates,
+            warnings,
         }
     }
 
@@ -179,7 +218,9 @@ impl<'p> Engine<'p> {
                 );
             }
         }
-        engine.report.results.extend(setup.warnings.iter().cloned());
+        for w in &setup.warnings {
+            engine.report.push(w.clone());
+        }
         engine
     }
 
@@ -402,7 +443,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Remembers the identity of an item written out (see [`Renames`]).
-    fn note_identity(&mut self, item: &Item<'_>) {
+    pub(super) fn note_identity(&mut self, item: &Item<'_>) {
         let at = self.report.results.len();
         let first = item.first_id.as_ref();
         if let Some(e) = self.renames.note(&self.setup.hasher, &item.node, first, at) {
@@ -411,7 +452,11 @@ impl<'p> Engine<'p> {
     }
 
     /// Applies the steps from `first` on, in order, to an item.
-    fn process_from<'a>(&mut self, mut item: Item<'a>, first: usize) -> Option<Item<'a>> {
+    pub(super) fn process_from<'a>(
+        &mut self,
+        mut item: Item<'a>,
+        first: usize,
+    ) -> Option<Item<'a>> {
         if let Some((path, _)) = bookkeeping::file_of(&item.node) {
             self.report.files.insert(path.to_owned());
         }
@@ -421,7 +466,7 @@ impl<'p> Engine<'p> {
         self.settled = None;
         for (k, step) in plan.steps.iter().enumerate().skip(first) {
             let is = *bookkeeping.get_or_insert_with(|| self.is_bookkeeping(&item.node));
-            if is && !super::steps::names_a_kind(step) {
+            if is && !super::steps::touches_bookkeeping(step) {
                 continue;
             }
             let (effect, leaves_settled) = self.step(k, step, &mut item);
@@ -450,6 +495,14 @@ impl<'p> Engine<'p> {
 
     /// Whether an item is bookkeeping (a local-config resource, the Kptfile, the functionConfig
     /// itself), which only a step whose target names a kind may touch.
+    /// Whether the item is the functionConfig itself (kpt passes it among the items).
+    pub(super) fn is_function_config_item(&self, item: &Item<'_>) -> bool {
+        let follow = |n| self.aliases.follow(n);
+        self.setup
+            .config
+            .is_some_and(|c| is_function_config(c, &Id::of_with(&item.node, &follow)))
+    }
+
     fn is_bookkeeping(&self, node: &Node<'_>) -> bool {
         let follow = |n| self.aliases.follow(n);
         self.aliases.bookkeeping_lists > 0
@@ -465,46 +518,9 @@ impl<'p> Engine<'p> {
         let plan = self.setup.plan;
         let mut added: Vec<Item<'static>> = Vec::new();
         for (k, step) in plan.steps.iter().enumerate() {
-            let Action::Update { original, updated } = &step.action else {
-                continue;
-            };
-            for (d, doc) in updated.iter().enumerate() {
-                let id = Id::of(doc);
-                if self.report.counts[k].found[d] || original.iter().any(|o| Id::of(o).same(&id)) {
-                    continue;
-                }
-                let mut node: Node<'static> = doc.clone();
-                // A resource a patch brings in says nothing about where a host keeps it: a
-                // planted `config.kubernetes.io/path` would have `kpt fn sink` write it anywhere.
-                for key in invariants::strip_host_bookkeeping(&mut node) {
-                    self.report.push(
-                        FnResult::new(
-                            Severity::Warning,
-                            format!(
-                                "{}: document {}: {key} is a host's bookkeeping annotation, which \
-                                 a resource a patch adds may not bring: dropped",
-                                step.label(),
-                                d + 1
-                            ),
-                        )
-                        .about(&node)
-                        .at_field(Path::fields(&["metadata", "annotations", &key]))
-                        .tag("patch", step.index.to_string()),
-                    );
-                }
-                self.place_new(&mut node);
-                self.aliases.admit_new();
-                self.report.counts[k].changed += 1;
-                let item = Item {
-                    node,
-                    origin: Origin::New,
-                    touched: true,
-                    first_id: None,
-                };
-                if let Some(item) = self.process_from(item, k + 1) {
-                    self.note_identity(&item);
-                    added.push(item);
-                }
+            if let Action::Update { updated, .. } = &step.action {
+                let more = self.update_additions(k, step, updated);
+                added.extend(more);
             }
         }
         self.report.conclude(plan);
@@ -516,7 +532,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Gives a new item a file of its own when the items come from files (kpt).
-    fn place_new(&mut self, node: &mut Node<'static>) {
+    pub(super) fn place_new(&mut self, node: &mut Node<'static>) {
         let files = &mut self.report.files;
         if files.is_empty() || !node.is_map() {
             return;

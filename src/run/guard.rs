@@ -142,10 +142,11 @@ impl Engine<'_> {
     }
 
     fn report_conflicts(&mut self, step: &Step, node: &Node<'_>, conflicts: Vec<merge3::Conflict>) {
-        let severity = match step.options.conflicts {
-            Conflicts::Warn => Severity::Warning,
-            Conflicts::Error => Severity::Error,
-        };
+        let severity = conflict_severity(step.options.conflicts);
+        // A step's index is its place in the plan.
+        if let Some(counts) = self.report.counts.get_mut(step.index) {
+            counts.conflicts += conflicts.len();
+        }
         for c in conflicts {
             // When the run fails nothing changes: say what clashed, not how it was settled.
             let text = conflict_text(&c, severity != Severity::Error);
@@ -229,35 +230,20 @@ pub fn failure(
 
 /// What clashed in a conflict, and, with `settled`, how the merge settled it.
 fn conflict_text(c: &merge3::Conflict, settled: bool) -> String {
-    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
-    let (clash, outcome) = match c.kind {
-        merge3::ConflictKind::BothChanged => (
-            format!(
-                "changed locally to {} and upstream to {}",
-                show(&c.local),
-                show(&c.upstream)
-            ),
-            "took upstream",
-        ),
-        merge3::ConflictKind::DeletedUpstreamChangedLocally => (
-            format!(
-                "deleted upstream but changed locally (to {})",
-                show(&c.local)
-            ),
-            "deleted",
-        ),
-        merge3::ConflictKind::ChangedUpstreamDeletedLocally => (
-            format!(
-                "changed upstream (to {}) but deleted locally",
-                show(&c.upstream)
-            ),
-            "took upstream",
-        ),
-    };
     if settled {
-        format!("{clash}; {outcome}")
+        format!("{}; {}", c.clash(), c.outcome())
     } else {
-        clash
+        c.clash()
+    }
+}
+
+/// The severity of a conflict's result under `conflicts`: `upstream`'s are said only with
+/// `-v` (and in the results file).
+pub(super) fn conflict_severity(conflicts: Conflicts) -> Severity {
+    match conflicts {
+        Conflicts::Warn | Conflicts::Local => Severity::Warning,
+        Conflicts::Error => Severity::Error,
+        Conflicts::Upstream => Severity::Info,
     }
 }
 

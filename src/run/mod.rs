@@ -32,11 +32,13 @@ mod guard;
 mod invariants;
 mod items;
 pub mod package;
+pub mod pairing;
 mod pieces;
 mod read;
 mod renames;
 mod report;
 mod steps;
+mod update;
 
 pub use crate::krm::{FnResult, Severity};
 pub use pieces::Pieces;

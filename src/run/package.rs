@@ -80,6 +80,85 @@ pub struct NewFile {
     pub name: String,
     /// The resource, as one YAML document.
     pub text: String,
+    /// The step (its index in the plan) and the document of its `patch` it came from: where
+    /// the caller knows the document's file, it may put the resource there instead.
+    pub from: Option<(usize, usize)>,
+}
+
+/// A resource of a package read as documents, not run through a plan: one side of an update
+/// (`krm-merge merge3 ORIGINAL UPDATED LOCAL`). Its aliases are expanded and its anchors
+/// dropped, as a patch's are.
+#[derive(Clone, Debug)]
+pub struct Resource {
+    pub node: Node<'static>,
+    /// The file it is in (an index into the files read).
+    pub file: usize,
+    /// Its document in the file, from 1 (documents holding nothing are not counted).
+    pub document: usize,
+}
+
+/// The resources of a package's files, and what reading them said.
+#[derive(Clone, Debug, Default)]
+pub struct Resources {
+    pub resources: Vec<Resource>,
+    /// A warning for each strict file left out (not all KRM resources), an error for each
+    /// file that cannot be read (naming it, and the line and column).
+    pub results: Vec<FnResult>,
+}
+
+/// Reads the resources of `files` as [`run`] reads them: a strict file must be all KRM
+/// resources (else it is left out, with a warning); a file named by the user is a stream or a
+/// `ResourceList` (unwrapped) of mappings; a list kind's items are resources, wherever it is;
+/// empty documents hold nothing.
+pub fn resources(files: &[SourceFile]) -> Resources {
+    let parses = Parses::default();
+    let reader = Reader {
+        pieces: Pieces::Whole,
+        parses: &parses,
+    };
+    let mut out = Resources::default();
+    for (f, file) in files.iter().enumerate() {
+        let roots: Result<Vec<Node<'_>>, String> = if file.strict {
+            match strict_documents(file, reader, &mut out.results) {
+                Some(docs) => Ok(docs.into_iter().filter_map(|d| d.root).collect()),
+                None => continue,
+            }
+        } else {
+            Input::read(&file.text)
+                .map(|input| input.items.into_iter().map(|i| i.node).collect())
+                .map_err(|e| e.to_string())
+        };
+        let roots = match roots {
+            Ok(r) => r,
+            Err(e) => {
+                out.results.push(FnResult::new(
+                    Severity::Error,
+                    format!("{}: {e}", file.name),
+                ));
+                continue;
+            }
+        };
+        for (n, root) in roots.iter().enumerate() {
+            let detached = match yaml::anchors::detached(root) {
+                Ok(d) => d,
+                Err(e) => {
+                    out.results.push(FnResult::new(
+                        Severity::Error,
+                        format!("{}: document {}: {e}", file.name, n + 1),
+                    ));
+                    continue;
+                }
+            };
+            krm::for_each_resource(&detached, &mut |r| {
+                out.resources.push(Resource {
+                    node: r.clone().into_owned(),
+                    file: f,
+                    document: n + 1,
+                });
+            });
+        }
+    }
+    out
 }
 
 /// What a run over a package gives back.
@@ -614,8 +693,12 @@ fn new_files(items: Vec<Item<'static>>) -> Vec<NewFile> {
             }
             taken.push(name.clone());
             let mut text = String::new();
+            let from = match item.origin {
+                krm::Origin::New { step, document } => Some((step, document)),
+                krm::Origin::Input(_) => None,
+            };
             yaml::emit_document(&Document::new(item.node), &mut text);
-            NewFile { name, text }
+            NewFile { name, text, from }
         })
         .collect()
 }

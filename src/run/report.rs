@@ -9,11 +9,12 @@
 //!
 //! What it must not do: decide whether a patch applies, or change resources.
 
-use crate::config::{Action, Plan, Select, Step};
+use crate::config::{Action, Conflicts, Plan, Select, Step};
 use crate::hash::{HashMap, HashSet};
 use crate::krm::{FnResult, Severity};
 use crate::patch::json6902;
 use crate::run::renames::Renames;
+use crate::run::update::UpdateCounts;
 use crate::select::identity::Id;
 use crate::yaml::Node;
 
@@ -32,6 +33,10 @@ pub struct StepCounts {
     pub found_in: usize,
     /// json6902: the places each operation reached (see `json6902::apply_counted`).
     pub reached: Vec<usize>,
+    /// merge3: the conflicts it reported.
+    pub conflicts: usize,
+    /// A merge3 update: what became of the resources.
+    pub update: UpdateCounts,
 }
 
 impl StepCounts {
@@ -55,6 +60,8 @@ impl StepCounts {
         for (r, or) in self.reached.iter_mut().zip(o.reached) {
             *r += or;
         }
+        self.conflicts += o.conflicts;
+        self.update.add(o.update);
     }
 }
 
@@ -176,9 +183,13 @@ impl Report {
                 continue;
             };
             let tag = step.index.to_string();
-            if !matches!(step.action, Action::Update { .. }) {
-                self.unmatched(step, &counts);
+            if matches!(step.action, Action::Update { .. }) {
+                if let Some(r) = update_summary(step, &counts, self.failed) {
+                    self.push(r);
+                }
+                continue;
             }
+            self.unmatched(step, &counts);
             let missed = if self.failed {
                 Vec::new()
             } else {
@@ -252,6 +263,50 @@ impl Report {
             self.push(FnResult::new(Severity::Error, msg).tag("patch", tag.clone()));
         }
     }
+}
+
+/// What a merge3 update did, in one info result (tagged `summary`): how many resources it
+/// updated, left unchanged, added, deleted and kept, how many upstream still has that the
+/// local copy deleted, and its conflicts with how they were settled. A run that failed changed
+/// nothing: only its conflicts are counted, if any.
+fn update_summary(step: &Step, counts: &StepCounts, failed: bool) -> Option<FnResult> {
+    let u = &counts.update;
+    let conflicts = match (counts.conflicts, step.options.conflicts) {
+        (0, _) => "no conflict".to_owned(),
+        (n, Conflicts::Warn) => format!(
+            "{}: upstream's side taken, each warned",
+            counted(n, "conflict")
+        ),
+        (n, Conflicts::Upstream) => format!("{}: upstream's side taken", counted(n, "conflict")),
+        (n, Conflicts::Local) => format!(
+            "{}: the local side kept, each warned",
+            counted(n, "conflict")
+        ),
+        (n, Conflicts::Error) => format!("{}: errors, nothing changed", counted(n, "conflict")),
+    };
+    let message = if failed {
+        if counts.conflicts == 0 {
+            return None;
+        }
+        format!("{}: {conflicts}", step.label())
+    } else {
+        format!(
+            "{}: {} updated, {} unchanged, {} added, {} deleted, {} kept local, {} deleted locally \
+             (not added back); {conflicts}",
+            step.label(),
+            u.updated,
+            u.unchanged,
+            u.added,
+            u.deleted,
+            u.kept,
+            u.deleted_locally,
+        )
+    };
+    Some(
+        FnResult::new(Severity::Info, message)
+            .tag("patch", step.index.to_string())
+            .tag("summary", "merge3"),
+    )
 }
 
 /// The documents of a step that select resources by their own identity (none when the step has

@@ -230,40 +230,9 @@ impl<'p> Engine<'p> {
         self.merge3(step, item, &site, original, updated, None)
     }
 
-    /// A merge3 update, for one item: paired by identity with the updated and original
-    /// documents; deleted upstream → deleted, both → merged. Additions are made by
-    /// [`Engine::finish`].
-    fn update_step(
-        &mut self,
-        k: usize,
-        step: &Step,
-        original: &[Node<'static>],
-        updated: &[Node<'static>],
-        item: &mut Item<'_>,
-    ) -> Effect {
-        let scope = &self.aliases.scope;
-        let Some(d) = updated.iter().position(|u| is_for(scope, item, &Id::of(u))) else {
-            let deleted_upstream = original.iter().any(|o| is_for(scope, item, &Id::of(o)));
-            return if deleted_upstream {
-                Effect::Deleted
-            } else {
-                Effect::Unchanged
-            };
-        };
-        self.report.counts[k].found[d] = true;
-        let u = &updated[d];
-        self.check(step, item, CheckedPatch::Document(d, u));
-        let empty = Node::map();
-        let o = original
-            .iter()
-            .find(|o| Id::of(o).same(&Id::of(u)))
-            .unwrap_or(&empty);
-        self.merge3(step, item, &Site::Root, o, u, Some(d + 1))
-    }
-
     /// merge3 into one item at `site`: the change from `original` to `updated`, conflicts
     /// reported.
-    fn merge3(
+    pub(super) fn merge3(
         &mut self,
         step: &Step,
         item: &mut Item<'_>,
@@ -460,12 +429,15 @@ fn joined(place: &Path, below: &Path) -> Path {
     Path(place.0.iter().chain(&below.0).cloned().collect())
 }
 
-/// Whether a step's target names a kind, which lets it touch bookkeeping items.
-pub(super) fn names_a_kind(step: &Step) -> bool {
-    step.action
-        .target()
-        .and_then(|t| t.spec().kind.as_deref())
-        .is_some_and(|k| !k.is_empty())
+/// Whether a step may touch bookkeeping items: a target that names a kind, or a merge3 update
+/// (which pairs them with the documents that name them: see `run/update.rs`).
+pub(super) fn touches_bookkeeping(step: &Step) -> bool {
+    matches!(step.action, Action::Update { .. })
+        || step
+            .action
+            .target()
+            .and_then(|t| t.spec().kind.as_deref())
+            .is_some_and(|k| !k.is_empty())
 }
 
 /// The item is the resource `want` names: now, by the identity it had before an earlier step

@@ -374,6 +374,14 @@ pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
         .any(|&(g, v, k)| k == kind && g == group && v == version)
 }
 
+/// Whether some version of `kind` in `group` is cluster-scoped (see [`is_cluster_scoped`]):
+/// how a pairing across versions (a `v1beta1` resource upgraded to `v1`) reads its scope.
+pub fn is_cluster_scoped_kind(group: &str, kind: &str) -> bool {
+    CLUSTER_SCOPED
+        .iter()
+        .any(|&(g, _, k)| k == kind && g == group)
+}
+
 /// Splits an `apiVersion` into group and version at its first `/`, as kustomize does: `v1` is
 /// `("", "v1")`, `apps/v1` is `("apps", "v1")`.
 pub fn split_api_version(api_version: &str) -> (&str, &str) {

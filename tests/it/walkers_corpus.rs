@@ -179,7 +179,10 @@ fn merge3_texts(
         u,
         schema,
         root,
-        &merge3::Options { infer_keys: infer },
+        &merge3::Options {
+            infer_keys: infer,
+            ..merge3::Options::default()
+        },
         &anchors,
     )
     .map_err(|e| e.to_string())?;
