@@ -46,12 +46,16 @@ pub enum Mode {
         opts: PatchOptions,
         report: Report,
     },
-    /// `merge3 ORIGINAL UPDATED DEST`.
+    /// `merge3 ORIGINAL UPDATED LOCAL`: each a file, a directory or `-` (once).
     Merge3 {
-        original: PathBuf,
-        updated: PathBuf,
-        dest: PathBuf,
+        original: Source,
+        updated: Source,
+        local: Source,
         opts: PatchOptions,
+        /// What is done with LOCAL merged.
+        write: Write,
+        /// `--summary`: the counts said whatever `-v`.
+        summary: bool,
         report: Report,
     },
     /// `schema`: the functionConfig's JSON Schema.
@@ -172,7 +176,8 @@ krm-merge                               read a ResourceList on stdin, apply its 
                                           --in-place, --output DIR, --diff, --check
   krm-merge CONFIG                        kustomize legacy exec plugin (stdin: a YAML stream)
   krm-merge merge2 SRC DEST               merge SRC into DEST (2-way strategic merge)
-  krm-merge merge3 ORIGINAL UPDATED DEST  merge the change ORIGINAL->UPDATED into DEST (3-way)
+  krm-merge merge3 ORIGINAL UPDATED LOCAL merge the change ORIGINAL->UPDATED into LOCAL (3-way):
+                                          upgrade a package (files, directories or -)
   krm-merge diff OLD NEW                  print the patch that turns OLD into NEW (resources,
                                           or packages: a Merge functionConfig)
   krm-merge schema                        print the JSON Schema of the functionConfig
@@ -303,11 +308,35 @@ enum NewListItems {
     Prepend,
 }
 
-/// What a merge3 conflict is (`conflicts`).
+/// What a three-way conflict of `diff --original` is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ConflictsArg {
     Warn,
     Error,
+}
+
+/// What a merge3 conflict is (`conflicts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum StrategyArg {
+    /// Upstream's value is taken; a warning names the conflict
+    Warn,
+    /// Nothing is written; an error names each conflict
+    Error,
+    /// The local value is kept; a warning names the conflict
+    Local,
+    /// Upstream's value is taken, silently (-v shows the conflicts)
+    Upstream,
+}
+
+impl From<StrategyArg> for Conflicts {
+    fn from(s: StrategyArg) -> Conflicts {
+        match s {
+            StrategyArg::Warn => Conflicts::Warn,
+            StrategyArg::Error => Conflicts::Error,
+            StrategyArg::Local => Conflicts::Local,
+            StrategyArg::Upstream => Conflicts::Upstream,
+        }
+    }
 }
 
 /// The patch type `diff` writes (`--type`).
@@ -372,26 +401,39 @@ enum Command {
         #[command(flatten)]
         merge: MergeArgs,
     },
-    /// Merge the change ORIGINAL -> UPDATED into DEST (3-way merge); DEST's documents, merged, on
-    /// stdout
-    #[command(
-        long_about = "Merge the change ORIGINAL -> UPDATED into DEST (3-way merge), like kpt pkg update.\n\nA conflict (both sides changed a field) is a warning, and upstream wins;\n--conflicts error makes it an error. DEST's documents, merged, go to stdout;\non an error nothing does."
-    )]
+    /// Merge the change ORIGINAL -> UPDATED into LOCAL (3-way merge): upgrade a package, like
+    /// kpt pkg update; LOCAL merged on stdout, or written back
+    #[command(long_about = MERGE3_ABOUT)]
     Merge3 {
-        /// The common ancestor
+        /// The upstream version LOCAL came from: a file, a directory, or -
         #[arg(value_name = "ORIGINAL")]
         original: PathBuf,
-        /// The new upstream version
+        /// The new upstream version: a file, a directory, or -
         #[arg(value_name = "UPDATED")]
         updated: PathBuf,
-        /// The local resources to merge into
-        #[arg(value_name = "DEST")]
-        dest: PathBuf,
+        /// The local copy to merge into: a file, a directory (a package), or -
+        #[arg(value_name = "LOCAL")]
+        local: PathBuf,
         #[command(flatten)]
         merge: MergeArgs,
         /// What a conflict is
         #[arg(long, value_name = "WHAT", default_value = "warn")]
-        conflicts: ConflictsArg,
+        conflicts: StrategyArg,
+        /// Rewrite LOCAL's files that change (atomically), leave the others alone
+        #[arg(short = 'i', long, conflicts_with_all = ["output", "diff", "check"])]
+        in_place: bool,
+        /// Write LOCAL merged to DIR (new or empty), laid out as its files are
+        #[arg(short = 'o', long, value_name = "DIR", conflicts_with_all = ["diff", "check"])]
+        output: Option<PathBuf>,
+        /// Print what would change as a unified diff; write nothing
+        #[arg(long)]
+        diff: bool,
+        /// Exit 1 when a file would change (0 otherwise); write nothing
+        #[arg(long)]
+        check: bool,
+        /// End with what the merge did: resources updated, added, deleted, kept, conflicts
+        #[arg(long)]
+        summary: bool,
     },
     /// Print the patch that turns OLD into NEW: two resources (a patch), or two packages (a
     /// Merge functionConfig)
@@ -446,6 +488,31 @@ enum Command {
         shell: Shell,
     },
 }
+
+const MERGE3_ABOUT: &str = "\
+Merge the change ORIGINAL -> UPDATED into LOCAL (3-way merge): upgrade a
+locally edited package to a new upstream release, like kpt pkg update, from
+any source: a release's install.yaml, helm template's output, a directory of
+a git tag. Each of the three is a file, a stream, a List or ResourceList, a
+directory (read as kpt reads a package), or - (one of them).
+
+Resources pair by group, kind, namespace and name, wherever they are. Paired
+resources merge field by field: what changed upstream is taken, what changed
+locally stays. A resource upstream deleted is deleted (a conflict when LOCAL
+changed it); one upstream added is added, as a new file (at its path in
+UPDATED when UPDATED and LOCAL are directories); one LOCAL deleted stays
+deleted; one only LOCAL has stays as it is. A Kptfile's upstream and
+upstreamLock are left to kpt.
+
+A conflict (both sides changed a field, or upstream deleted what LOCAL
+changed) is, as --conflicts says: warn (upstream wins, a warning names the
+file, the resource, the field and both values), error (nothing is written),
+local (LOCAL's value wins, warned) or upstream (upstream wins, silently).
+
+LOCAL merged goes to stdout as one stream; --in-place rewrites LOCAL's files,
+--output DIR writes the package elsewhere, --diff shows the change, --check
+says whether there is one; on an error nothing is written. --summary (or -v)
+ends with the counts.";
 
 const DIFF_ABOUT: &str = "\
 Print the patch that turns OLD into NEW.
@@ -553,22 +620,56 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
             Command::Merge3 {
                 original,
                 updated,
-                dest,
+                local,
                 merge,
                 conflicts,
-            } => Mode::Merge3 {
-                original,
-                updated,
-                dest,
-                opts: PatchOptions {
-                    conflicts: match conflicts {
-                        ConflictsArg::Warn => Conflicts::Warn,
-                        ConflictsArg::Error => Conflicts::Error,
+                in_place,
+                output,
+                diff,
+                check,
+                summary,
+            } => {
+                let (original, updated, local) = (source(original), source(updated), source(local));
+                let stdins = [&original, &updated, &local]
+                    .iter()
+                    .filter(|s| ***s == Source::Stdin)
+                    .count();
+                if stdins > 1 {
+                    return Err(usage(
+                        ErrorKind::ArgumentConflict,
+                        "'-' (stdin) can be given once",
+                    ));
+                }
+                let write = if in_place {
+                    Write::InPlace
+                } else if let Some(dir) = output {
+                    Write::Output(dir)
+                } else if diff {
+                    Write::Diff { check }
+                } else if check {
+                    Write::Check
+                } else {
+                    Write::Stdout
+                };
+                if matches!(write, Write::InPlace | Write::Output(_)) && local == Source::Stdin {
+                    return Err(usage(
+                        ErrorKind::ArgumentConflict,
+                        "--in-place and --output write LOCAL's files: give LOCAL as a file or a directory, not stdin",
+                    ));
+                }
+                Mode::Merge3 {
+                    original,
+                    updated,
+                    local,
+                    opts: PatchOptions {
+                        conflicts: conflicts.into(),
+                        ..merge.options()
                     },
-                    ..merge.options()
-                },
-                report,
-            },
+                    write,
+                    summary,
+                    report,
+                }
+            }
             Command::Schema => Mode::Schema,
             Command::Completions { shell } => Mode::Completions(shell),
             Command::Diff {
@@ -673,6 +774,15 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
     })
 }
 
+/// A path argument: `-` is stdin.
+fn source(p: PathBuf) -> Source {
+    if p.as_os_str() == "-" {
+        Source::Stdin
+    } else {
+        Source::Path(p)
+    }
+}
+
 /// `--load-restrictor`: kustomize's names, and ours.
 fn parse_restrictor(s: &str) -> Result<LoadRestrictor, String> {
     s.parse()
@@ -709,13 +819,6 @@ fn diff_request(
     report: Report,
 ) -> Result<DiffRequest, clap::Error> {
     use clap::error::ErrorKind;
-    let source = |p: PathBuf| {
-        if p.as_os_str() == "-" {
-            Source::Stdin
-        } else {
-            Source::Path(p)
-        }
-    };
     let (old, new, original) = (source(old), source(new), original.map(source));
     let stdins = [Some(&old), Some(&new), original.as_ref()]
         .iter()

@@ -1,7 +1,9 @@
 //! The package after the run, as files: what `--in-place` changes, what `--output DIR` holds,
 //! what `--diff` and `--check` show. All of them name a file the same way, and a new file gets
-//! the same path in each (a resource a merge3 update adds: `<kind>_<name>.yaml` in the first
-//! directory given, its name fitted to the file system's limit with a stable hash).
+//! the same path in each: a resource a merge3 update adds is `<kind>_<name>.yaml` in the first
+//! directory given, its name fitted to the file system's limit with a stable hash
+//! ([`NewNames::Made`]), or, for `merge3` of two directories, at the path it has upstream
+//! ([`NewNames::Upstream`]).
 //!
 //! What it must not do: write (that is [`super::writeback`]'s), or decide exit codes.
 
@@ -13,6 +15,17 @@ use krm_merge::run::package::{FileOutput, PackageOutput};
 use super::files::Inputs;
 use super::out;
 use super::writeback::{self, Change, Content, OutFile};
+
+/// How the files a run adds ([`PackageOutput::added`]) are named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewNames {
+    /// Each is a name made from its resource: taken as it fits the file system, or with `-2`,
+    /// `-3`... when a file has it already.
+    Made,
+    /// Each is a path relative to the package's directory (the resource's upstream file),
+    /// taken as it is; the caller made sure no file is there.
+    Upstream,
+}
 
 /// The name a file is shown by in diffs and messages.
 fn shown(read: &Inputs, i: usize) -> String {
@@ -38,8 +51,11 @@ fn new_file_dir(read: &Inputs) -> PathBuf {
 
 /// The new files' paths for `--in-place`, `--diff` and `--check`: in the directory of
 /// [`new_file_dir`], never over a file that exists, each name fitted to the file system.
-fn new_file_paths(read: &Inputs, pkg: &PackageOutput) -> Vec<PathBuf> {
+fn new_file_paths(read: &Inputs, pkg: &PackageOutput, names: NewNames) -> Vec<PathBuf> {
     let dir = new_file_dir(read);
+    if names == NewNames::Upstream {
+        return pkg.added.iter().map(|n| dir.join(&n.name)).collect();
+    }
     let max = writeback::name_max(&dir);
     let mut taken: BTreeSet<PathBuf> = BTreeSet::new();
     pkg.added
@@ -59,7 +75,7 @@ fn new_file_paths(read: &Inputs, pkg: &PackageOutput) -> Vec<PathBuf> {
 }
 
 /// Each file that would change, and how: `changed`, `removed` or `created`.
-pub fn changes(read: &Inputs, pkg: &PackageOutput) -> Vec<(String, &'static str)> {
+pub fn changes(read: &Inputs, pkg: &PackageOutput, names: NewNames) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
     for (i, f) in pkg.files.iter().enumerate() {
         match f {
@@ -68,14 +84,14 @@ pub fn changes(read: &Inputs, pkg: &PackageOutput) -> Vec<(String, &'static str)
             FileOutput::Unchanged | FileOutput::NotResources => {}
         }
     }
-    for p in new_file_paths(read, pkg) {
+    for p in new_file_paths(read, pkg, names) {
         out.push((p.display().to_string(), "created"));
     }
     out
 }
 
 /// `--diff`: every change as a unified diff, file by file.
-pub fn unified_diffs(read: &Inputs, pkg: &PackageOutput) -> String {
+pub fn unified_diffs(read: &Inputs, pkg: &PackageOutput, names: NewNames) -> String {
     let mut text = String::new();
     for (i, f) in pkg.files.iter().enumerate() {
         let before = read.sources.get(i).map(|s| s.text.as_str());
@@ -88,7 +104,7 @@ pub fn unified_diffs(read: &Inputs, pkg: &PackageOutput) -> String {
             FileOutput::Unchanged | FileOutput::NotResources => {}
         }
     }
-    for (path, new) in new_file_paths(read, pkg).iter().zip(&pkg.added) {
+    for (path, new) in new_file_paths(read, pkg, names).iter().zip(&pkg.added) {
         text.push_str(&out::unified_diff(
             &path.display().to_string(),
             None,
@@ -100,7 +116,7 @@ pub fn unified_diffs(read: &Inputs, pkg: &PackageOutput) -> String {
 
 /// `--in-place`: each changed file rewritten, each emptied file removed, each new resource in a
 /// file of its own; unchanged files are not touched.
-pub fn in_place<'p>(read: &Inputs, pkg: &'p PackageOutput) -> Vec<Change<'p>> {
+pub fn in_place<'p>(read: &Inputs, pkg: &'p PackageOutput, names: NewNames) -> Vec<Change<'p>> {
     let mut changes = Vec::new();
     for (f, file) in pkg.files.iter().zip(&read.files) {
         let Some(path) = &file.path else { continue };
@@ -113,7 +129,7 @@ pub fn in_place<'p>(read: &Inputs, pkg: &'p PackageOutput) -> Vec<Change<'p>> {
             FileOutput::Unchanged | FileOutput::NotResources => {}
         }
     }
-    for (path, new) in new_file_paths(read, pkg).into_iter().zip(&pkg.added) {
+    for (path, new) in new_file_paths(read, pkg, names).into_iter().zip(&pkg.added) {
         changes.push(Change::Create {
             path,
             bytes: new.text.as_bytes(),
@@ -130,6 +146,7 @@ pub fn output<'p>(
     dir: &Path,
     read: &'p Inputs,
     pkg: &'p PackageOutput,
+    names: NewNames,
 ) -> Result<Vec<OutFile<'p>>, String> {
     let mode = |p: &Path| {
         std::fs::metadata(p)
@@ -159,6 +176,14 @@ pub fn output<'p>(
     }
     let max = writeback::name_max(dir);
     for (n, new) in pkg.added.iter().enumerate() {
+        if names == NewNames::Upstream {
+            files.push(OutFile {
+                rel: PathBuf::from(&new.name),
+                content: Content::Bytes(new.text.as_bytes()),
+                mode: None,
+            });
+            continue;
+        }
         let mut rel = PathBuf::from(writeback::fit_name(&new.name, max));
         if files.iter().any(|f| f.rel == rel) {
             rel = PathBuf::from(writeback::fit_name(&format!("{n}-{}", new.name), max));

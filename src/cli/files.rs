@@ -220,6 +220,14 @@ enum Entry {
 }
 
 impl Listing {
+    /// The files listed to be read as resources (stdin aside), in order.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Stdin => None,
+            Entry::File { path, .. } => Some(path.as_path()),
+        })
+    }
+
     /// The files given by name (not found in a directory) that are not regular files (a pipe,
     /// `/dev/stdin`), and whether stdin is read: what cannot be written back.
     pub fn not_rewritable(&self) -> Option<String> {

@@ -26,6 +26,7 @@ mod emit;
 mod files;
 mod guard;
 mod out;
+mod upgrade;
 mod walk;
 mod writeback;
 
@@ -35,7 +36,7 @@ use std::path::{Path, PathBuf};
 use krm_merge::config::{self, LoadRestrictor, PatchKind, PatchOptions};
 use krm_merge::error::exit_code;
 use krm_merge::krm::{self, FnResult, Input, Severity};
-use krm_merge::run::package;
+use krm_merge::run::package::{self, PackageOutput};
 use krm_merge::yaml::{self, Node};
 
 pub use args::{command, parse_args, Mode, Parsed};
@@ -142,20 +143,26 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             dest,
             opts,
             report,
-        } => merge_files(PatchKind::Merge2, &src, None, &dest, opts, &report, io),
+        } => merge2(&src, &dest, opts, &report, io),
         Mode::Merge3 {
             original,
             updated,
-            dest,
+            local,
             opts,
+            write,
+            summary,
             report,
-        } => merge_files(
-            PatchKind::Merge3,
-            &updated,
-            Some(&original),
-            &dest,
-            opts,
-            &report,
+        } => upgrade::run(
+            &upgrade::Request {
+                original: &original,
+                updated: &updated,
+                local: &local,
+                opts,
+                write: &write,
+                summary,
+                report: &report,
+            },
+            stdin,
             io,
         ),
     }
@@ -323,6 +330,30 @@ fn standalone(
     if exit_code(&results) != 0 {
         return finish(io, report, &results, 1);
     }
+    deliver(
+        io,
+        report,
+        write,
+        &read,
+        &pkg,
+        emit::NewNames::Made,
+        results,
+    )
+}
+
+/// Writes a package run's output as `write` says, its results said already and none an
+/// error: the stream on stdout (the `Kptfile` left out), the files rewritten or the package
+/// built through the write-back transaction, the diff, or the check. A write that fails is one
+/// more error result; the results file is written last. The exit code.
+fn deliver(
+    io: &mut Io<'_>,
+    report: &Report,
+    write: &Write,
+    read: &files::Inputs,
+    pkg: &PackageOutput,
+    names: emit::NewNames,
+    mut results: Vec<FnResult>,
+) -> i32 {
     let written = match write {
         Write::Stdout => {
             let text = pkg.stream(&read.sources, |i| {
@@ -330,21 +361,21 @@ fn standalone(
             });
             to_stdout(io, text.as_bytes(), 0)
         }
-        Write::InPlace => writeback::commit(&emit::in_place(&read, &pkg), &writeback::Real)
+        Write::InPlace => writeback::commit(&emit::in_place(read, pkg, names), &writeback::Real)
             .map(|()| 0)
             .map_err(|e| Some(e.to_string())),
-        Write::Output(dir) => match emit::output(dir, &read, &pkg) {
+        Write::Output(dir) => match emit::output(dir, read, pkg, names) {
             Ok(files) => writeback::build_dir(dir, &files, &writeback::Real)
                 .map(|()| 0)
                 .map_err(|e| Some(e.to_string())),
             Err(e) => Err(Some(e)),
         },
         Write::Diff { check } => {
-            let diff = emit::unified_diffs(&read, &pkg);
+            let diff = emit::unified_diffs(read, pkg, names);
             to_stdout(io, diff.as_bytes(), i32::from(*check && pkg.changed()))
         }
         Write::Check => {
-            let changes = emit::changes(&read, &pkg);
+            let changes = emit::changes(read, pkg, names);
             if report.level >= Level::Normal {
                 for (name, what) in &changes {
                     io.line(&format!("{name}: would be {what}"));
@@ -413,25 +444,18 @@ fn output_dir_is_free(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// `merge2 SRC DEST` / `merge3 ORIGINAL UPDATED DEST`: DEST's documents, merged, on stdout.
+/// `merge2 SRC DEST`: DEST's documents, merged, on stdout.
 ///
 /// Input that cannot be merged is an error (exit 1) that names the file and the place, and
 /// nothing is written, as in every mode but KRM mode: malformed YAML in any of the
-/// files, a DEST that is not resources, a SRC (or UPDATED, ORIGINAL) document that is not a
-/// mapping (`null`, a scalar or a list would replace DEST or make it vanish, which the
-/// functionConfig path refuses too), aliases in SRC that expand past the alias budget. SRC's
-/// aliases are expanded and its anchors dropped, as the functionConfig's are.
-fn merge_files(
-    kind: PatchKind,
-    patch: &Path,
-    original: Option<&Path>,
-    dest: &Path,
-    opts: PatchOptions,
-    report: &Report,
-    io: &mut Io<'_>,
-) -> i32 {
+/// files, a DEST that is not resources, a SRC document that is not a mapping (`null`, a scalar
+/// or a list would replace DEST or make it vanish, which the functionConfig path refuses too),
+/// aliases in SRC that expand past the alias budget. SRC's aliases are expanded and its anchors
+/// dropped, as the functionConfig's are.
+fn merge2(patch: &Path, dest: &Path, opts: PatchOptions, report: &Report, io: &mut Io<'_>) -> i32 {
+    let kind = PatchKind::Merge2;
     let mut reads = guard::Reads::default();
-    for p in [Some(patch), original, Some(dest)].into_iter().flatten() {
+    for p in [patch, dest] {
         reads.add(p);
     }
     let refused = report
@@ -444,10 +468,9 @@ fn merge_files(
     }
     let mut budget = files::Budget::new(files::MAX_INPUT);
     let mut read = |p: &Path| files::read_file(p, &mut budget);
-    let texts = (read(patch), original.map(&mut read).transpose(), read(dest));
-    let (patch_text, original_text, dest_text) = match texts {
-        (Ok(p), Ok(o), Ok(d)) => (p, o, d),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return read_failed(io, report, e),
+    let (patch_text, dest_text) = match (read(patch), read(dest)) {
+        (Ok(p), Ok(d)) => (p, d),
+        (Err(e), _) | (_, Err(e)) => return read_failed(io, report, e),
     };
     let input = match Input::read(&dest_text) {
         Ok(i) => i,
@@ -457,7 +480,7 @@ fn merge_files(
         Ok(d) => d,
         Err(e) => return failed(io, report, e),
     };
-    if kind == PatchKind::Merge2 && patch_docs.is_empty() {
+    if patch_docs.is_empty() {
         return failed(
             io,
             report,
@@ -467,20 +490,13 @@ fn merge_files(
             ),
         );
     }
-    let original_docs = match original.zip(original_text.as_deref()) {
-        Some((p, t)) => match patch_documents(t, &p.display().to_string(), kind) {
-            Ok(d) => d,
-            Err(e) => return failed(io, report, e),
-        },
-        None => Vec::new(),
-    };
     // A list kind's items are the resources: one `List` of one resource is a single document.
     let mut resources = 0;
     for item in &input.items {
         krm::for_each_resource(&item.node, &mut |_| resources += 1);
     }
-    let single = patch_docs.len() == 1 && resources == 1 && original_docs.len() <= 1;
-    let plan = config::command_line(kind, patch_docs, original_docs, opts, single);
+    let single = patch_docs.len() == 1 && resources == 1;
+    let plan = config::command_line(kind, patch_docs, Vec::new(), opts, single);
     let output = krm_merge::run::run_input(&dest_text, input, &plan);
     if let Some(code) = conclude(io, report, &[], &output.results) {
         return code;

@@ -338,8 +338,41 @@ enum Done {
     Trashed,
 }
 
-/// Writes every change, or none: see the module's documentation.
+/// Writes every change, or none: see the module's documentation. A new file's directories
+/// that do not exist are made first, and removed again when the change fails.
 pub fn commit(changes: &[Change<'_>], fs: &dyn Fs) -> Result<(), Failed> {
+    let mut made: Vec<PathBuf> = Vec::new();
+    for c in changes {
+        if let Change::Create { path, .. } = c {
+            let dir = dir_of(path);
+            let missing = missing_ancestors(&dir);
+            if missing.is_empty() {
+                continue;
+            }
+            if let Err(e) = fs.create_dirs(&dir) {
+                remove_dirs(&made);
+                return Err(failed(path, "create its directory", e));
+            }
+            made.extend(missing);
+        }
+    }
+    let result = commit_in(changes, fs);
+    if matches!(&result, Err(f) if !f.committed) {
+        remove_dirs(&made);
+    }
+    result
+}
+
+/// Removes directories a failed commit made, innermost first (each only if empty).
+fn remove_dirs(made: &[PathBuf]) {
+    let mut dirs: Vec<&PathBuf> = made.iter().collect();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for d in dirs {
+        let _ = fs::remove_dir(d);
+    }
+}
+
+fn commit_in(changes: &[Change<'_>], fs: &dyn Fs) -> Result<(), Failed> {
     let Some(first) = changes.first() else {
         return Ok(());
     };

@@ -348,7 +348,12 @@ pub fn run_with(
             matches!(d, Patched::Skipped) && c.iter().any(|r| r.severity == Severity::Warning)
         })
         .collect();
-    let end = engine.finish();
+    let mut end = engine.finish();
+    // A package of one ResourceList (a function's message on stdin, a file of one) holds what
+    // an update adds among its items, as a ResourceList read alone does.
+    if let [Patched::Wrapped { items, .. }] = &mut done[..] {
+        items.extend(std::mem::take(&mut end.added));
+    }
     let mut results: Vec<FnResult> = checks.into_iter().flatten().collect();
     results.extend(errors);
     let mut run_results = end.results;
@@ -466,8 +471,15 @@ fn prepare<'s>(
             None => Prepared::Skipped,
         };
     }
+    // A ResourceList takes what an update adds among its items: read whole (see `run_with`).
+    let adds = setup
+        .plan
+        .steps
+        .iter()
+        .any(|s| matches!(s.action, crate::config::Action::Update { .. }));
     match Reading::of(src) {
         Reading::Documents => Prepared::Documents(Documents::cut(src, reader, setup)),
+        Reading::Items(_) if adds => Prepared::Whole(None),
         Reading::Items(layout) => {
             let items = items::wrapper(src, &layout, reader)
                 .and_then(|w| Items::cut(src, layout, &w, reader, setup));

@@ -153,8 +153,7 @@ impl Engine<'_> {
         let mut r = FnResult::new(
             severity,
             format!(
-                "{}: conflict: deleted upstream but changed locally ({} here, {} upstream \
-                 before){outcome}",
+                "{}: conflict: deleted upstream but changed locally (to {}, from {}){outcome}",
                 step.label(),
                 shown(&change.local),
                 shown(&change.original),

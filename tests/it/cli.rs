@@ -772,10 +772,12 @@ fn plugin_and_merge_commands_report_and_write_nothing_on_error() {
     let out = krm(&["merge3", files[0], files[1], files[2]], "");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("replicas: 2"));
+    // merge3 names the file of each result about a resource.
     assert!(
-        out.stderr.starts_with(
-            "krm-merge: warning: Deployment web: spec.replicas: patch[0] (merge3): conflict"
-        ),
+        out.stderr.starts_with(&format!(
+            "krm-merge: warning: {}: Deployment web: spec.replicas: patch[0] (merge3): conflict",
+            files[2]
+        )),
         "{}",
         out.stderr
     );

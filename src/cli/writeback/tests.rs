@@ -176,7 +176,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     /// In place: a failure at any call leaves the package wholly old, success makes it wholly
-    /// new (modes kept), and no temporary is left either way.
+    /// new (modes kept), and no temporary is left either way. A new file may go to directories
+    /// that do not exist yet: made for it, and gone again after a failure.
     #[test]
     fn in_place_is_all_or_nothing(case in case(), fail_at in 0usize..40) {
         let root = scratch("inplace");
@@ -190,11 +191,15 @@ proptest! {
                 _ => {}
             }
         }
+        // Directory 1 of the new files is new, two levels deep.
         let added: Vec<(PathBuf, Vec<u8>)> = case.added.iter().enumerate().map(|(i, (d, t))| {
-            (root.join(format!("d{d}")).join(format!("new{i}.yaml")), t.clone().into_bytes())
+            let dir = if *d == 1 { root.join("n1/deep") } else { root.join(format!("d{d}")) };
+            (dir.join(format!("new{i}.yaml")), t.clone().into_bytes())
         }).collect();
         for (p, b) in &added {
-            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            if !p.starts_with(root.join("n1")) {
+                fs::create_dir_all(p.parent().unwrap()).unwrap();
+            }
             changes.push(Change::Create { path: p.clone(), bytes: b });
         }
         let old = tree(&root);
@@ -224,6 +229,7 @@ proptest! {
             Err(e) => {
                 prop_assert!(e.left.is_empty(), "{}", e);
                 prop_assert_eq!(&after, &old, "{}", e);
+                prop_assert!(!root.join("n1").exists(), "{}: the directories made stay", e);
             }
         }
         // Every failure injected before the end is a failure reported.
