@@ -25,7 +25,6 @@ use crate::error::{Cause, PatchFailure};
 use crate::hash::{HashMap, HashSet};
 use crate::krm::invariants::{self, Before};
 use crate::krm::{FnResult, Item, Origin, Severity};
-use crate::merge::align;
 use crate::merge::merge2::Outcome;
 use crate::merge::{apply, merge2, merge3};
 use crate::patch::{json6902, jsonmerge};
@@ -571,7 +570,7 @@ impl<'p> Engine<'p> {
     /// item as it will be written.
     fn check_depth(&mut self, item: &Item<'_>) {
         let around = if self.shared { 2 } else { 0 } + 2 * self.lists;
-        let depth = align::nesting(&item.node) + around;
+        let depth = item.node.depth() + around;
         if depth <= yaml::MAX_DEPTH {
             return;
         }
@@ -1573,16 +1572,16 @@ fn deepest(node: &Node<'_>) -> Path {
         let entry = at
             .entries()
             .iter()
-            .max_by_key(|e| align::nesting(&e.value))
+            .max_by_key(|e| e.value.depth())
             .map(|e| (Seg::field(e.key.as_str().unwrap_or("?")), &e.value));
         let item = at
             .items()
             .iter()
             .enumerate()
-            .max_by_key(|(_, n)| align::nesting(n))
+            .max_by_key(|(_, n)| n.depth())
             .map(|(i, n)| (Seg::Index(i), n));
         match entry.or(item) {
-            Some((seg, next)) if align::nesting(next) > 0 => {
+            Some((seg, next)) if next.depth() > 0 => {
                 path.0.push(seg);
                 at = next;
             }
