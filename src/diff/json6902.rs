@@ -1,5 +1,5 @@
 //! JSON patch creation (RFC 6902): the operations that turn OLD into NEW, for
-//! `json6902::apply` to run.
+//! `json6902::patch` to run.
 //!
 //! Mappings give `add` for a field only NEW has, `remove` for one only OLD has, and the
 //! operations of each changed field; other values that changed are `replace`d. Lists whose
@@ -427,7 +427,7 @@ mod tests {
         .unwrap();
         let ops = json6902::parse_ops(&d.patch).unwrap();
         let mut applied = old.clone();
-        json6902::apply(&mut applied, &ops)
+        json6902::patch(&mut applied, &ops)
             .unwrap_or_else(|e| panic!("{e}\n{}", emit_node(&d.patch, Default::default())));
         assert_eq!(
             to_json(&applied).unwrap(),

@@ -13,7 +13,7 @@
 //!   [`Options::kustomize`]).
 //!
 //! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
-//! with [`Options::merge2_options`], `json6902::apply` — with kustomize's options for the
+//! with [`Options::merge2_options`], `json6902::patch` — with kustomize's options for the
 //! kustomize flavour —, `jsonmerge::merge`) gives NEW as data,
 //! except where a [`Warning`] says why it cannot (a strategic merge patch or a JSON merge patch
 //! cannot write a `null` into a mapping). Values copied from NEW keep NEW's comments and scalar

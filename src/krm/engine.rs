@@ -20,6 +20,7 @@
 //!
 //! What it must not do: parse or write text, or know the wire format.
 
+use crate::budget::Budget;
 use crate::config::{Action, Conflicts, Plan, Select, Step};
 use crate::error::{Cause, PatchFailure};
 use crate::hash::{HashMap, HashSet};
@@ -50,7 +51,7 @@ struct Tally {
     places: usize,
     /// With `at:`: the items it found places in.
     found_in: usize,
-    /// json6902: the places each operation reached (see `json6902::apply_counted`).
+    /// json6902: the places each operation reached (see `json6902::patch_with`).
     reached: Vec<usize>,
 }
 
@@ -710,7 +711,7 @@ impl<'p> Engine<'p> {
                 let settled = kyaml_root && self.settled == Some(schema);
                 let mut walked = false;
                 let done = self.guarded(step, item, None, |node, ctx| {
-                    at.apply(node, ctx, |node, cursor| {
+                    at.visit(node, ctx, |node, cursor| {
                         for p in &docs {
                             let merged = merge2::merge_settled(
                                 node,
@@ -744,7 +745,7 @@ impl<'p> Engine<'p> {
                     return Done::Untouched;
                 };
                 self.guarded(step, item, None, |node, ctx| {
-                    at.apply(node, ctx, |node, _| {
+                    at.visit(node, ctx, |node, _| {
                         for p in &docs {
                             jsonmerge::merge(node, p).map_err(Cause::JsonMerge)?;
                         }
@@ -782,12 +783,13 @@ impl<'p> Engine<'p> {
                 let mut reached = vec![0; ops.len()];
                 // At a place, the pointers are below a `[*]`, with its rules for what is missing.
                 let run = match at {
-                    At::Root => json6902::apply_counted,
-                    At::Places(_) => json6902::apply_at_place,
+                    At::Root => json6902::patch_with,
+                    At::Places(_) => json6902::patch_at_place,
                 };
                 let done = self.guarded(step, item, None, |node, ctx| {
-                    at.apply(node, ctx, |node, _| {
-                        let counts = run(node, ops, &opts).map_err(Cause::Json6902)?;
+                    at.visit(node, ctx, |node, _| {
+                        let mut budget = Budget::new();
+                        let counts = run(node, ops, &opts, &mut budget).map_err(Cause::Json6902)?;
                         for (r, n) in reached.iter_mut().zip(counts) {
                             *r += n;
                         }
@@ -832,7 +834,7 @@ impl<'p> Engine<'p> {
                 };
                 let opts = step.options.merge3();
                 self.guarded(step, item, None, |node, ctx| {
-                    at.apply(node, ctx, |node, cursor| {
+                    at.visit(node, ctx, |node, cursor| {
                         merge3::merge(
                             node,
                             original,
@@ -1104,10 +1106,12 @@ impl<'p> Engine<'p> {
                 .into_iter()
                 .map(|f| (None, f))
                 .collect(),
-            Checked::Operations(ops) => check_json6902(schema, gvk, ops)
-                .into_iter()
-                .map(|f| (Some(f.op), f.finding))
-                .collect(),
+            Checked::Operations(ops) => {
+                check_json6902(schema, gvk, ops.iter().map(json6902::Op::pointers))
+                    .into_iter()
+                    .map(|f| (Some(f.op), f.finding))
+                    .collect()
+            }
         };
         let severity = if step.options.strict {
             Severity::Error
@@ -1417,7 +1421,7 @@ impl At {
     /// Runs `walk` at the root, or at each place with that place's schema position. A failure
     /// at a place says which; conflicts are named from the root; places a strategic merge
     /// deletes (`$patch: delete`) are removed once all have been merged, last first.
-    fn apply<'a>(
+    fn visit<'a>(
         &self,
         node: &mut Node<'a>,
         ctx: &Ctx<'_, 'a>,
