@@ -20,7 +20,7 @@
 //!
 //! What it must not do: parse or write text, or know the wire format.
 
-use crate::budget::Budget;
+use crate::budget::{Added, Budget};
 use crate::config::{Action, Conflicts, Plan, Select, Step};
 use crate::error::{Cause, PatchFailure};
 use crate::hash::{HashMap, HashSet};
@@ -699,7 +699,9 @@ impl<'p> Engine<'p> {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {
                     return Done::Untouched;
                 };
-                let Some(at) = self.places(k, step, step.action.at(), item) else {
+                let Some((at, mut budget)) =
+                    self.places(k, step, step.action.at(), item, || weight_of(&docs))
+                else {
                     return Done::Untouched;
                 };
                 let opts = options.merge2();
@@ -711,7 +713,7 @@ impl<'p> Engine<'p> {
                 let settled = kyaml_root && self.settled == Some(schema);
                 let mut walked = false;
                 let done = self.guarded(step, item, None, |node, ctx| {
-                    at.visit(node, ctx, |node, cursor| {
+                    at.visit(node, ctx, &mut budget, |node, cursor, _| {
                         for p in &docs {
                             let merged = merge2::merge_settled(
                                 node,
@@ -741,11 +743,13 @@ impl<'p> Engine<'p> {
                 let Some(docs) = self.chosen(k, step, select, docs, item) else {
                     return Done::Untouched;
                 };
-                let Some(at) = self.places(k, step, step.action.at(), item) else {
+                let Some((at, mut budget)) =
+                    self.places(k, step, step.action.at(), item, || weight_of(&docs))
+                else {
                     return Done::Untouched;
                 };
                 self.guarded(step, item, None, |node, ctx| {
-                    at.visit(node, ctx, |node, _| {
+                    at.visit(node, ctx, &mut budget, |node, _, _| {
                         for p in &docs {
                             jsonmerge::merge(node, p).map_err(Cause::JsonMerge)?;
                         }
@@ -776,7 +780,8 @@ impl<'p> Engine<'p> {
                     // Pointers below an `at:` place are not paths from the kind's root.
                     self.check(step, item, Checked::Operations(ops));
                 }
-                let Some(at) = self.places(k, step, at.as_ref(), item) else {
+                // JSON patch spends what it adds at each place itself.
+                let Some((at, mut budget)) = self.places(k, step, at.as_ref(), item, || 0) else {
                     return Done::Untouched;
                 };
                 let opts = options.json6902();
@@ -784,12 +789,11 @@ impl<'p> Engine<'p> {
                 // At a place, the pointers are below a `[*]`, with its rules for what is missing.
                 let run = match at {
                     At::Root => json6902::patch_with,
-                    At::Places(_) => json6902::patch_at_place,
+                    At::Places { .. } => json6902::patch_at_place,
                 };
                 let done = self.guarded(step, item, None, |node, ctx| {
-                    at.visit(node, ctx, |node, _| {
-                        let mut budget = Budget::new();
-                        let counts = run(node, ops, &opts, &mut budget).map_err(Cause::Json6902)?;
+                    at.visit(node, ctx, &mut budget, |node, _, budget| {
+                        let counts = run(node, ops, &opts, budget).map_err(Cause::Json6902)?;
                         for (r, n) in reached.iter_mut().zip(counts) {
                             *r += n;
                         }
@@ -829,12 +833,14 @@ impl<'p> Engine<'p> {
                 if !self.targets(k, step, target, item) {
                     return Done::Untouched;
                 }
-                let Some(at) = self.places(k, step, Some(pattern), item) else {
+                let Some((at, mut budget)) =
+                    self.places(k, step, Some(pattern), item, || updated.weight())
+                else {
                     return Done::Untouched;
                 };
                 let opts = step.options.merge3();
                 self.guarded(step, item, None, |node, ctx| {
-                    at.visit(node, ctx, |node, cursor| {
+                    at.visit(node, ctx, &mut budget, |node, cursor, _| {
                         merge3::merge(
                             node,
                             original,
@@ -1413,32 +1419,51 @@ fn own_identity_documents(action: &Action) -> &[Node<'static>] {
 enum At {
     /// At its root: a step without `at:`.
     Root,
-    /// At each of these places (never none), in document order.
-    Places(Vec<Place>),
+    /// At each of these places (never none), in document order. `per_place`: what the walker
+    /// adds at each at most (its patch's weight), spent from the budget when they were found.
+    Places {
+        places: Vec<Place>,
+        per_place: usize,
+    },
 }
 
 impl At {
     /// Runs `walk` at the root, or at each place with that place's schema position. A failure
     /// at a place says which; conflicts are named from the root; places a strategic merge
     /// deletes (`$patch: delete`) are removed once all have been merged, last first.
+    ///
+    /// `budget` is the step's on this resource: `walk` may spend from it (JSON patch does), and
+    /// at each place what the copies of aliases on the way to it weigh is spent, and so is what
+    /// the place grew by beyond what the walker spent and what was spent for it when it was
+    /// found (a merge into an alias there copies the alias's anchored node).
     fn visit<'a>(
         &self,
         node: &mut Node<'a>,
         ctx: &Ctx<'_, 'a>,
-        mut walk: impl FnMut(&mut Node<'a>, Cursor) -> Result<Applied, Cause>,
+        budget: &mut Budget,
+        mut walk: impl FnMut(&mut Node<'a>, Cursor, &mut Budget) -> Result<Applied, Cause>,
     ) -> Result<Applied, Cause> {
-        let places = match self {
-            At::Root => return walk(node, ctx.root),
-            At::Places(places) => places,
+        let (places, per_place) = match self {
+            At::Root => return walk(node, ctx.root, budget),
+            At::Places { places, per_place } => (places, *per_place),
         };
         let mut conflicts = Vec::new();
         let mut deleted = Vec::new();
         for p in places {
             // Each route was found on this tree, and a walker changes nothing outside its place.
-            let Some(here) = places::reach(node, &p.route, ctx.anchors) else {
+            let Some((here, copied)) = places::reach(node, &p.route, ctx.anchors) else {
                 continue;
             };
-            match walk(here, p.cursor).map_err(|cause| at_place(&p.path, cause))? {
+            let fail = |e| at_place(&p.path, Cause::Budget(e));
+            budget.grow(copied, Added::AliasCopy).map_err(fail)?;
+            let (weight, spent) = (here.weight(), budget.grown());
+            let applied = walk(here, p.cursor, budget).map_err(|cause| at_place(&p.path, cause))?;
+            let grew = here.weight().saturating_sub(weight);
+            let paid = (budget.grown() - spent).saturating_add(per_place);
+            budget
+                .grow(grew.saturating_sub(paid), Added::AtPlaces)
+                .map_err(fail)?;
+            match applied {
                 Applied::Merged(found) => {
                     conflicts.extend(found.into_iter().map(|mut c| {
                         c.path = joined(&p.path, &c.path);
@@ -1453,6 +1478,11 @@ impl At {
         }
         Ok(Applied::Merged(conflicts))
     }
+}
+
+/// What a merge patch adds at a place at most: its documents' weight.
+fn weight_of(docs: &[&Node<'_>]) -> usize {
+    docs.iter().map(|d| d.weight()).sum()
 }
 
 /// A failure at a place: a merge's own path is completed from the root; other causes are
@@ -1523,28 +1553,50 @@ fn unreached(step: &Step, tally: &Tally) -> Vec<FnResult> {
 }
 
 impl Engine<'_> {
-    /// Where step `k` applies in the item: its root, or the places its `at:` names there.
-    /// `None` when `at:` finds no place, or when the item does not have the shape it describes
-    /// (the step fails).
+    /// Where step `k` applies in the item: its root, or the places its `at:` names there; and
+    /// the step's budget on the item, which the places found were spent from, each with what
+    /// the walker adds there at most (`per_place`). `None` when `at:` finds no place, or when
+    /// the item does not have the shape it describes or the places pass the budget (the step
+    /// fails).
     fn places(
         &mut self,
         k: usize,
         step: &Step,
         at: Option<&Pattern>,
         item: &Item<'_>,
-    ) -> Option<At> {
+        per_place: impl FnOnce() -> usize,
+    ) -> Option<(At, Budget)> {
+        let mut budget = Budget::new();
         let Some(pattern) = at else {
-            return Some(At::Root);
+            return Some((At::Root, budget));
         };
+        // The resource as it is before the patch: what it may grow by.
+        budget.measure(&item.node);
+        let per_place = per_place();
         let id = Id::of(&item.node);
         let (g, v) = id.group_version();
         let root = self.schema.root(g, v, &id.kind);
-        match places::find(&item.node, pattern, &self.schema, (g, v, &id.kind), root) {
+        let kind = (g, v, id.kind.as_ref());
+        match places::find(
+            &item.node,
+            pattern,
+            &self.schema,
+            kind,
+            root,
+            &mut budget,
+            per_place,
+        ) {
             Ok(found) if found.is_empty() => None,
             Ok(found) => {
                 self.tallies[k].places += found.len();
                 self.tallies[k].found_in += 1;
-                Some(At::Places(found))
+                Some((
+                    At::Places {
+                        places: found,
+                        per_place,
+                    },
+                    budget,
+                ))
             }
             Err(e) => {
                 self.fail(failure(step, &item.node, None, Cause::Place(e)));

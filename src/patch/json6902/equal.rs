@@ -3,7 +3,7 @@
 //! What it is: [`json_equal`], read-only, through aliases and within a budget of node visits.
 //! What it must not do: count presentation (comments, styles, key order) as data.
 
-use super::aliases::View;
+use super::aliases::Follow;
 use super::error::PatchErrorKind;
 use crate::hash::HashMap;
 use crate::yaml::anchors;
@@ -13,11 +13,11 @@ use crate::yaml::{Kind, Node};
 /// JSON equality (RFC 6902 §4.6): same type; numbers equal by value (`1` and `1.0`), strings by
 /// their text, mappings with the same members whatever their order, sequences item by item.
 /// Comments and styles do not count. Aliases are followed, within `budget` node visits.
-pub(super) fn json_equal(
-    a: &Node<'_>,
-    aa: &View<'_, '_>,
-    b: &Node<'_>,
-    ba: &View<'_, '_>,
+pub(super) fn json_equal<'x, 'y>(
+    a: &Node<'x>,
+    aa: &impl Follow<'x>,
+    b: &Node<'y>,
+    ba: &impl Follow<'y>,
     budget: &mut usize,
 ) -> Result<bool, PatchErrorKind> {
     *budget = budget

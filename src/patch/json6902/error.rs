@@ -9,7 +9,7 @@
 use std::fmt;
 
 use super::op::{Op, Verb};
-use crate::budget::{BudgetError, COPY_SLACK};
+use crate::budget::BudgetError;
 use crate::path::pointer::{PointerError, SelectorError};
 use crate::yaml::AliasError;
 
@@ -105,27 +105,10 @@ pub enum PatchErrorKind {
         pointer: String,
         kind: Box<PatchErrorKind>,
     },
-    /// `copy` operations would add more than the patch may grow the resource by (see
-    /// [`COPY_SLACK`]).
-    #[error(
-        "copies would grow the resource by more than {limit} bytes (a JSON patch may copy at \
-         most the resource's own size, or {} bytes into a smaller one)",
-        COPY_SLACK
-    )]
-    GrowsTooLarge { limit: usize },
-    /// Key selectors would examine more list elements than [`SCAN_BUDGET`](crate::budget::SCAN_BUDGET) allows.
-    #[error(
-        "key selectors examine more than {0} list elements (each one reads the whole list): \
-         address elements by index, or split the patch"
-    )]
-    TooManyScans(usize),
-    /// The operations would shift more elements than [`SHIFT_BUDGET`](crate::budget::SHIFT_BUDGET) allows.
-    #[error(
-        "the operations shift more than {0} list elements and mapping entries (each insert or \
-         remove before the end of a collection of n moves up to n): split the patch, or \
-         address elements from the end"
-    )]
-    TooManyShifts(usize),
+    /// The patch would pass a bound on what it may cost on the resource (places, growth,
+    /// shifts, scans, rereads: see [`crate::budget`]).
+    #[error("{0}")]
+    Budget(BudgetError),
 }
 
 /// How a pointer is shown in a message: `""` for the whole document.
@@ -217,11 +200,7 @@ impl PatchError {
 
 impl From<BudgetError> for PatchErrorKind {
     fn from(e: BudgetError) -> Self {
-        match e {
-            BudgetError::Grows { limit } => PatchErrorKind::GrowsTooLarge { limit },
-            BudgetError::Shifts(n) => PatchErrorKind::TooManyShifts(n),
-            BudgetError::Scans(n) => PatchErrorKind::TooManyScans(n),
-        }
+        PatchErrorKind::Budget(e)
     }
 }
 

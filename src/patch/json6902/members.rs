@@ -11,9 +11,6 @@ use crate::hash::HashMap;
 use crate::path::pointer::{Pointer, Token};
 use crate::yaml::Node;
 
-/// Mappings wider than this are indexed; narrower ones are scanned.
-const INDEX_FROM: usize = 16;
-
 /// Wide mappings indexed at once, at most (a patch touching more starts over).
 const INDEXED_MAX: usize = 256;
 
@@ -44,6 +41,9 @@ pub(super) enum Change {
 }
 
 impl Members {
+    /// Mappings wider than this are indexed; narrower ones are scanned.
+    pub(super) const INDEX_FROM: usize = 16;
+
     /// An empty index; none at all for a document with aliases (`aliased`).
     pub(super) fn new(aliased: bool) -> Members {
         Members {
@@ -64,7 +64,7 @@ impl Members {
         key: &str,
     ) -> Option<usize> {
         let entries = map.entries();
-        if entries.len() <= INDEX_FROM {
+        if entries.len() <= Self::INDEX_FROM {
             return map.position(key);
         }
         let (Some(prefix), Some(members)) = (stable_prefix(ptr, depth), self.by_pointer.as_mut())

@@ -7,13 +7,14 @@
 //! caller's copy does not already discard. What it must not do: read `[*]`, or decide what
 //! happens where a place is missing below one (the `wildcard` module does).
 
-use super::aliases::{follow_for_change, view};
+use super::aliases::{follow_for_change, Follow};
 use super::equal::json_equal;
 use super::error::{at_from, at_path, lost, Fail, PatchErrorKind};
 use super::members::Change;
 use super::op::Op;
 use super::walk::{add_slot, child, reach, walk, Slot};
 use super::Cx;
+use crate::budget::Added;
 use crate::path::pointer::{Pointer, Token};
 use crate::yaml::anchors::{self, strip_anchors};
 use crate::yaml::place::{replace as put_new, same_value, Keep};
@@ -23,7 +24,7 @@ use crate::yaml::{Comment, Entry, Layout, Node, MAX_DEPTH};
 pub(super) fn run<'a, 'p: 'a>(
     doc: &mut Node<'a>,
     op: &Op<'p>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), Fail> {
     match op {
         Op::Add { path, value } => {
@@ -45,37 +46,43 @@ fn mov<'a>(
     doc: &mut Node<'a>,
     from: &Pointer,
     path: &Pointer,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), Fail> {
     let into_child_ok = cx.opts.move_into_child;
     if !into_child_ok && is_proper_prefix(from.tokens(), path.tokens()) {
         return Err(at_path(PatchErrorKind::MoveIntoChild));
     }
-    {
-        let anchors = view(doc, cx.aliased);
-        let (src, _) = walk(doc, &anchors, from, from.tokens().len(), cx).map_err(at_from)?;
-        if let Some(n) = path.tokens().len().checked_sub(1) {
-            if let Ok((dst, parent)) = walk(doc, &anchors, path, n, cx) {
-                if src.steps.starts_with(&dst.steps) && src.steps.len() == n + 1 {
-                    // Same parent: moving a member onto itself changes nothing (and must not
-                    // move the key to the end of its mapping).
-                    let parent = anchors.follow(parent);
-                    let last = &path.tokens()[n];
-                    let same = match child(parent, last, path, n, &anchors, cx) {
-                        Ok(i) => src.steps.last() == Some(&i),
-                        Err(_) => false,
-                    };
-                    if same {
-                        return Ok(());
-                    }
-                }
-                if !into_child_ok && dst.steps.starts_with(&src.steps) {
-                    return Err(at_path(PatchErrorKind::MoveIntoChild));
+    // Read first: a move onto itself changes nothing, one into its own children is refused.
+    let read = cx.read(doc, |anchors, cx| {
+        let (src, _) = match walk(doc, anchors, from, from.tokens().len(), cx) {
+            Ok(found) => found,
+            Err(k) => return Ok(Err(at_from(k))),
+        };
+        let Some(n) = path.tokens().len().checked_sub(1) else {
+            return Ok(Ok(!src.steps.is_empty()));
+        };
+        if let Ok((dst, parent)) = walk(doc, anchors, path, n, cx) {
+            if src.steps.starts_with(&dst.steps) && src.steps.len() == n + 1 {
+                // Same parent: moving a member onto itself changes nothing (and must not move
+                // the key to the end of its mapping).
+                let parent = anchors.follow(parent);
+                let last = &path.tokens()[n];
+                let same = match child(parent, last, path, n, anchors, cx) {
+                    Ok(i) => src.steps.last() == Some(&i),
+                    Err(_) => false,
+                };
+                if same {
+                    return Ok(Ok(false));
                 }
             }
-        } else if src.steps.is_empty() {
-            return Ok(());
+            if !into_child_ok && dst.steps.starts_with(&src.steps) {
+                return Ok(Err(at_path(PatchErrorKind::MoveIntoChild)));
+            }
         }
+        Ok(Ok(true))
+    });
+    if !read.map_err(at_from)?? {
+        return Ok(());
     }
     // Remove, then add: `path` is read in the document without the value, which is what
     // gives a move into the value's own children (when allowed) its meaning.
@@ -84,29 +91,34 @@ fn mov<'a>(
 }
 
 /// `test`: the value at `path` equals `value` as JSON.
-pub(super) fn test(
-    doc: &Node<'_>,
+pub(super) fn test<'a>(
+    doc: &Node<'a>,
     path: &Pointer,
     value: &Node<'_>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), PatchErrorKind> {
-    let anchors = view(doc, cx.aliased);
-    let found = match walk(doc, &anchors, path, path.tokens().len(), cx) {
-        Ok((_, found)) => found,
-        Err(PatchErrorKind::NotFound { at: None })
-            if cx.opts.missing_member_reads_null && value.is_null() =>
-        {
-            return Ok(());
+    cx.read(doc, |anchors, cx| {
+        let found = match walk(doc, anchors, path, path.tokens().len(), cx) {
+            Ok((_, found)) => found,
+            Err(PatchErrorKind::NotFound { at: None })
+                if cx.opts.missing_member_reads_null && value.is_null() =>
+            {
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let value_anchors = if cx.aliased {
+            anchors::Anchors::view(value)
+        } else {
+            anchors::Anchors::default()
+        };
+        let mut visits = anchors::BUDGET;
+        if json_equal(found, anchors, value, &value_anchors, &mut visits)? {
+            Ok(())
+        } else {
+            Err(PatchErrorKind::TestFailed)
         }
-        Err(e) => return Err(e),
-    };
-    let value_anchors = view(value, cx.aliased);
-    let mut visits = anchors::BUDGET;
-    if json_equal(found, &anchors, value, &value_anchors, &mut visits)? {
-        Ok(())
-    } else {
-        Err(PatchErrorKind::TestFailed)
-    }
+    })
 }
 
 /// The value at `from` as `copy` carries it: a copy without anchors, with the comments before
@@ -116,33 +128,34 @@ pub(super) fn test(
 pub(super) fn lift_copy<'a>(
     doc: &Node<'a>,
     from: &Pointer,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<Lifted<'a>, Fail> {
-    let anchors = view(doc, cx.aliased);
     let n = from.tokens().len();
-    let (route, found) = match walk(doc, &anchors, from, n, cx) {
-        Ok(found) => found,
-        Err(PatchErrorKind::NotFound { at: None }) if cx.opts.missing_member_reads_null => {
-            return Ok(Lifted::bare(Node::null()));
-        }
-        Err(e) => return Err(at_from(e)),
-    };
-    cx.budget
-        .grow(found.weight())
-        .map_err(|e| at_from(e.into()))?;
-    let mut lifted = Lifted::bare(found.clone());
-    if n > 0 {
-        // The comments before the copied entry describe the value: they go with it.
-        let (_, parent) = walk(doc, &anchors, from, n - 1, cx).map_err(at_from)?;
-        let parent = anchors.follow(parent);
-        if let Some(&i) = route.steps.last() {
-            if let Some(e) = parent.entries().get(i) {
-                lifted = Lifted::from_entry(e.clone());
-            } else if let Some(item) = parent.items().get(i) {
-                lifted = Lifted::from_item(item.clone());
+    let lifted = cx.read(doc, |anchors, cx| {
+        let (route, found) = match walk(doc, anchors, from, n, cx) {
+            Ok(found) => found,
+            Err(PatchErrorKind::NotFound { at: None }) if cx.opts.missing_member_reads_null => {
+                return Ok(Lifted::bare(Node::null()));
+            }
+            Err(e) => return Err(e),
+        };
+        cx.budget.grow(found.weight(), Added::Copy)?;
+        let mut lifted = Lifted::bare(found.clone());
+        if n > 0 {
+            // The comments before the copied entry describe the value: they go with it.
+            let (_, parent) = walk(doc, anchors, from, n - 1, cx)?;
+            let parent = anchors.follow(parent);
+            if let Some(&i) = route.steps.last() {
+                if let Some(e) = parent.entries().get(i) {
+                    lifted = Lifted::from_entry(e.clone());
+                } else if let Some(item) = parent.items().get(i) {
+                    lifted = Lifted::from_item(item.clone());
+                }
             }
         }
-    }
+        Ok(lifted)
+    });
+    let mut lifted = lifted.map_err(at_from)?;
     strip_anchors(&mut lifted.node);
     Ok(lifted)
 }
@@ -231,7 +244,7 @@ pub(super) fn add<'a>(
     ptr: &Pointer,
     new: Lifted<'a>,
     only_members: bool,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), PatchErrorKind> {
     let Some((tok, depth)) = ptr.tokens().last().map(|t| (t, ptr.tokens().len() - 1)) else {
         put_root(doc, new.node, cx);
@@ -240,17 +253,17 @@ pub(super) fn add<'a>(
     if depth + 1 + new.node.depth() > MAX_DEPTH {
         return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
     }
-    let (route, slot) = {
-        let anchors = view(doc, cx.aliased);
-        let (mut route, parent) = walk(doc, &anchors, ptr, depth, cx)?;
-        let parent = follow_for_change(&anchors, parent, depth, &mut route.expand);
-        let slot = add_slot(parent, tok, ptr, depth, &anchors, cx)?;
-        (route, slot)
-    };
+    let (route, slot) = cx.read(doc, |anchors, cx| {
+        let (mut route, parent) = walk(doc, anchors, ptr, depth, cx)?;
+        let parent = follow_for_change(anchors, parent, depth, &mut route.expand);
+        let slot = add_slot(parent, tok, ptr, depth, anchors, cx)?;
+        Ok((route, slot))
+    })?;
     if only_members && !matches!(slot, Slot::NewKey(_)) {
         return Err(PatchErrorKind::NotFound { at: None });
     }
-    let (parent, in_flow) = reach(doc, &route, depth).ok_or_else(lost)?;
+    cx.changed_anchors(None, Some(&new.node), false);
+    let (parent, in_flow) = reach(doc, &route, depth, cx)?;
     let flow_was_empty =
         parent.is_flow() && parent.entries().is_empty() && parent.items().is_empty();
     if flow_was_empty && !in_flow && !new.node.is_flow() {
@@ -265,6 +278,9 @@ pub(super) fn add<'a>(
                 .ok_or_else(lost)?;
             // A value the member already holds stays as it is written, comments included.
             if !same_value(&e.value, &new.node) {
+                if e.value.has_anchor() {
+                    cx.changed_anchors(Some(&e.value), None, false);
+                }
                 take_place_comments(&mut e.key, new.head, new.line);
                 put_new(&mut e.value, new.node, Keep::COMMENTS);
             }
@@ -294,19 +310,18 @@ pub(super) fn add<'a>(
 pub(super) fn remove<'a>(
     doc: &mut Node<'a>,
     ptr: &Pointer,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<Lifted<'a>, PatchErrorKind> {
     let Some((tok, depth)) = ptr.tokens().last().map(|t| (t, ptr.tokens().len() - 1)) else {
         return Err(PatchErrorKind::RemoveRoot);
     };
-    let (route, i) = {
-        let anchors = view(doc, cx.aliased);
-        let (mut route, parent) = walk(doc, &anchors, ptr, depth, cx)?;
-        let parent = follow_for_change(&anchors, parent, depth, &mut route.expand);
-        let i = child(parent, tok, ptr, depth, &anchors, cx)?;
-        (route, i)
-    };
-    let (parent, _) = reach(doc, &route, depth).ok_or_else(lost)?;
+    let (route, i) = cx.read(doc, |anchors, cx| {
+        let (mut route, parent) = walk(doc, anchors, ptr, depth, cx)?;
+        let parent = follow_for_change(anchors, parent, depth, &mut route.expand);
+        let i = child(parent, tok, ptr, depth, anchors, cx)?;
+        Ok((route, i))
+    })?;
+    let (parent, _) = reach(doc, &route, depth, cx)?;
     let lifted = if parent.is_map() {
         let es = parent.entries_mut().ok_or_else(lost)?;
         if i >= es.len() {
@@ -315,6 +330,7 @@ pub(super) fn remove<'a>(
         cx.budget.shift(es.len() - i - 1)?;
         let lifted = Lifted::from_entry(es.remove(i));
         cx.members.changed(ptr, depth, Change::Removed);
+        cx.changed_anchors(Some(&lifted.node), None, false);
         lifted
     } else {
         let items = parent.items_mut().ok_or_else(lost)?;
@@ -324,6 +340,7 @@ pub(super) fn remove<'a>(
         cx.budget.shift(items.len() - i - 1)?;
         let lifted = Lifted::from_item(items.remove(i));
         cx.members.changed(ptr, depth, Change::Shifted);
+        cx.changed_anchors(Some(&lifted.node), None, false);
         lifted
     };
     Ok(lifted)
@@ -334,13 +351,12 @@ pub(super) fn replace<'a>(
     doc: &mut Node<'a>,
     ptr: &Pointer,
     value: Node<'a>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), PatchErrorKind> {
     let n = ptr.tokens().len();
-    let found = {
-        let anchors = view(doc, cx.aliased);
-        walk(doc, &anchors, ptr, n, cx).map(|(route, _)| route)
-    };
+    let found = cx.read(doc, |anchors, cx| {
+        Ok(walk(doc, anchors, ptr, n, cx).map(|(route, _)| route))
+    })?;
     match found {
         Ok(_) if n + value.depth() > MAX_DEPTH => Err(PatchErrorKind::TooDeep(MAX_DEPTH)),
         Ok(_) if n == 0 => {
@@ -348,7 +364,11 @@ pub(super) fn replace<'a>(
             Ok(())
         }
         Ok(route) => {
-            let (node, _) = reach(doc, &route, n).ok_or_else(lost)?;
+            cx.changed_anchors(None, Some(&value), false);
+            let (node, _) = reach(doc, &route, n, cx)?;
+            if node.has_anchor() {
+                cx.changed_anchors(Some(node), None, false);
+            }
             put_new(node, value, Keep::COMMENTS);
             cx.members.changed(ptr, n - 1, Change::Replaced);
             Ok(())
@@ -363,8 +383,9 @@ pub(super) fn replace<'a>(
 
 /// A value put at the root, where the node's layout (relative to the place it came from) must
 /// give way to the root's.
-fn put_root<'a>(doc: &mut Node<'a>, mut new: Node<'a>, cx: &mut Cx<'_>) {
+fn put_root<'a>(doc: &mut Node<'a>, mut new: Node<'a>, cx: &mut Cx<'_, 'a>) {
     cx.members.changed(&Pointer::root(), 0, Change::Everything);
+    cx.changed_anchors(Some(doc), Some(&new), true);
     *new.layout_mut() = Layout::default();
     put_new(doc, new, Keep::COMMENTS);
 }

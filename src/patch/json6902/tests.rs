@@ -1,7 +1,7 @@
 //! The unit tests of JSON patch: the RFC's rules on YAML trees, our extensions, the budget.
 
 use super::*;
-use crate::budget::{COPY_SLACK, SCAN_BUDGET, SHIFT_BUDGET};
+use crate::budget::{BudgetError, GROWTH_SLACK, SCAN_BUDGET, SHIFT_BUDGET};
 use crate::yaml::{emit_document, parse_stream, to_json, Document, Entry, MAX_DEPTH};
 
 /// `doc` (YAML) patched with `patch` (YAML or JSON text), written back; or the error text.
@@ -527,6 +527,41 @@ fn aliases() {
     );
 }
 
+/// The anchored nodes are read once for a run; a change to one of them makes the next alias
+/// followed read it again, so what an alias becomes, or reads, is its anchored node as it is
+/// now — across operations, and between the places of one operation.
+#[test]
+fn aliases_read_their_anchored_node_as_it_is_after_a_change_to_it() {
+    let doc = "base: &b\n  x: 1\nuse: *b\nlater: *b\n";
+    assert_eq!(
+        patched(
+            doc,
+            "- {op: test, path: /use/x, value: 1}\n- {op: replace, path: /base/x, value: 2}\n- {op: test, path: /later/x, value: 2}\n- {op: add, path: /use/more, value: 3}\n"
+        )
+        .unwrap(),
+        "base: &b\n  x: 2\nuse:\n  x: 2\n  more: 3\nlater: *b\n"
+    );
+    // One operation at places the first of which is the anchored node: in document order for
+    // a list's elements (each list rebuilt at once), last first for members.
+    assert_eq!(
+        patched(
+            "top:\n- &e {x: 1}\n- *e\n",
+            "- {op: add, path: '/top/[*]/more', value: 2}\n"
+        )
+        .unwrap(),
+        "top:\n- &e {x: 1, more: 2}\n- {x: 1, more: 2}\n"
+    );
+    // A nested anchor inside a changed anchored node is read again too.
+    assert_eq!(
+        patched(
+            "a: &a {in: &i {k: 1}}\nb: *i\n",
+            "- {op: replace, path: /a/in/k, value: 2}\n- {op: add, path: /b/z, value: 0}\n"
+        )
+        .unwrap(),
+        "a: &a {in: &i {k: 2}}\nb: {k: 2, z: 0}\n"
+    );
+}
+
 #[test]
 fn results_stay_within_the_nesting_limit() {
     let deep = "[".repeat(MAX_DEPTH - 1) + &"]".repeat(MAX_DEPTH - 1);
@@ -1012,7 +1047,7 @@ fn the_budget_refuses_past_its_bounds() {
         patch_with(&mut doc, &select, &opts, &mut budget)
             .unwrap_err()
             .kind,
-        PatchErrorKind::TooManyScans(SCAN_BUDGET)
+        PatchErrorKind::Budget(BudgetError::Scans(SCAN_BUDGET))
     );
     let mut budget = Budget::new();
     budget.shift(SHIFT_BUDGET).unwrap();
@@ -1021,14 +1056,43 @@ fn the_budget_refuses_past_its_bounds() {
         patch_with(&mut doc, &front, &opts, &mut budget)
             .unwrap_err()
             .kind,
-        PatchErrorKind::TooManyShifts(SHIFT_BUDGET)
+        PatchErrorKind::Budget(BudgetError::Shifts(SHIFT_BUDGET))
     );
     assert!(doc.same_data(&before), "all or nothing");
-    // Copies: the resource's own size, or the slack for a smaller one.
-    let big = format!("a: {}\n", "x".repeat(COPY_SLACK / 2));
+    // Through aliases, a member of a wide mapping is found by a scan, spent as a selector's.
+    let wide: String = (0..20).map(|i| format!("k{i}: {i}, ")).collect();
+    let text = format!("w: &w {{{wide}}}\nu: *w\n");
+    let mut doc = parse_stream(&text).unwrap()[0].root.clone().unwrap();
+    let mut budget = Budget::new();
+    budget.scan(SCAN_BUDGET - 20).unwrap();
+    let lookup = ops("- {op: test, path: /u/k19, value: 19}\n");
+    assert!(patch_with(&mut doc, &lookup, &opts, &mut budget).is_ok());
+    assert_eq!(
+        patch_with(&mut doc, &lookup, &opts, &mut budget)
+            .unwrap_err()
+            .kind,
+        PatchErrorKind::Budget(BudgetError::Scans(SCAN_BUDGET))
+    );
+    // Copies: the resource's own size and the slack.
+    let big = format!("a: {}\n", "x".repeat(GROWTH_SLACK / 2));
     let mut doc = parse_stream(&big).unwrap()[0].root.clone().unwrap();
-    let copies = ops("- {op: copy, from: /a, path: /b}\n- {op: copy, from: /a, path: /c}\n");
-    assert!(patch_with(&mut doc, &copies, &opts, &mut Budget::new()).is_err());
-    let once = ops("- {op: copy, from: /a, path: /b}\n");
-    assert!(patch_with(&mut doc, &once, &opts, &mut Budget::new()).is_ok());
+    let copies = |n: usize| {
+        let text: String = (0..n)
+            .map(|i| format!("- {{op: copy, from: /a, path: /c{i}}}\n"))
+            .collect();
+        ops(&text)
+    };
+    let err = patch_with(&mut doc, &copies(4), &opts, &mut Budget::new()).unwrap_err();
+    assert!(
+        matches!(
+            err.kind,
+            PatchErrorKind::Budget(BudgetError::Grows {
+                added: crate::budget::Added::Copy,
+                ..
+            })
+        ),
+        "{err}"
+    );
+    assert_eq!(err.op, 3);
+    assert!(patch_with(&mut doc, &copies(2), &opts, &mut Budget::new()).is_ok());
 }

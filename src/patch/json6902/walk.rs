@@ -9,31 +9,33 @@
 //! must not do: change anything while it finds its way ([`reach`] changes only the aliases a
 //! route says become copies), or know what the operation is.
 
-use super::aliases::{follow_for_change, View};
-use super::error::PatchErrorKind;
+use super::aliases::{follow_for_change, Follow, View};
+use super::error::{lost, PatchErrorKind};
+use super::members::Members;
 use super::Cx;
+use crate::budget::Added;
 use crate::path::pointer::{Pointer, Selector, Token, EVERY};
 use crate::yaml::anchors::put_copy;
-use crate::yaml::{Kind, Node};
+use crate::yaml::{Kind, Node, MAX_DEPTH};
 
 /// The route to a node: the child taken at each step (an entry index in a mapping, an item
 /// index in a sequence), found without changing anything.
 #[derive(Default)]
-pub(super) struct Route<'a> {
+pub(super) struct Route {
     pub(super) steps: Vec<usize>,
-    /// Aliases on the way, by the number of steps that reach them, with the copy that must
-    /// replace each before anything below it changes.
-    pub(super) expand: Vec<(usize, Node<'a>)>,
+    /// Aliases on the way, by the number of steps that reach them: each must become a copy of
+    /// its anchored node before anything below it changes.
+    pub(super) expand: Vec<usize>,
 }
 
 /// Follows the first `upto` tokens of `ptr` from `root`; every one must name an existing child.
 pub(super) fn walk<'n, 'a>(
     root: &'n Node<'a>,
-    anchors: &'n View<'n, 'a>,
+    anchors: &'n View<'_, 'a>,
     ptr: &Pointer,
     upto: usize,
-    cx: &mut Cx<'_>,
-) -> Result<(Route<'a>, &'n Node<'a>), PatchErrorKind> {
+    cx: &mut Cx<'_, 'a>,
+) -> Result<(Route, &'n Node<'a>), PatchErrorKind> {
     let mut route = Route::default();
     let mut cur = root;
     for (depth, tok) in ptr.tokens().iter().take(upto).enumerate() {
@@ -51,22 +53,24 @@ pub(super) fn walk<'n, 'a>(
 
 /// The position of the existing child that `tok` (the token after `depth` tokens of `ptr`)
 /// names in `node`.
-pub(super) fn child(
-    node: &Node<'_>,
+pub(super) fn child<'a>(
+    node: &Node<'a>,
     tok: &Token,
     ptr: &Pointer,
     depth: usize,
-    anchors: &View<'_, '_>,
-    cx: &mut Cx<'_>,
+    anchors: &View<'_, 'a>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<usize, PatchErrorKind> {
     let missing = || PatchErrorKind::NotFound {
         at: (depth + 1 < ptr.tokens().len()).then(|| ptr.prefix(depth + 1)),
     };
     match node.kind() {
-        Kind::Map => cx
-            .members
-            .position(node, ptr, depth, &tok.text())
-            .ok_or_else(missing),
+        Kind::Map => {
+            wide_lookup(node, cx)?;
+            cx.members
+                .position(node, ptr, depth, &tok.text())
+                .ok_or_else(missing)
+        }
         Kind::Seq => match seq_position(node, tok, ptr, depth, anchors, cx)? {
             Some(i) if i < node.items().len() => Ok(i),
             Some(i) => Err(PatchErrorKind::OutOfRange {
@@ -84,14 +88,26 @@ pub(super) fn child(
     }
 }
 
+/// A member looked up in a wide mapping of a document with aliases, where the run keeps no
+/// index of members (one mapping is reached by several pointers): the scan is spent from the
+/// budget, as a key selector's is, so that many places reached through aliases that each cross
+/// a wide mapping cannot take minutes.
+fn wide_lookup(map: &Node<'_>, cx: &mut Cx<'_, '_>) -> Result<(), PatchErrorKind> {
+    let width = map.entries().len();
+    if cx.aliased && width > Members::INDEX_FROM {
+        cx.budget.scan(width)?;
+    }
+    Ok(())
+}
+
 /// What a token means in a sequence: `Some(index)` (maybe out of range), `None` for `-`.
-fn seq_position(
-    seq: &Node<'_>,
+fn seq_position<'a>(
+    seq: &Node<'a>,
     tok: &Token,
     ptr: &Pointer,
     depth: usize,
-    anchors: &View<'_, '_>,
-    cx: &mut Cx<'_>,
+    anchors: &View<'_, 'a>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<Option<usize>, PatchErrorKind> {
     let list = || ptr.prefix(depth);
     match tok {
@@ -157,7 +173,7 @@ fn seq_position(
 
 /// True when `item` (with aliases followed through `anchors`) is a mapping whose fields have
 /// the selector's values.
-fn selects(sel: &Selector, item: &Node<'_>, anchors: &View<'_, '_>) -> bool {
+fn selects<'a>(sel: &Selector, item: &Node<'a>, anchors: &View<'_, 'a>) -> bool {
     let item = anchors.follow(item);
     item.is_map()
         && sel.fields().iter().all(|(k, v)| {
@@ -169,31 +185,47 @@ fn selects(sel: &Selector, item: &Node<'_>, anchors: &View<'_, '_>) -> bool {
 }
 
 /// The node at `route`'s first `depth` steps, for changing; aliases on the way (and the node
-/// itself, if it is one the route expands) become copies of their anchored nodes. Also tells
-/// whether the node sits inside a flow collection.
+/// itself, if it is one the route expands) become copies of their anchored nodes, charged to
+/// the budget's growth and bounded in nesting. Also tells whether the node sits inside a flow
+/// collection, and notes a change inside an anchored node (the run's copies of the anchored
+/// nodes are then out of date).
 pub(super) fn reach<'d, 'a>(
     root: &'d mut Node<'a>,
-    route: &Route<'a>,
+    route: &Route,
     depth: usize,
-) -> Option<(&'d mut Node<'a>, bool)> {
+    cx: &mut Cx<'_, 'a>,
+) -> Result<(&'d mut Node<'a>, bool), PatchErrorKind> {
     let mut cur = root;
     let mut in_flow = false;
+    let mut through_anchor = false;
     for d in 0..=depth {
-        if let Some((_, copy)) = route.expand.iter().find(|(at, _)| *at == d) {
-            put_copy(cur, copy.clone());
+        if route.expand.contains(&d) && cur.kind() == Kind::Alias {
+            let copy = cx.aliases.copy_for(cur).ok_or_else(lost)?;
+            if d + copy.depth() > MAX_DEPTH {
+                return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
+            }
+            cx.budget.grow(copy.weight(), Added::AliasCopy)?;
+            put_copy(cur, copy);
         }
+        through_anchor |= cur.anchor().is_some();
         if d == depth {
             break;
         }
         in_flow |= cur.is_flow();
-        let i = *route.steps.get(d)?;
+        let i = *route.steps.get(d).ok_or_else(lost)?;
         cur = if cur.is_map() {
-            cur.entries_mut()?.get_mut(i).map(|e| &mut e.value)?
+            cur.entries_mut()
+                .and_then(|es| es.get_mut(i))
+                .map(|e| &mut e.value)
         } else {
-            cur.items_mut()?.get_mut(i)?
-        };
+            cur.items_mut().and_then(|items| items.get_mut(i))
+        }
+        .ok_or_else(lost)?;
     }
-    Some((cur, in_flow))
+    if through_anchor {
+        cx.changed_anchors(None, None, true);
+    }
+    Ok((cur, in_flow))
 }
 
 /// Where `add` puts a value in a container.
@@ -207,16 +239,17 @@ pub(super) enum Slot {
 }
 
 /// Where `add` puts the value that the token after `depth` tokens of `ptr` names in `parent`.
-pub(super) fn add_slot(
-    parent: &Node<'_>,
+pub(super) fn add_slot<'a>(
+    parent: &Node<'a>,
     tok: &Token,
     ptr: &Pointer,
     depth: usize,
-    anchors: &View<'_, '_>,
-    cx: &mut Cx<'_>,
+    anchors: &View<'_, 'a>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<Slot, PatchErrorKind> {
     match parent.kind() {
         Kind::Map => {
+            wide_lookup(parent, cx)?;
             let key = tok.text();
             Ok(match cx.members.position(parent, ptr, depth, &key) {
                 Some(i) => Slot::Entry(i),

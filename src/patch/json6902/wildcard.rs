@@ -37,12 +37,13 @@
 //! What it must not do: change how an operation acts at one place (`rfc` does that), or visit
 //! a place twice.
 
-use super::aliases::{follow_for_change, view, View};
+use super::aliases::{follow_for_change, Follow, View};
 use super::error::{at_from, at_path, located, lost, Fail, PatchErrorKind, Which};
 use super::op::{Op, Verb};
 use super::rfc::{add, is_proper_prefix, lift_copy, remove, replace, run, test, Lifted};
 use super::walk::{add_slot, child, reach, walk, Slot};
 use super::{Base, Cx};
+use crate::budget::Added;
 use crate::path::pointer::{is_every, Pointer, Token};
 use crate::yaml::{Node, MAX_DEPTH};
 
@@ -91,59 +92,139 @@ pub(super) fn check_pairing(
 /// index of an element and every token before its last `[*]` resolved (a sequence's by index),
 /// the tokens after it as written. A list, or anything on the way to a `[*]`, that is not there
 /// gives none; a scalar on the way is an error. A `[*]` applied to a mapping is the member of
-/// that name, as RFC 6901 reads it.
-fn resolve(doc: &Node<'_>, ptr: &Pointer, cx: &mut Cx<'_>) -> Result<Vec<Pointer>, PatchErrorKind> {
+/// that name, as RFC 6901 reads it. Each pointer with `[*]` stands for is a place spent from the
+/// budget.
+fn resolve<'p, 'a>(
+    doc: &Node<'a>,
+    ptr: &'p Pointer,
+    cx: &mut Cx<'_, 'a>,
+) -> Result<Resolved<'p>, PatchErrorKind> {
     let Some(last) = ptr.last_wildcard() else {
-        return Ok(vec![ptr.clone()]);
+        return Ok(Resolved {
+            ptr,
+            width: 0,
+            picks: Vec::new(),
+            count: 1,
+        });
     };
-    let anchors = view(doc, cx.aliased);
-    let mut out = Vec::new();
-    let mut prefix = Vec::with_capacity(ptr.tokens().len());
-    expand(doc, &anchors, ptr, 0, last, &mut prefix, &mut out, cx)?;
-    Ok(out)
+    let width = last + 1;
+    let picks = cx.read(doc, |anchors, cx| {
+        let mut picks = Vec::new();
+        let mut prefix = Vec::with_capacity(width);
+        let mut walk = Expand {
+            anchors,
+            ptr,
+            last,
+            prefix: &mut prefix,
+            out: &mut picks,
+        };
+        walk.expand(doc, 0, cx)?;
+        Ok(picks)
+    })?;
+    Ok(Resolved {
+        ptr,
+        width,
+        count: picks.len() / width,
+        picks,
+    })
 }
 
-/// [`resolve`] below `node`, reached by the `depth` tokens in `prefix`. Recursion is as deep as
-/// the document's nesting: each level descends one level of it.
-#[allow(clippy::too_many_arguments)]
-fn expand(
-    node: &Node<'_>,
-    anchors: &View<'_, '_>,
-    ptr: &Pointer,
-    depth: usize,
-    last: usize,
-    prefix: &mut Vec<Token>,
-    out: &mut Vec<Pointer>,
-    cx: &mut Cx<'_>,
-) -> Result<(), PatchErrorKind> {
-    let Some(tok) = ptr.tokens().get(depth).filter(|_| depth <= last) else {
-        out.push(Pointer::from_tokens(prefix.clone()).joined(depth, ptr, depth));
-        return Ok(());
-    };
-    let node = anchors.follow(node);
-    if is_every(tok) && node.is_seq() {
-        for (i, item) in node.items().iter().enumerate() {
-            prefix.push(Token::Index(i));
-            expand(item, anchors, ptr, depth + 1, last, prefix, out, cx)?;
-            prefix.pop();
-        }
-        return Ok(());
+/// The pointers a pointer with `[*]` stands for, kept small (a place costs a word for each
+/// token up to the last `[*]`, not a pointer): for each, the position each of those tokens
+/// took — a sequence's index, or [`NAMED`] where the token named a mapping's member as written.
+struct Resolved<'p> {
+    ptr: &'p Pointer,
+    /// The tokens each place resolves: those up to the last `[*]`.
+    width: usize,
+    /// `width` positions for each place, in document order.
+    picks: Vec<usize>,
+    count: usize,
+}
+
+/// In [`Resolved::picks`]: the token named a mapping's member, as written.
+const NAMED: usize = usize::MAX;
+
+impl Resolved<'_> {
+    fn len(&self) -> usize {
+        self.count
     }
-    let i = match child(node, tok, ptr, depth, anchors, cx) {
-        Ok(i) => i,
-        Err(k) if k.is_absent() => return Ok(()),
-        Err(k) => return Err(k),
-    };
-    let (next, token) = if node.is_seq() {
-        (node.items().get(i), Token::Index(i))
-    } else {
-        (node.entries().get(i).map(|e| &e.value), tok.clone())
-    };
-    let next = next.ok_or_else(lost)?;
-    prefix.push(token);
-    expand(next, anchors, ptr, depth + 1, last, prefix, out, cx)?;
-    prefix.pop();
-    Ok(())
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The positions place `i` took for its first `n` tokens.
+    fn picks(&self, i: usize, n: usize) -> &[usize] {
+        let at = i * self.width;
+        self.picks
+            .get(at..at + n.min(self.width))
+            .unwrap_or_default()
+    }
+
+    /// Place `i` as a pointer.
+    fn pointer(&self, i: usize) -> Pointer {
+        let tokens = self.ptr.tokens();
+        let head = self
+            .picks(i, self.width)
+            .iter()
+            .zip(tokens)
+            .map(|(&pick, tok)| match pick {
+                NAMED => tok.clone(),
+                index => Token::Index(index),
+            });
+        let tail = tokens.get(self.width..).unwrap_or_default().iter().cloned();
+        Pointer::from_tokens(head.chain(tail).collect())
+    }
+}
+
+/// The walk [`resolve`] takes.
+struct Expand<'w, 'v, 'a> {
+    anchors: &'w View<'v, 'a>,
+    ptr: &'w Pointer,
+    last: usize,
+    prefix: &'w mut Vec<usize>,
+    out: &'w mut Vec<usize>,
+}
+
+impl<'a> Expand<'_, '_, 'a> {
+    /// The places below `node`, reached by the `depth` tokens in `prefix`. Recursion is as deep
+    /// as the document's nesting: each level descends one level of it.
+    fn expand(
+        &mut self,
+        node: &Node<'a>,
+        depth: usize,
+        cx: &mut Cx<'_, 'a>,
+    ) -> Result<(), PatchErrorKind> {
+        let Some(tok) = self.ptr.tokens().get(depth).filter(|_| depth <= self.last) else {
+            cx.budget.place()?;
+            self.out.extend_from_slice(self.prefix);
+            return Ok(());
+        };
+        let node = self.anchors.follow(node);
+        if is_every(tok) && node.is_seq() {
+            for (i, item) in node.items().iter().enumerate() {
+                self.prefix.push(i);
+                self.expand(item, depth + 1, cx)?;
+                self.prefix.pop();
+            }
+            return Ok(());
+        }
+        let i = match child(node, tok, self.ptr, depth, self.anchors, cx) {
+            Ok(i) => i,
+            Err(k) if k.is_absent() => return Ok(()),
+            Err(k) => return Err(k),
+        };
+        let (next, pick) = if node.is_seq() {
+            (node.items().get(i), i)
+        } else {
+            (node.entries().get(i).map(|e| &e.value), NAMED)
+        };
+        let next = next.ok_or_else(lost)?;
+        self.prefix.push(pick);
+        self.expand(next, depth + 1, cx)?;
+        self.prefix.pop();
+        Ok(())
+    }
 }
 
 /// Runs one operation at every place it selects, and says at how many it acted (see
@@ -152,7 +233,7 @@ fn expand(
 pub(super) fn run_counted<'a, 'p: 'a>(
     doc: &mut Node<'a>,
     op: &Op<'p>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
     base: Base,
 ) -> Result<usize, Fail> {
     let from = match op {
@@ -184,7 +265,7 @@ pub(super) fn run_counted<'a, 'p: 'a>(
 fn run_places<'a, 'p: 'a>(
     doc: &mut Node<'a>,
     op: &Op<'p>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
     base: Base,
 ) -> Result<usize, Fail> {
     // Where `add` starts making missing members: below the last `[*]`, or the whole pointer at
@@ -193,8 +274,9 @@ fn run_places<'a, 'p: 'a>(
     match op {
         Op::Test { path, value } => {
             let places = resolve(doc, path, cx).map_err(at_path)?;
-            for p in &places {
-                test(doc, p, value, cx).map_err(|k| at_path(located(p, k)))?;
+            for i in 0..places.len() {
+                let p = places.pointer(i);
+                test(doc, &p, value, cx).map_err(|k| at_path(located(&p, k)))?;
             }
             Ok(places.len())
         }
@@ -202,23 +284,23 @@ fn run_places<'a, 'p: 'a>(
         Op::Remove { path } => backwards(doc, path, cx, |doc, p, cx| {
             unless_absent(remove(doc, p, cx).map(drop))
         }),
-        Op::Replace { path, value } => backwards(doc, path, cx, |doc, p, cx| {
-            unless_absent(replace(doc, p, value.clone(), cx))
-        }),
+        Op::Replace { path, value } => {
+            let weight = value.weight();
+            backwards(doc, path, cx, |doc, p, cx| {
+                let acted = unless_absent(replace(doc, p, value.clone(), cx))?;
+                if acted {
+                    cx.budget.grow(weight, Added::AtPlaces)?;
+                }
+                Ok(acted)
+            })
+        }
         Op::Copy { from, path } if !from.has_wildcard() && path.has_wildcard() => {
             // No place, nothing to copy: `from` is read only when there is somewhere to put it.
             if resolve(doc, path, cx).map_err(at_path)?.is_empty() {
                 return Ok(0);
             }
-            if base == Base::Place {
-                let anchors = view(doc, cx.aliased);
-                if let Err(k) = walk(doc, &anchors, from, from.tokens().len(), cx) {
-                    return if k.is_absent() {
-                        Ok(0)
-                    } else {
-                        Err(at_from(k))
-                    };
-                }
+            if base == Base::Place && !exists(doc, from, cx).map_err(at_from)? {
+                return Ok(0);
             }
             let lifted = lift_copy(doc, from, cx)?;
             spread(doc, path, &lifted, below(path), cx)
@@ -234,7 +316,8 @@ fn run_places<'a, 'p: 'a>(
             let shared = path.joined(last + 1, path, path.tokens().len());
             let bindings = resolve(doc, &shared, cx).map_err(at_path)?;
             let mut n = 0;
-            for b in &bindings {
+            for i in 0..bindings.len() {
+                let b = bindings.pointer(i);
                 let (f, p) = (
                     b.joined(last + 1, from, last + 1),
                     b.joined(last + 1, path, last + 1),
@@ -246,24 +329,40 @@ fn run_places<'a, 'p: 'a>(
     }
 }
 
+/// Whether `ptr` names something in `doc`: false when it is not there (a member, an element),
+/// an error when the document has another shape than the pointer says.
+fn exists<'a>(doc: &Node<'a>, ptr: &Pointer, cx: &mut Cx<'_, 'a>) -> Result<bool, PatchErrorKind> {
+    cx.read(doc, |anchors, cx| {
+        match walk(doc, anchors, ptr, ptr.tokens().len(), cx) {
+            Ok(_) => Ok(true),
+            Err(k) if k.is_absent() => Ok(false),
+            Err(k) => Err(k),
+        }
+    })
+}
+
 /// `f` at every place `path` selects, last place first, so that adding or removing an element
 /// of a list the places share leaves the positions of the places still to come as they were;
 /// `f` says whether it acted. The failure reported is the first in document order.
 fn backwards<'a>(
     doc: &mut Node<'a>,
     path: &Pointer,
-    cx: &mut Cx<'_>,
-    mut f: impl FnMut(&mut Node<'a>, &Pointer, &mut Cx<'_>) -> Result<bool, PatchErrorKind>,
+    cx: &mut Cx<'_, 'a>,
+    mut f: impl FnMut(&mut Node<'a>, &Pointer, &mut Cx<'_, 'a>) -> Result<bool, PatchErrorKind>,
 ) -> Result<usize, Fail> {
     let places = resolve(doc, path, cx).map_err(at_path)?;
     let mut acted = 0;
     let mut failed = None;
-    for p in places.iter().rev() {
-        match f(doc, p, cx) {
+    for i in (0..places.len()).rev() {
+        let p = places.pointer(i);
+        match f(doc, &p, cx) {
             Ok(true) => acted += 1,
             Ok(false) => {}
+            // Past a bound, nothing further can succeed: the first place that passed it is
+            // named.
+            Err(k @ PatchErrorKind::Budget(_)) => return Err(at_path(located(&p, k))),
             // The document is dropped on failure; going on finds the earlier failures.
-            Err(k) => failed = Some(at_path(located(p, k))),
+            Err(k) => failed = Some(at_path(located(&p, k))),
         }
     }
     match failed {
@@ -273,31 +372,43 @@ fn backwards<'a>(
 }
 
 /// Adds `value` at every place `path` selects (`add`, and `copy` from one place), making the
-/// missing members from token `below` on. When that `[*]` is the last token, the places are the
-/// elements of lists, and each list is rebuilt once with a copy of the value before each of its
-/// elements (one insertion at a time would move the list's tail once per element).
+/// missing members from token `below` on; each copy of the value is charged to the budget's
+/// growth. When that `[*]` is the last token, the places are the elements of lists, and each
+/// list is rebuilt once with a copy of the value before each of its elements (one insertion at
+/// a time would move the list's tail once per element).
 fn spread<'a>(
     doc: &mut Node<'a>,
     path: &Pointer,
     value: &Lifted<'a>,
     below: usize,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<usize, Fail> {
+    let weight = value.node.weight();
     let last = match path.last_wildcard() {
         Some(last) if last + 1 == path.tokens().len() => last,
         _ => {
             return backwards(doc, path, cx, |doc, p, cx| {
+                cx.budget.grow(weight, Added::AtPlaces)?;
                 make_parents(doc, p, below, cx)?;
                 add(doc, p, value.clone(), false, cx).map(|()| true)
             })
         }
     };
     let places = resolve(doc, path, cx).map_err(at_path)?;
-    let lists = places.chunk_by(|a, b| a.tokens().get(..last) == b.tokens().get(..last));
-    for group in lists {
-        let Some(first) = group.first() else { continue };
-        let parent = first.joined(last, path, path.tokens().len());
-        before_each(doc, &parent, value, cx).map_err(|k| at_path(located(first, k)))?;
+    let mut first = 0;
+    while first < places.len() {
+        // The places in one list: those that share every token before the last `[*]`.
+        let list = places.picks(first, last);
+        let end = (first..places.len())
+            .find(|&i| places.picks(i, last) != list)
+            .unwrap_or(places.len());
+        let at = places.pointer(first);
+        let parent = at.joined(last, path, path.tokens().len());
+        cx.budget
+            .grow(weight.saturating_mul(end - first), Added::AtPlaces)
+            .map_err(|e| at_path(located(&at, e.into())))?;
+        before_each(doc, &parent, value, cx).map_err(|k| at_path(located(&at, k)))?;
+        first = end;
     }
     Ok(places.len())
 }
@@ -307,19 +418,19 @@ fn before_each<'a>(
     doc: &mut Node<'a>,
     list: &Pointer,
     value: &Lifted<'a>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), PatchErrorKind> {
     let depth = list.tokens().len();
     if depth + 1 + value.node.depth() > MAX_DEPTH {
         return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
     }
-    let route = {
-        let anchors = view(doc, cx.aliased);
-        let (mut route, node) = walk(doc, &anchors, list, depth, cx)?;
-        follow_for_change(&anchors, node, depth, &mut route.expand);
-        route
-    };
-    let (node, _) = reach(doc, &route, depth).ok_or_else(lost)?;
+    let route = cx.read(doc, |anchors, cx| {
+        let (mut route, node) = walk(doc, anchors, list, depth, cx)?;
+        follow_for_change(anchors, node, depth, &mut route.expand);
+        Ok(route)
+    })?;
+    cx.changed_anchors(None, Some(&value.node), false);
+    let (node, _) = reach(doc, &route, depth, cx)?;
     let items = node.items_mut().ok_or_else(lost)?;
     let old = std::mem::take(items);
     items.reserve(2 * old.len());
@@ -337,7 +448,7 @@ fn add_all<'a>(
     doc: &mut Node<'a>,
     path: &Pointer,
     mut values: Vec<Lifted<'a>>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), PatchErrorKind> {
     let Some((tok, depth)) = path.tokens().last().map(|t| (t, path.tokens().len() - 1)) else {
         return match values.pop() {
@@ -349,12 +460,11 @@ fn add_all<'a>(
     if depth + 1 + deepest > MAX_DEPTH {
         return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
     }
-    let (route, slot) = {
-        let anchors = view(doc, cx.aliased);
-        let (mut route, parent) = walk(doc, &anchors, path, depth, cx)?;
-        let parent = follow_for_change(&anchors, parent, depth, &mut route.expand);
-        (route, add_slot(parent, tok, path, depth, &anchors, cx)?)
-    };
+    let (route, slot) = cx.read(doc, |anchors, cx| {
+        let (mut route, parent) = walk(doc, anchors, path, depth, cx)?;
+        let parent = follow_for_change(anchors, parent, depth, &mut route.expand);
+        Ok((route, add_slot(parent, tok, path, depth, anchors, cx)?))
+    })?;
     let Slot::Insert(i) = slot else {
         return match values.pop() {
             Some(v) => add(doc, path, v, false, cx),
@@ -364,7 +474,10 @@ fn add_all<'a>(
     if !matches!(tok, Token::End) {
         values.reverse();
     }
-    let (parent, in_flow) = reach(doc, &route, depth).ok_or_else(lost)?;
+    for v in &values {
+        cx.changed_anchors(None, Some(&v.node), false);
+    }
+    let (parent, in_flow) = reach(doc, &route, depth, cx)?;
     let was_empty = parent.is_flow() && parent.items().is_empty();
     if was_empty && !in_flow && values.first().is_some_and(|v| !v.node.is_flow()) {
         parent.make_block();
@@ -390,14 +503,14 @@ fn unless_absent(done: Result<(), PatchErrorKind>) -> Result<bool, PatchErrorKin
 /// `ptr`'s parent: a list when the token after the member is `-` or `0`, a mapping when it is
 /// a name. Nothing is made for a member named like a selector or `[*]`, or followed by one,
 /// or by another index: the operation then fails as RFC 6902 says.
-fn make_parents(
-    doc: &mut Node<'_>,
+fn make_parents<'a>(
+    doc: &mut Node<'a>,
     ptr: &Pointer,
     below: usize,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<(), PatchErrorKind> {
     let parent = ptr.tokens().len().saturating_sub(1);
-    if parent <= below || walk(doc, &view(doc, cx.aliased), ptr, parent, cx).is_ok() {
+    if parent <= below || reads(doc, ptr, parent, cx)?.is_ok() {
         return Ok(());
     }
     for d in below..parent {
@@ -405,8 +518,8 @@ fn make_parents(
             return Ok(());
         };
         let here = ptr.joined(d + 1, ptr, ptr.tokens().len());
-        match walk(doc, &view(doc, cx.aliased), &here, d + 1, cx) {
-            Ok(_) => continue,
+        match reads(doc, &here, d + 1, cx)? {
+            Ok(()) => continue,
             Err(PatchErrorKind::NotFound { at: None }) => {}
             Err(_) => return Ok(()),
         }
@@ -423,6 +536,19 @@ fn make_parents(
     Ok(())
 }
 
+/// Whether the first `upto` tokens of `ptr` lead somewhere in `doc` (inside: why not); outside,
+/// a failure to follow the document's aliases at all.
+fn reads<'a>(
+    doc: &Node<'a>,
+    ptr: &Pointer,
+    upto: usize,
+    cx: &mut Cx<'_, 'a>,
+) -> Result<Result<(), PatchErrorKind>, PatchErrorKind> {
+    cx.read(doc, |anchors, cx| {
+        Ok(walk(doc, anchors, ptr, upto, cx).map(drop))
+    })
+}
+
 /// `move` or `copy` (`moves`) from `from`, which may hold `[*]` of its own, to `path`, which
 /// holds none left. `below`: both are below a `[*]` they share from that token on, so a
 /// `from` that is not there is skipped and `path`'s missing parents are made. With `[*]` in
@@ -434,7 +560,7 @@ fn carry<'a>(
     from: &Pointer,
     path: &Pointer,
     below: Option<usize>,
-    cx: &mut Cx<'_>,
+    cx: &mut Cx<'_, 'a>,
 ) -> Result<usize, Fail> {
     let at = |which: Which, p: &Pointer, k| match below {
         Some(_) => (which, located(p, k)),
@@ -442,15 +568,11 @@ fn carry<'a>(
     };
     if !from.has_wildcard() {
         if let Some(b) = below {
-            let anchors = view(doc, cx.aliased);
-            if let Err(k) = walk(doc, &anchors, from, from.tokens().len(), cx) {
-                return if k.is_absent() {
-                    Ok(0)
-                } else {
-                    Err(at(Which::From, from, k))
-                };
+            match exists(doc, from, cx) {
+                Ok(true) => {}
+                Ok(false) => return Ok(0),
+                Err(k) => return Err(at(Which::From, from, k)),
             }
-            drop(anchors);
             make_parents(doc, path, b, cx).map_err(|k| at(Which::Path, path, k))?;
         }
         let op = if moves {
@@ -475,31 +597,29 @@ fn carry<'a>(
     let mut values = Vec::with_capacity(sources.len());
     if moves {
         if !cx.opts.move_into_child {
-            let mut into_itself = None;
-            for s in &sources {
-                if moves_into_itself(doc, s, path, cx) {
-                    into_itself = Some(s);
-                    break;
+            for i in 0..sources.len() {
+                let s = sources.pointer(i);
+                if moves_into_itself(doc, &s, path, cx).map_err(at_from)? {
+                    return Err(at_from(located(&s, PatchErrorKind::MoveIntoChild)));
                 }
             }
-            if let Some(p) = into_itself {
-                return Err(at_from(located(p, PatchErrorKind::MoveIntoChild)));
-            }
         }
-        for p in sources.iter().rev() {
-            match remove(doc, p, cx) {
+        for i in (0..sources.len()).rev() {
+            let p = sources.pointer(i);
+            match remove(doc, &p, cx) {
                 Ok(v) => values.push(v),
                 Err(k) if k.is_absent() => {}
-                Err(k) => return Err(at_from(located(p, k))),
+                Err(k) => return Err(at_from(located(&p, k))),
             }
         }
         values.reverse();
     } else {
-        for p in &sources {
-            match lift_copy(doc, p, cx) {
+        for i in 0..sources.len() {
+            let p = sources.pointer(i);
+            match lift_copy(doc, &p, cx) {
                 Ok(v) => values.push(v),
                 Err((_, k)) if k.is_absent() => {}
-                Err((which, k)) => return Err((which, located(p, k))),
+                Err((which, k)) => return Err((which, located(&p, k))),
             }
         }
     }
@@ -515,14 +635,20 @@ fn carry<'a>(
 }
 
 /// Whether `path` lies inside the value at `from`, as written or as the two resolve.
-fn moves_into_itself(doc: &Node<'_>, from: &Pointer, path: &Pointer, cx: &mut Cx<'_>) -> bool {
+fn moves_into_itself<'a>(
+    doc: &Node<'a>,
+    from: &Pointer,
+    path: &Pointer,
+    cx: &mut Cx<'_, 'a>,
+) -> Result<bool, PatchErrorKind> {
     if is_proper_prefix(from.tokens(), path.tokens()) {
-        return true;
+        return Ok(true);
     }
-    let anchors = view(doc, cx.aliased);
-    let Ok((src, _)) = walk(doc, &anchors, from, from.tokens().len(), cx) else {
-        return false;
-    };
-    let parent = path.tokens().len().saturating_sub(1);
-    matches!(walk(doc, &anchors, path, parent, cx), Ok((dst, _)) if dst.steps.starts_with(&src.steps))
+    cx.read(doc, |anchors, cx| {
+        let Ok((src, _)) = walk(doc, anchors, from, from.tokens().len(), cx) else {
+            return Ok(false);
+        };
+        let parent = path.tokens().len().saturating_sub(1);
+        Ok(matches!(walk(doc, anchors, path, parent, cx), Ok((dst, _)) if dst.steps.starts_with(&src.steps)))
+    })
 }
