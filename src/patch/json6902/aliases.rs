@@ -69,22 +69,20 @@ impl<'a> Table<'a> {
     }
 }
 
-/// The document's anchored nodes as one read-only walk follows them: a table, the document it
-/// is built from when it must be, and whether aliases are in play at all.
+/// The document's anchored nodes as one read-only walk follows them: a table (none where no
+/// aliases are in play) and the document it is built from when it must be.
 pub(super) struct View<'v, 'a> {
-    table: &'v Table<'a>,
+    table: Option<&'v Table<'a>>,
     doc: &'v Node<'a>,
-    aliased: bool,
     /// A walk needed the table, and it could not be built.
     failed: Cell<bool>,
 }
 
 impl<'v, 'a> View<'v, 'a> {
-    pub(super) fn new(table: &'v Table<'a>, doc: &'v Node<'a>, aliased: bool) -> Self {
+    pub(super) fn new(table: Option<&'v Table<'a>>, doc: &'v Node<'a>) -> Self {
         View {
             table,
             doc,
-            aliased,
             failed: Cell::new(false),
         }
     }
@@ -95,7 +93,7 @@ impl<'v, 'a> View<'v, 'a> {
         if !self.failed.get() {
             return None;
         }
-        match self.table.built(self.doc).copies.as_ref() {
+        match self.table?.built(self.doc).copies.as_ref() {
             Err(e) => Some(PatchErrorKind::Alias(e.clone())),
             Ok(_) => None,
         }
@@ -111,10 +109,10 @@ pub(super) trait Follow<'a> {
 
 impl<'a> Follow<'a> for View<'_, 'a> {
     fn follow<'s>(&'s self, node: &'s Node<'a>) -> &'s Node<'a> {
-        if !self.aliased || node.kind() != Kind::Alias {
+        let Some(table) = self.table.filter(|_| node.kind() == Kind::Alias) else {
             return node;
-        }
-        match self.table.built(self.doc).copies.as_ref() {
+        };
+        match table.built(self.doc).copies.as_ref() {
             Ok(anchors) => anchors.follow(node),
             Err(_) => {
                 self.failed.set(true);

@@ -183,7 +183,9 @@ struct Cx<'r, 'a> {
     aliased: bool,
     budget: &'r mut Budget,
     members: Members,
-    aliases: aliases::Table<'a>,
+    /// The anchored nodes, where aliases are in play (boxed: it is taken out and put back at
+    /// each read).
+    aliases: Option<Box<aliases::Table<'a>>>,
     /// The operation running removed anchors, or added aliases or anchors: its result must be
     /// checked for an alias before its anchor.
     recheck: bool,
@@ -233,7 +235,7 @@ impl<'r, 'a> Cx<'r, 'a> {
             aliased,
             budget,
             members: Members::new(aliased),
-            aliases: aliases::Table::default(),
+            aliases: aliased.then(Box::default),
             recheck: false,
         }
     }
@@ -245,13 +247,13 @@ impl<'r, 'a> Cx<'r, 'a> {
         doc: &Node<'a>,
         f: impl FnOnce(&aliases::View<'_, 'a>, &mut Self) -> Result<T, PatchErrorKind>,
     ) -> Result<T, PatchErrorKind> {
-        let mut table = std::mem::take(&mut self.aliases);
+        let mut table = self.aliases.take();
         let (found, failed) = {
-            let view = aliases::View::new(&table, doc, self.aliased);
+            let view = aliases::View::new(table.as_deref(), doc);
             let found = f(&view, self);
             (found, view.failure())
         };
-        let reread = table.take_reread();
+        let reread = table.as_mut().map_or(0, |t| t.take_reread());
         self.aliases = table;
         if let Some(e) = failed {
             return Err(e);
@@ -277,7 +279,9 @@ impl<'r, 'a> Cx<'r, 'a> {
         let gone_anchor = gone.is_some_and(Node::has_anchor);
         let added_any = added.is_some_and(|n| n.has_anchor() || n.has_alias());
         if through_anchor || gone_anchor || added.is_some_and(Node::has_anchor) {
-            self.aliases.stale();
+            if let Some(table) = self.aliases.as_mut() {
+                table.stale();
+            }
         }
         if gone_anchor || added_any {
             self.recheck = true;

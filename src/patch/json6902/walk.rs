@@ -200,14 +200,18 @@ pub(super) fn reach<'d, 'a>(
     let mut through_anchor = false;
     for d in 0..=depth {
         if route.expand.contains(&d) && cur.kind() == Kind::Alias {
-            let copy = cx.aliases.copy_for(cur).ok_or_else(lost)?;
+            let copy = cx
+                .aliases
+                .as_ref()
+                .and_then(|t| t.copy_for(cur))
+                .ok_or_else(lost)?;
             if d + copy.depth() > MAX_DEPTH {
                 return Err(PatchErrorKind::TooDeep(MAX_DEPTH));
             }
             cx.budget.grow(copy.weight(), Added::AliasCopy)?;
             put_copy(cur, copy);
         }
-        through_anchor |= cur.anchor().is_some();
+        through_anchor |= cx.aliased && cur.anchor().is_some();
         if d == depth {
             break;
         }
