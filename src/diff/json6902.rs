@@ -1,5 +1,5 @@
 //! JSON patch creation (RFC 6902): the operations that turn OLD into NEW, for
-//! `json6902::apply` to run.
+//! `json6902::patch` to run.
 //!
 //! Mappings give `add` for a field only NEW has, `remove` for one only OLD has, and the
 //! operations of each changed field; other values that changed are `replace`d. Lists whose
@@ -35,9 +35,10 @@
 //! What it must not do: apply the patch, or look at anything but the two nodes, the schema and
 //! the options.
 
+use crate::budget::{SCAN_BUDGET, SHIFT_BUDGET};
 use crate::hash::{HashMap, HashSet};
 use crate::merge::align::{self, key_values, ListKind};
-use crate::patch::json6902::{Selector, Token, SCAN_BUDGET, SHIFT_BUDGET};
+use crate::patch::json6902::{Selector, Token};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Entry, Kind, Node};
 
@@ -557,7 +558,7 @@ mod tests {
         .unwrap();
         let ops = json6902::parse_ops(&d.patch).unwrap();
         let mut applied = old.clone();
-        json6902::apply(&mut applied, &ops)
+        json6902::patch(&mut applied, &ops)
             .unwrap_or_else(|e| panic!("{e}\n{}", emit_node(&d.patch, Default::default())));
         assert_eq!(
             to_json(&applied).unwrap(),

@@ -14,7 +14,7 @@
 //!
 //! The rule, checked on every patch before it is handed out ([`verify`]): the patch, written
 //! and read back, applied to OLD by the engine it is made for (`merge2::merge` with
-//! [`Options::merge2_options`], `json6902::apply` — with kustomize's options for the kustomize
+//! [`Options::merge2_options`], `json6902::patch` — with kustomize's options for the kustomize
 //! flavour —, `jsonmerge::merge`) gives NEW as data, except where a [`Warning`] says why it
 //! cannot (a strategic merge patch or a JSON merge patch cannot write a `null` into a
 //! mapping); a patch that does not is an error ([`DiffErrorKind::NotReproduced`]), never

@@ -26,7 +26,6 @@
 
 use crate::config::{Action, Plan};
 use crate::krm::{self, FnResult, Item, Origin, Severity};
-use crate::merge::align;
 use crate::path::Path;
 use crate::run::aliases::Aliases;
 use crate::run::pairing::Sides;
@@ -425,7 +424,7 @@ impl<'p> Engine<'p> {
     /// item as it will be written.
     fn check_depth(&mut self, item: &Item<'_>) {
         let around = self.aliases.nesting_around();
-        let depth = align::nesting(&item.node) + around;
+        let depth = item.node.depth() + around;
         if depth <= yaml::MAX_DEPTH {
             return;
         }
@@ -593,16 +592,16 @@ fn deepest(node: &Node<'_>) -> Path {
         let entry = at
             .entries()
             .iter()
-            .max_by_key(|e| align::nesting(&e.value))
+            .max_by_key(|e| e.value.depth())
             .map(|e| (Seg::field(e.key.as_str().unwrap_or("?")), &e.value));
         let item = at
             .items()
             .iter()
             .enumerate()
-            .max_by_key(|(_, n)| align::nesting(n))
+            .max_by_key(|(_, n)| n.depth())
             .map(|(i, n)| (Seg::Index(i), n));
         match entry.or(item) {
-            Some((seg, next)) if align::nesting(next) > 0 => {
+            Some((seg, next)) if next.depth() > 0 => {
                 path.0.push(seg);
                 at = next;
             }

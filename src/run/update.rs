@@ -26,6 +26,7 @@
 //! What it must not do: merge fields (`merge::merge3` does), or name files (the caller places
 //! what an update adds, from the document it came from: [`crate::krm::Origin::New`]).
 
+use crate::budget::Budget;
 use crate::config::{Conflicts, Step};
 use crate::krm::{FnResult, Item, Origin, Severity};
 use crate::path::{Path, Seg};
@@ -102,11 +103,12 @@ impl Engine<'_> {
         self.check(step, item, CheckedPatch::Document(d, u));
         let empty = Node::map();
         let o = in_original.map_or(&empty, |o| &original[o]);
+        let (site, mut budget) = (Site::Root, Budget::new());
         let effect = if is_kptfile(u) {
             let (o, u) = (without_lock(o), without_lock(u));
-            self.merge3(step, item, &Site::Root, &o, &u, Some(d + 1))
+            self.merge3(step, item, &site, &mut budget, &o, &u, Some(d + 1))
         } else {
-            self.merge3(step, item, &Site::Root, o, u, Some(d + 1))
+            self.merge3(step, item, &site, &mut budget, o, u, Some(d + 1))
         };
         let counts = &mut self.report.counts[k].update;
         match effect {

@@ -238,6 +238,24 @@ fn output_and_stdout_never_land_on_an_input() {
     assert_eq!(fs::read_to_string(&target).expect("read"), DEPLOY);
 }
 
+/// The shell's `>` makes an empty file before the run starts: in the package read, it holds
+/// nothing, so writing the output there overwrites nothing the run read (`krm-merge diff base/
+/// prod/ > base/fn-config.yaml`).
+#[test]
+fn stdout_to_a_new_file_inside_the_package_is_written() {
+    let (_, pkg, cfg) = package("stdout-new-file", CHANGE_ALL);
+    let target = pkg.join("out.yaml");
+    let stdout = fs::File::create(&target).expect("create");
+    let out = run_cmd(
+        Command::new(bin())
+            .args(["--config", s(&cfg), s(&pkg)])
+            .stdout(stdout),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let written = fs::read_to_string(&target).expect("read");
+    assert!(written.contains("kind: Deployment"), "{written}");
+}
+
 // ----- B. Write-back is one transaction ------------------------------------------------------
 
 #[test]
