@@ -923,3 +923,74 @@ fn like_kpt_pkg_update_on_longhorn() {
         ],
     );
 }
+
+// ----- the catalog example ---------------------------------------------------------------------
+
+/// The `krm-merge-upstream-update` example on the command line: its two upstream releases
+/// (`upstream/v1.0`, `upstream/v1.1`, left out of the package by its `.krmignore`) merged into
+/// the package give the documents its render pipeline gives (`.expected/diff.patch` applied),
+/// the Service upstream added at the path it has upstream, the files the upgrade leaves alone
+/// untouched, the conflict warned.
+#[test]
+fn the_catalog_example_as_a_package() {
+    let example = root().join("functions/examples/krm-merge-upstream-update");
+    let dir = tmp_dir("upgrade", "catalog");
+    let (rendered, local) = (dir.join("rendered"), dir.join("local"));
+    copy_dir(&example, &rendered);
+    copy_dir(&example, &local);
+    let apply = run(git(&rendered)
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(example.join(".expected/diff.patch")));
+    assert!(apply.status.success(), "{}", text(&apply.stderr));
+    let before = tree(&local);
+    let times = mtimes(&local);
+    let out = krm_in(
+        &[
+            "merge3",
+            "upstream/v1.0",
+            "upstream/v1.1",
+            ".",
+            "--in-place",
+        ],
+        "",
+        Some(&local),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stderr,
+        "krm-merge: warning: ./shop.yaml: Deployment shop: spec.replicas: patch[0] (merge3): \
+         conflict: changed locally to 5 and upstream to 4; took upstream\n"
+    );
+    // The package's resources, the functionConfig and the upstream releases aside.
+    let resources = |d: &Path| -> Vec<Value> {
+        let mut all: Vec<Value> = tree(d)
+            .into_iter()
+            .filter(|(rel, _)| {
+                rel.extension().is_some_and(|e| e == "yaml")
+                    && rel.parent() == Some(Path::new(""))
+                    && rel != Path::new("fn-config.yaml")
+            })
+            .flat_map(|(_, text)| docs(&text))
+            .collect();
+        all.sort_by_key(|v| v.to_string());
+        all
+    };
+    assert_eq!(resources(&local), resources(&rendered));
+    let after = tree(&local);
+    assert!(after.contains_key(Path::new("service.yaml")), "{after:?}");
+    let now = mtimes(&local);
+    for rel in [
+        "Kptfile",
+        "fn-config.yaml",
+        "README.md",
+        "upstream/v1.1/shop.yaml",
+    ] {
+        let rel = Path::new(rel);
+        assert_eq!(
+            (&after[rel], now[rel]),
+            (&before[rel], times[rel]),
+            "{}",
+            rel.display()
+        );
+    }
+}
