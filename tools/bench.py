@@ -47,10 +47,24 @@ Two more measurements (merges at scale, and memory):
                                                the 20 patches, peak RSS and peak address space
                                                as multiples of the input; with --limit, under
                                                `ulimit -v KIB` (the issue's 150 MB under 700000)
+
+A package upgrade:
+
+  tools/bench.py --upgrade [--runs R] [N ...]  `krm-merge merge3 ORIGINAL/ UPDATED/ LOCAL/` on
+                                               three directories of N generated resources each
+                                               (default 1,000, 10,000, 20,000; one file a
+                                               resource, 100 files a directory): UPDATED
+                                               changes every 10th resource, deletes 1% and adds
+                                               1%; LOCAL edits every 7th (some conflict, warned).
+                                               Median seconds and peak RSS, printed and with
+                                               --output DIR; the goals: 10,000 under a second,
+                                               cost linear (the largest size's time per
+                                               resource within 1.25x of the least).
 """
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -259,6 +273,7 @@ def main():
     ap.add_argument("--cap", type=float, default=60, help="--scaling: stop a case past this many seconds")
     ap.add_argument("--memory", type=float, metavar="MB", help="peak memory on a stream of MB megabytes")
     ap.add_argument("--limit", type=int, metavar="KIB", help="--memory: under ulimit -v KIB")
+    ap.add_argument("--upgrade", action="store_true", help="merge3 of three package directories")
     ap.add_argument("--bin", metavar="DIR", help="take the binaries from DIR instead of building them")
     ap.add_argument("--foreign", action="store_true",
                     help="the corpus and the PyYAML and kubectl generators (see above)")
@@ -268,6 +283,8 @@ def main():
     if args.bin:
         global BIN, GEN, EVENTS
         BIN, GEN, EVENTS = (os.path.join(args.bin, b) for b in ("krm-merge", "gen_package", "parse_events"))
+    if args.upgrade:
+        return upgrade(args.sizes or [1_000, 10_000, 20_000], args.runs)
     if args.scaling:
         return scaling(args.sizes or [10_000, 100_000, 1_000_000], args.cap)
     if args.memory:
@@ -656,6 +673,83 @@ def in_place(n=20000, runs=3, per_dir=100):
           f"temporaries renamed over their files {floor:.3f} s (in place is {written / floor:.1f}x it)")
     print(f"- {'met' if ratio <= 3 else 'NOT met'}: the {len(docs):,}-file package in place within 3x "
           f"of printing it ({ratio:.1f}x)")
+
+
+def upgrade_sides(n):
+    """ORIGINAL, UPDATED and LOCAL of an upgrade of `n` generated resources, as lists of
+    documents: UPDATED bumps the images of every 10th resource (a Deployment) and the log level
+    of every 20th ConfigMap, deletes every 100th resource (from 50 on) and adds n / 100 new
+    ones; LOCAL sets the replicas of every 7th Deployment and, on every 140th, the image too (a
+    conflict, upstream wins with a warning)."""
+    gen = subprocess.run([GEN, str(n + n // 100)], stdout=subprocess.PIPE, text=True, check=True).stdout
+    docs = [d if d.endswith("\n") else d + "\n" for d in gen.split("\n---\n")]
+    original, added = docs[:n], docs[n:]
+    updated, local = [], []
+    for i, d in enumerate(original):
+        u = d
+        if i % 10 == 0:
+            u = u.replace(f"app-{i}:1.0.0", f"app-{i}:1.1.0")
+        if i % 20 == 3:
+            u = u.replace("LOG_LEVEL: info", "LOG_LEVEL: warn")
+        if i % 100 != 50:
+            updated.append(u)
+        l = d
+        if i % 7 == 0:
+            l = re.sub(r"(?m)^  replicas: \d+", "  replicas: 9", l)
+        if i % 140 == 0:
+            l = l.replace(f"app-{i}:1.0.0", f"app-{i}:1.0.1")
+        local.append(l)
+    return original, updated + added, local
+
+
+def write_dir(root, docs, per_dir=100):
+    for i, doc in enumerate(docs):
+        d = os.path.join(root, f"d{i // per_dir:04}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, f"r{i:06}.yaml"), "w") as out:
+            out.write(doc)
+
+
+def upgrade(sizes, runs):
+    """`krm-merge merge3` of three package directories (see the module's doc): a table, then
+    the goals."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
+                    "--example", "gen_package"], cwd=ROOT, check=True)
+    rows = []
+    with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
+        for n in sizes:
+            sides = upgrade_sides(n)
+            dirs = [os.path.join(tmp, f"{name}{n}") for name in ("original", "updated", "local")]
+            for d, docs in zip(dirs, sides):
+                write_dir(d, docs)
+            size = sum(len(x) for x in sides[2])
+            printed, rss = measure([BIN, "merge3"] + dirs, runs)
+            walls = []
+            for r in range(runs):
+                out = os.path.join(tmp, f"out{n}-{r}")
+                t = time.perf_counter()
+                p = subprocess.run([BIN, "merge3"] + dirs + ["--output", out], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+                walls.append(time.perf_counter() - t)
+                if p.returncode != 0:
+                    sys.exit(f"merge3 --output failed:\n{p.stderr}")
+                shutil.rmtree(out)
+            rows.append((n, size, printed, rss, statistics.median(walls)))
+            print(f"done {n}", file=sys.stderr)
+    print("| resources a side | LOCAL | merge3 to stdout | peak RSS | merge3 --output DIR |")
+    print("|---:|---:|---:|---:|---:|")
+    for n, size, t, rss, out in rows:
+        print(f"| {n:,} | {size / 1e6:.1f} MB | {t:.3f} s | {rss / 1024:.0f} MB | {out:.3f} s |")
+    by_n = {n: t for n, _, t, _, _ in rows}
+    if 10_000 in by_n:
+        t = by_n[10_000]
+        print(f"- {'met' if t < 1 else 'NOT met'}: 10,000 resources a side under 1 s ({t:.3f} s)")
+    per = {n: t / n for n, _, t, _, _ in rows if n >= 1_000}
+    if len(per) > 1:
+        largest = max(per)
+        ratio = per[largest] / min(per.values())
+        print(f"- {'met' if ratio <= 1.25 else 'NOT met'}: linear (time per resource at {largest:,} "
+              f"within 1.25x of the least: {ratio:.2f}x)")
 
 
 if __name__ == "__main__":

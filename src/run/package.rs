@@ -138,9 +138,10 @@ pub fn resources(files: &[SourceFile]) -> Resources {
                 continue;
             }
         };
-        for (n, root) in roots.iter().enumerate() {
-            let detached = match yaml::anchors::detached(root) {
-                Ok(d) => d,
+        for (n, root) in roots.into_iter().enumerate() {
+            let detached = match yaml::anchors::detached(&root) {
+                Ok(Cow::Borrowed(_)) => None,
+                Ok(Cow::Owned(d)) => Some(d),
                 Err(e) => {
                     out.results.push(FnResult::new(
                         Severity::Error,
@@ -149,7 +150,18 @@ pub fn resources(files: &[SourceFile]) -> Resources {
                     continue;
                 }
             };
-            krm::for_each_resource(&detached, &mut |r| {
+            let root = detached.unwrap_or(root);
+            // A document that is one resource (most are) is moved, not copied: the cost of
+            // an update's two sides is one parse each.
+            if !krm::is_list_kind(&root) {
+                out.resources.push(Resource {
+                    node: root.into_owned(),
+                    file: f,
+                    document: n + 1,
+                });
+                continue;
+            }
+            krm::for_each_resource(&root, &mut |r| {
                 out.resources.push(Resource {
                     node: r.clone().into_owned(),
                     file: f,
