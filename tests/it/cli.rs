@@ -794,7 +794,8 @@ fn plugin_and_merge_commands_report_and_write_nothing_on_error() {
     );
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
     assert!(
-        out.stderr.contains("error: Deployment web"),
+        out.stderr
+            .contains(&format!("error: {}: Deployment web", files[2])),
         "{}",
         out.stderr
     );

@@ -1329,11 +1329,16 @@ fn the_merge_commands_refuse_what_would_replace_or_remove_dest() {
             "",
             "{src:?}: output written"
         );
-        // merge3's UPDATED alike.
+        // merge3's UPDATED alike (read as a package's documents are: what is not a mapping is
+        // "not a resource").
         let (code, stdout, stderr) = run_raw(&["merge3", &dest_file, &src_file, &dest_file], b"");
         if !src.is_empty() {
+            let mut want = want.to_owned();
+            for what in [" is null", " is a list", " is a scalar"] {
+                want = want.replace(what, " is not a resource (a mapping)");
+            }
             assert_eq!(code, 1, "merge3 {src:?}: {stderr}");
-            assert!(stderr.contains(want), "{stderr}");
+            assert!(stderr.contains(&want), "{want}: {stderr}");
             assert_eq!(String::from_utf8_lossy(&stdout), "");
         }
     }
