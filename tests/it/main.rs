@@ -27,6 +27,6 @@ mod regressions;
 mod support;
 mod walkers_corpus;
 mod wildcards;
-mod yaml11_quoting;
 mod write_back;
+mod yaml11_quoting;
 mod yaml_roundtrip;
