@@ -96,6 +96,7 @@
 //! overflow checks and debug assertions on.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod budget;
 pub mod config;
 pub mod diff;
 pub mod error;

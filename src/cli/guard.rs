@@ -60,12 +60,13 @@ impl Reads {
         }
     }
 
-    /// `Err` when stdout is a file the run reads (`krm-merge ... pkg/ > pkg/a.yaml`).
+    /// `Err` when stdout is a file the run reads that holds something (`krm-merge ... pkg/ >>
+    /// pkg/a.yaml`); an empty one, as the shell's `>` leaves it, is not: see [`StdoutIs`].
     pub fn refuse_stdout(&self, stdout: &StdoutIs) -> Result<(), String> {
         match stdout.file.and_then(|k| self.keys.get(&k)) {
             Some(read) => Err(format!(
                 "stdout is {}, a file this run reads; krm-merge never writes over its input \
-                 (the shell's `>` has emptied it already: restore it, and write elsewhere)",
+                 (appending to it would mix the output into what it came from: write elsewhere)",
                 read.display()
             )),
             None => Ok(()),

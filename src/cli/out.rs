@@ -181,7 +181,9 @@ extern "C" fn look_at_stdout() {
 pub struct StdoutIs {
     /// The shell closed it (`>&-`): writing to it is an error.
     pub closed: bool,
-    /// A regular file, by device and inode.
+    /// A regular file that holds something, by device and inode. An empty one (what the shell's
+    /// `>` leaves, `krm-merge diff base/ prod/ > base/fn-config.yaml`) is not: the run reads
+    /// nothing from it, so writing it overwrites nothing the run read.
     pub file: Option<(u64, u64)>,
 }
 
@@ -195,8 +197,9 @@ impl StdoutIs {
         let Ok(stat) = rustix::fs::fstat(fd) else {
             return StdoutIs { closed, file: None };
         };
-        let regular =
-            rustix::fs::FileType::from_raw_mode(stat.st_mode) == rustix::fs::FileType::RegularFile;
+        let regular = rustix::fs::FileType::from_raw_mode(stat.st_mode)
+            == rustix::fs::FileType::RegularFile
+            && stat.st_size > 0;
         StdoutIs {
             closed,
             #[allow(clippy::useless_conversion)]

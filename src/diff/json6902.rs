@@ -1,5 +1,5 @@
 //! JSON patch creation (RFC 6902): the operations that turn OLD into NEW, for
-//! `json6902::apply` to run.
+//! `json6902::patch` to run.
 //!
 //! Mappings give `add` for a field only NEW has, `remove` for one only OLD has, and the
 //! operations of each changed field; other values that changed are `replace`d. Lists whose
@@ -12,14 +12,14 @@
 //! one cannot, the list is edited by index. Other lists are edited by index (element by element,
 //! then `add` or `remove` at the end), or replaced whole when that takes fewer operations.
 //!
-//! Mapping keys are paired as data ([`key_text`]): a field both versions have is addressed as
+//! Mapping keys are paired as data (`key_text`): a field both versions have is addressed as
 //! OLD spells it; a field only NEW has is added under the text of its key as data (a JSON
 //! pointer makes a string key: `0x1` is added as `1`, the same key to Kubernetes). Fields that
 //! go are removed before any is added.
 //!
-//! What the operations cost the engine is counted from above ([`Cost`]: the list elements key
+//! What the operations cost the engine is counted from above (`Cost`: the list elements key
 //! selectors examine, the elements inserts and removes shift), and a collection is edited in
-//! place only while its own operations cost at most [`allowance`] (eight times `n log n` for
+//! place only while its own operations cost at most `allowance` (eight times `n log n` for
 //! `n` elements) and the whole patch stays within the engine's budgets: a keyed list reordered
 //! through and through (20,000 containers, the odd ones first, would take 10,000 moves, each
 //! reading the list) is edited by index instead, or replaced whole when that takes fewer
@@ -35,9 +35,10 @@
 //! What it must not do: apply the patch, or look at anything but the two nodes, the schema and
 //! the options.
 
+use crate::budget::{SCAN_BUDGET, SHIFT_BUDGET};
 use crate::hash::{HashMap, HashSet};
 use crate::merge::align::{self, key_values, ListKind};
-use crate::patch::json6902::{Selector, Token, SCAN_BUDGET, SHIFT_BUDGET};
+use crate::patch::json6902::{Selector, Token};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Entry, Kind, Node};
 
@@ -557,7 +558,7 @@ mod tests {
         .unwrap();
         let ops = json6902::parse_ops(&d.patch).unwrap();
         let mut applied = old.clone();
-        json6902::apply(&mut applied, &ops)
+        json6902::patch(&mut applied, &ops)
             .unwrap_or_else(|e| panic!("{e}\n{}", emit_node(&d.patch, Default::default())));
         assert_eq!(
             to_json(&applied).unwrap(),

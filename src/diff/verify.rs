@@ -150,7 +150,8 @@ fn applied<'o>(
             } else {
                 json6902::Options::default()
             };
-            json6902::apply_with(&mut got, &ops, &o).map_err(|e| failed(e.to_string()))?;
+            json6902::patch_with(&mut got, &ops, &o, &mut crate::budget::Budget::new())
+                .map_err(|e| failed(e.to_string()))?;
         }
         Engine::JsonMerge => {
             jsonmerge::merge(&mut got, &patch).map_err(|e| failed(e.to_string()))?;

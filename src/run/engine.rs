@@ -15,8 +15,8 @@
 //! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources a
 //! merge3 update adds (made at the end, then put through the steps that follow it).
 //!
-//! The engine's state is four values, each with its own module: the [`Report`] (results and
-//! counts), the [`Aliases`] of the document being read, the [`Renames`] written so far, and
+//! The engine's state is four values, each with its own module: the `Report` (results and
+//! counts), the `Aliases` of the document being read, the `Renames` written so far, and
 //! kyaml's settled state of the item being processed. A [`Setup`] (the plan, the schema with
 //! the input's CRDs, the functionConfig's identity) is shared by every engine of a run: an
 //! engine for another share of the items ([`Engine::fork`]) is a fresh state over the same
@@ -26,7 +26,6 @@
 
 use crate::config::{Action, Plan};
 use crate::krm::{self, FnResult, Item, Origin, Severity};
-use crate::merge::align;
 use crate::path::Path;
 use crate::run::aliases::Aliases;
 use crate::run::invariants;
@@ -142,7 +141,7 @@ pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&Id<'static>>) 
     run_document(plan, items, config, None)
 }
 
-/// [`run`]; with `wrapper`, the items are one document with the root mapping of the
+/// `run`; with `wrapper`, the items are one document with the root mapping of the
 /// ResourceList or `List` around them (its `items` entry empty meanwhile): anchors reach from
 /// the part before the items into them, from item to item, and from them into the part after.
 pub fn run_document<'a>(
@@ -208,7 +207,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Adds what a fork did, as if this engine had read its share after what it read or
-    /// absorbed so far (see [`Report::absorb`]).
+    /// absorbed so far (see `Report::absorb`).
     pub fn absorb(&mut self, mut fork: Engine<'p>) {
         let log = fork.renames.take_log();
         self.report.absorb(fork.report, log, &mut self.renames);
@@ -238,7 +237,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Reads and settles the entries `range` of a wrapper's root mapping (see
-    /// [`Aliases::wrapper_entries`]); an error is about the document outside its items.
+    /// `Aliases::wrapper_entries`); an error is about the document outside its items.
     pub fn wrapper_entries(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
         match self.aliases.wrapper_entries(root, range) {
             Ok(changed) => changed,
@@ -279,7 +278,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Applies every step, in order, to one item. `None`: a step deleted it. A list kind's
-    /// items are the resources ([`Engine::process_list`]).
+    /// items are the resources (`Engine::process_list`).
     pub fn process<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
         if krm::is_list_kind(&item.node) {
             return self.process_list(item);
@@ -397,7 +396,7 @@ impl<'p> Engine<'p> {
     /// item as it will be written.
     fn check_depth(&mut self, item: &Item<'_>) {
         let around = self.aliases.nesting_around();
-        let depth = align::nesting(&item.node) + around;
+        let depth = item.node.depth() + around;
         if depth <= yaml::MAX_DEPTH {
             return;
         }
@@ -590,16 +589,16 @@ fn deepest(node: &Node<'_>) -> Path {
         let entry = at
             .entries()
             .iter()
-            .max_by_key(|e| align::nesting(&e.value))
+            .max_by_key(|e| e.value.depth())
             .map(|e| (Seg::field(e.key.as_str().unwrap_or("?")), &e.value));
         let item = at
             .items()
             .iter()
             .enumerate()
-            .max_by_key(|(_, n)| align::nesting(n))
+            .max_by_key(|(_, n)| n.depth())
             .map(|(i, n)| (Seg::Index(i), n));
         match entry.or(item) {
-            Some((seg, next)) if align::nesting(next) > 0 => {
+            Some((seg, next)) if next.depth() > 0 => {
                 path.0.push(seg);
                 at = next;
             }

@@ -180,10 +180,12 @@ impl Engine<'_> {
                 .into_iter()
                 .map(|f| (None, f))
                 .collect(),
-            CheckedPatch::Operations(ops) => check_json6902(schema, gvk, ops)
-                .into_iter()
-                .map(|f| (Some(f.op), f.finding))
-                .collect(),
+            CheckedPatch::Operations(ops) => {
+                check_json6902(schema, gvk, ops.iter().map(json6902::Op::pointers))
+                    .into_iter()
+                    .map(|f| (Some(f.op), f.finding))
+                    .collect()
+            }
         };
         let (severity, escape) = match step.options.validation {
             Validation::Error => (Severity::Error, VALIDATION_ESCAPE),

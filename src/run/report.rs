@@ -32,7 +32,7 @@ pub struct StepCounts {
     pub places: usize,
     /// With `at:`: the items it found places in.
     pub found_in: usize,
-    /// json6902: the places each operation reached (see `json6902::apply_counted`).
+    /// json6902: the places each operation reached (see `json6902::patch_with`).
     pub reached: Vec<usize>,
     /// With a target, while it has selected nothing: a resource it nearly selects.
     pub near: Option<NearMiss>,

@@ -7,6 +7,7 @@
 //! What it must not do: keep the promises every patch keeps (the guard does), or report what
 //! a step did over all items (the report does).
 
+use crate::budget::{Added, Budget};
 use crate::config::{Action, Select, Step, TargetAt};
 use crate::error::{Cause, PatchFailure};
 use crate::krm::Item;
@@ -70,7 +71,9 @@ impl<'p> Engine<'p> {
         let Some(docs) = self.chosen(k, step, select, docs, item) else {
             return (Effect::Unchanged, None);
         };
-        let Some(at) = self.places(k, step, step.action.at(), item) else {
+        let Some((at, mut budget)) =
+            self.places(k, step, step.action.at(), item, || weight_of(&docs))
+        else {
             return (Effect::Unchanged, None);
         };
         let opts = step.options.merge2();
@@ -83,7 +86,7 @@ impl<'p> Engine<'p> {
         let settled = kyaml_root && self.settled == Some(schema);
         let mut walked = false;
         let effect = self.guarded(step, item, None, |node, ctx| {
-            at.walk(node, ctx, |node, cursor| {
+            at.walk(node, ctx, &mut budget, |node, cursor, _| {
                 for p in &docs {
                     let merged = merge2::merge_settled(
                         node,
@@ -119,11 +122,13 @@ impl<'p> Engine<'p> {
         let Some(docs) = self.chosen(k, step, select, docs, item) else {
             return Effect::Unchanged;
         };
-        let Some(at) = self.places(k, step, step.action.at(), item) else {
+        let Some((at, mut budget)) =
+            self.places(k, step, step.action.at(), item, || weight_of(&docs))
+        else {
             return Effect::Unchanged;
         };
         self.guarded(step, item, None, |node, ctx| {
-            at.walk(node, ctx, |node, _| {
+            at.walk(node, ctx, &mut budget, |node, _, _| {
                 for p in &docs {
                     jsonmerge::merge(node, p).map_err(Cause::JsonMerge)?;
                 }
@@ -173,19 +178,20 @@ impl<'p> Engine<'p> {
             // Pointers below an `at:` place are not paths from the kind's root.
             self.check(step, item, CheckedPatch::Operations(ops));
         }
-        let Some(at) = self.places(k, step, at, item) else {
+        // JSON patch spends what it adds at each place itself.
+        let Some((at, mut budget)) = self.places(k, step, at, item, || 0) else {
             return Effect::Unchanged;
         };
         let opts = step.options.json6902();
         let mut reached = vec![0; ops.len()];
         // At a place, the pointers are below a `[*]`, with its rules for what is missing.
-        let apply = match at {
-            Site::Root => json6902::apply_counted,
-            Site::Places(_) => json6902::apply_at_place,
+        let patch = match at {
+            Site::Root => json6902::patch_with,
+            Site::Places { .. } => json6902::patch_at_place,
         };
         let effect = self.guarded(step, item, None, |node, ctx| {
-            at.walk(node, ctx, |node, _| {
-                let counts = apply(node, ops, &opts).map_err(Cause::Json6902)?;
+            at.walk(node, ctx, &mut budget, |node, _, budget| {
+                let counts = patch(node, ops, &opts, budget).map_err(Cause::Json6902)?;
                 for (r, n) in reached.iter_mut().zip(counts) {
                     *r += n;
                 }
@@ -224,10 +230,10 @@ impl<'p> Engine<'p> {
         if at.is_none() {
             self.check(step, item, CheckedPatch::Document(0, updated));
         }
-        let Some(site) = self.places(k, step, at, item) else {
+        let Some((site, mut budget)) = self.places(k, step, at, item, || updated.weight()) else {
             return Effect::Unchanged;
         };
-        self.merge3(step, item, &site, original, updated, None)
+        self.merge3(step, item, &site, &mut budget, original, updated, None)
     }
 
     /// A merge3 update, for one item: paired by identity with the updated and original
@@ -258,23 +264,33 @@ impl<'p> Engine<'p> {
             .iter()
             .find(|o| Id::of(o).same(&Id::of(u)))
             .unwrap_or(&empty);
-        self.merge3(step, item, &Site::Root, o, u, Some(d + 1))
+        self.merge3(
+            step,
+            item,
+            &Site::Root,
+            &mut Budget::new(),
+            o,
+            u,
+            Some(d + 1),
+        )
     }
 
     /// merge3 into one item at `site`: the change from `original` to `updated`, conflicts
-    /// reported.
+    /// reported; `budget` is the step's on this item (see [`Site::walk`]).
+    #[allow(clippy::too_many_arguments)]
     fn merge3(
         &mut self,
         step: &Step,
         item: &mut Item<'_>,
         site: &Site,
+        budget: &mut Budget,
         original: &Node<'static>,
         updated: &Node<'static>,
         document: Option<usize>,
     ) -> Effect {
         let opts = step.options.merge3();
         self.guarded(step, item, document, |node, ctx| {
-            site.walk(node, ctx, |node, cursor| {
+            site.walk(node, ctx, budget, |node, cursor, _| {
                 merge3::merge(
                     node,
                     original,
@@ -380,29 +396,46 @@ impl<'p> Engine<'p> {
         selected
     }
 
-    /// Where step `k` applies in the item: its root, or the places its `at:` names there.
-    /// `None` when `at:` finds no place, or when the item does not have the shape it describes
-    /// (the step fails).
+    /// Where step `k` applies in the item: its root, or the places its `at:` names there; and
+    /// the step's budget on the item, which the places found were spent from, each with what
+    /// the walker adds there at most (`per_place`). `None` when `at:` finds no place, or when
+    /// the item does not have the shape it describes or the places pass the budget (the step
+    /// fails).
     fn places(
         &mut self,
         k: usize,
         step: &Step,
         at: Option<&Pattern>,
         item: &Item<'_>,
-    ) -> Option<Site> {
+        per_place: impl FnOnce() -> usize,
+    ) -> Option<(Site, Budget)> {
+        let mut budget = Budget::new();
         let Some(pattern) = at else {
-            return Some(Site::Root);
+            return Some((Site::Root, budget));
         };
+        // The resource as it is before the patch: what it may grow by.
+        budget.measure(&item.node);
+        let per_place = per_place();
         let id = Id::of(&item.node);
         let (g, v) = id.group_version();
         let schema = &self.setup.schema;
         let root = schema.root(g, v, &id.kind);
-        match places::find(&item.node, pattern, schema, (g, v, &id.kind), root) {
+        let kind = (g, v, id.kind.as_ref());
+        match places::find(
+            &item.node,
+            pattern,
+            schema,
+            kind,
+            root,
+            &mut budget,
+            per_place,
+        ) {
             Ok(found) if found.is_empty() => None,
             Ok(found) => {
                 self.report.counts[k].places += found.len();
                 self.report.counts[k].found_in += 1;
-                Some(Site::Places(found))
+                let places = found;
+                Some((Site::Places { places, per_place }, budget))
             }
             Err(e) => {
                 self.fail(failure(step, &item.node, None, Cause::Place(e)));
@@ -416,32 +449,51 @@ impl<'p> Engine<'p> {
 pub(super) enum Site {
     /// At its root: a step without `at:`.
     Root,
-    /// At each of these places (never none), in document order.
-    Places(Vec<Place>),
+    /// At each of these places (never none), in document order. `per_place`: what the walker
+    /// adds at each at most (its patch's weight), spent from the budget when they were found.
+    Places {
+        places: Vec<Place>,
+        per_place: usize,
+    },
 }
 
 impl Site {
     /// Runs `walk` at the root, or at each place with that place's schema position. A failure
     /// at a place says which; conflicts are named from the root; places a strategic merge
     /// deletes (`$patch: delete`) are removed once all have been merged, last first.
+    ///
+    /// `budget` is the step's on this resource: `walk` may spend from it (JSON patch does), and
+    /// at each place what the copies of aliases on the way to it weigh is spent, and so is what
+    /// the place grew by beyond what the walker spent and what was spent for it when it was
+    /// found (a merge into an alias there copies the alias's anchored node).
     fn walk<'a>(
         &self,
         node: &mut Node<'a>,
         ctx: &WalkContext<'_, 'a>,
-        mut walk: impl FnMut(&mut Node<'a>, Cursor) -> Result<Walked, Cause>,
+        budget: &mut Budget,
+        mut walk: impl FnMut(&mut Node<'a>, Cursor, &mut Budget) -> Result<Walked, Cause>,
     ) -> Result<Walked, Cause> {
-        let places = match self {
-            Site::Root => return walk(node, ctx.root),
-            Site::Places(places) => places,
+        let (places, per_place) = match self {
+            Site::Root => return walk(node, ctx.root, budget),
+            Site::Places { places, per_place } => (places, *per_place),
         };
         let mut conflicts = Vec::new();
         let mut deleted = Vec::new();
         for p in places {
             // Each route was found on this tree, and a walker changes nothing outside its place.
-            let Some(here) = places::reach(node, &p.route, ctx.anchors) else {
+            let Some((here, copied)) = places::reach(node, &p.route, ctx.anchors) else {
                 continue;
             };
-            match walk(here, p.cursor).map_err(|cause| at_place(&p.path, cause))? {
+            let fail = |e| at_place(&p.path, Cause::Budget(e));
+            budget.grow(copied, Added::AliasCopy).map_err(fail)?;
+            let (weight, spent) = (here.weight(), budget.grown());
+            let walked = walk(here, p.cursor, budget).map_err(|cause| at_place(&p.path, cause))?;
+            let grew = here.weight().saturating_sub(weight);
+            let paid = (budget.grown() - spent).saturating_add(per_place);
+            budget
+                .grow(grew.saturating_sub(paid), Added::AtPlaces)
+                .map_err(fail)?;
+            match walked {
                 Walked::Merged(found) => {
                     conflicts.extend(found.into_iter().map(|mut c| {
                         c.path = joined(&p.path, &c.path);
@@ -456,6 +508,11 @@ impl Site {
         }
         Ok(Walked::Merged(conflicts))
     }
+}
+
+/// What a merge patch adds at a place at most: its documents' weight.
+fn weight_of(docs: &[&Node<'_>]) -> usize {
+    docs.iter().map(|d| d.weight()).sum()
 }
 
 /// A failure at a place: a merge's own path is completed from the root; other causes are

@@ -63,6 +63,7 @@ pub mod anchors;
 mod emit;
 mod event;
 mod fast;
+pub mod index;
 mod json;
 mod node;
 mod parse;
@@ -73,7 +74,7 @@ pub mod split;
 pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
 pub use json::{from_json, to_json, ToJsonError};
-pub use node::{Entry, Kind};
+pub use node::{Entry, Kind, NODE_WEIGHT};
 #[doc(hidden)]
 pub use parse::{
     check_fast_reader, fast_reader_events, parse_each_granit, parse_split_granit,

@@ -1,6 +1,6 @@
 //! Property tests of patch generation: for generated resource pairs, the patch
 //! `diff` makes, applied to OLD by the walker of its type, gives NEW as data — strategic merge
-//! (`merge2`), JSON patch (`json6902::apply`) and JSON merge patch (`jsonmerge::merge`), with
+//! (`merge2`), JSON patch (`json6902::patch`) and JSON merge patch (`jsonmerge::merge`), with
 //! and without schema (kind `Thing` with no schema, with kyaml's inferred keys and without, and
 //! with `spec.items` declared as a list keyed by `name`); the three-way patch with ORIGINAL =
 //! CURRENT gives MODIFIED; and for generated packages, running the `Merge` functionConfig the
@@ -293,7 +293,7 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                 .expect("json6902 diff");
             let ops = json6902::parse_ops(&d.patch).expect("operations read back");
             let mut got = old.clone();
-            json6902::apply(&mut got, &ops).map_err(|e| {
+            json6902::patch(&mut got, &ops).map_err(|e| {
                 TestCaseError::fail(format!("{what}: json6902 fails: {e}\n{}", emit(&d.patch)))
             })?;
             prop_assert_eq!(
@@ -399,9 +399,13 @@ fn check_kustomize_flavour(
     prop_assert!(!text.contains("/["), "a selector for kustomize:\n{}", text);
     let ops = json6902::parse_ops(&d.patch).expect("operations read back");
     let mut got = old.clone();
-    json6902::apply_with(&mut got, &ops, &json6902::Options::kustomize()).map_err(|e| {
-        TestCaseError::fail(format!("{label}, kustomize: json6902 fails: {e}\n{text}"))
-    })?;
+    json6902::patch_with(
+        &mut got,
+        &ops,
+        &json6902::Options::kustomize(),
+        &mut json6902::Budget::new(),
+    )
+    .map_err(|e| TestCaseError::fail(format!("{label}, kustomize: json6902 fails: {e}\n{text}")))?;
     prop_assert_eq!(
         json(&got),
         json(new),

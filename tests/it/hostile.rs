@@ -2027,3 +2027,175 @@ fn a_patch_file_named_many_times_is_read_once_and_bounded_in_all() {
     );
     assert!(stdout.is_empty());
 }
+
+// ----- wildcards: places reached through aliases ----------------------------------------
+
+/// A ConfigMap whose aliases nest `levels` lists of ten under `top`: 10^levels places for
+/// `top` followed by `levels` `[*]`, from a few hundred bytes. From six levels on it holds more
+/// than the million nodes past which a resource's aliases stay aliases (an alias bomb), so a
+/// patch follows them.
+fn alias_grid(name: &str, levels: usize) -> String {
+    let mut s = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n");
+    s.push_str("l0: &l0 [{}, {}, {}, {}, {}, {}, {}, {}, {}, {}]\n");
+    for i in 1..levels - 1 {
+        let list = vec![format!("*l{}", i - 1); 10].join(", ");
+        s.push_str(&format!("l{i}: &l{i} [{list}]\n"));
+    }
+    let list = vec![format!("*l{}", levels - 2); 10].join(", ");
+    s.push_str(&format!("top: [{list}]\n"));
+    s
+}
+
+/// `path` followed by `n` `[*]`.
+fn stars(path: &str, n: usize) -> String {
+    format!("{path}{}", "/[*]".repeat(n))
+}
+
+/// [`standalone`] with at most 2 GiB of address space (`ulimit -v`): an allocation that fails
+/// under it aborts the process, which the promise of these tests rules out.
+fn standalone_in_2gib(test: &str, config: &str, resources: &[u8]) -> (i32, Vec<u8>, String) {
+    let d = dir(test);
+    let (c, r) = (d.join("fn.yaml"), d.join("resources.yaml"));
+    std::fs::write(&c, config).expect("config file");
+    std::fs::write(&r, resources).expect("resources file");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 2097152 && exec "$0" --config "$1" "$2""#)
+        .arg(bin())
+        .arg(&c)
+        .arg(&r)
+        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
+        .output()
+        .expect("run krm-merge under sh");
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A 4 KB value added at a million places that a 400-byte resource's aliases reach would
+/// need 4 GB: the process aborted on a failed allocation, losing the run. What a patch adds at
+/// its places counts against the resource's growth budget (its own size and 16 MiB): past
+/// it, an error naming the resource, the patch, the operation, its pointer and the place,
+/// exit 1, under a 2 GiB address space.
+#[test]
+fn a_value_added_at_a_million_places_through_aliases_is_refused_not_an_abort() {
+    let grid = alias_grid("grid", 6);
+    assert!(grid.len() < 500);
+    let path = format!("{}/k", stars("/top", 6));
+    let p = format!(
+        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    patch: '[{{op: add, path: \"{path}\", value: {}}}]'\n",
+        "x".repeat(4096)
+    );
+    let (code, stdout, stderr) = standalone_in_2gib("million-adds", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    for want in [
+        "ConfigMap grid",
+        &format!("patch[0] (json6902): op 0 (add {path}): at /top/"),
+        "would grow the resource by more than",
+    ] {
+        assert!(stderr.contains(want), "{want:?} not in {stderr}");
+    }
+    assert!(stdout.is_empty(), "an error writes nothing");
+    // In KRM mode: an error result, and the item as it came.
+    let out = run(&[], rl(&as_item(&grid), &merge_fn(&p)).as_bytes());
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("would grow the resource"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("top: [*l4, *l4, *l4"),
+        "{}",
+        head(&out.stdout)
+    );
+}
+
+/// The same through a strategic merge at `at: "grid[*][*]"`, a thousand rows that are aliases
+/// of one row of a thousand: each place is spent, with what the patch adds there, when the
+/// places are found, so the run stops before a million places or their copies take memory.
+#[test]
+fn a_merge_at_a_million_places_through_aliases_is_refused_not_an_abort() {
+    let row = vec!["{}"; 1000].join(", ");
+    let rows = vec!["*row"; 1000].join(", ");
+    let grid = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: grid}}\nrow: &row [{row}]\ngrid: [{rows}]\n"
+    );
+    let p = format!(
+        "  - target: {{kind: ConfigMap}}\n    at: \"grid[*][*]\"\n    patch: '{{k: {}}}'\n",
+        "x".repeat(4096)
+    );
+    let (code, stdout, stderr) =
+        standalone_in_2gib("million-merges", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    for want in [
+        "ConfigMap grid",
+        "patch[0] (merge2",
+        "at grid[",
+        "would grow the resource by more than",
+    ] {
+        assert!(stderr.contains(want), "{want:?} not in {stderr}");
+    }
+    assert!(stdout.is_empty(), "an error writes nothing");
+    // A small patch at a few places of the same resource passes.
+    let p = "  - target: {kind: ConfigMap}\n    at: \"grid[0][*]\"\n    patch: '{k: v}'\n";
+    let (code, stdout, stderr) =
+        standalone_in_2gib("million-merges-ok", &merge_fn(p), grid.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert_eq!(out.matches("k: v").count(), 1000, "{}", head(&out));
+}
+
+/// One `add` at the 100,000 places a 400-byte resource's aliases reach, among a million it
+/// holds, walked every place from the root with the document's anchors read again each time:
+/// more than ten minutes. The anchors are read once for the run (again only after a change to
+/// an anchored node), so it finishes in a moment, every place given its member and the other
+/// aliases left as they were.
+#[test]
+fn a_wildcard_through_aliases_to_100000_places_finishes() {
+    let grid = alias_grid("grid", 6);
+    let path = format!("{}/k", stars("/top/0", 5));
+    let p = format!(
+        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    patch: '[{{op: add, path: \"{path}\", value: v}}]'\n"
+    );
+    let (code, stdout, stderr) = standalone_in_2gib("100000-adds", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert_eq!(out.matches("{k: v}").count(), 100_000);
+    assert!(
+        out.contains("*l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4]"),
+        "{}",
+        head(&out)
+    );
+    let root = yaml::parse_stream(&out)
+        .expect("YAML")
+        .remove(0)
+        .root
+        .expect("a root");
+    let top = root.get("top").expect("top");
+    assert_eq!(top.items().len(), 10);
+    assert_eq!(top.items()[1].alias_name(), Some("l4"));
+}
+
+/// Places cost time and memory even where a patch adds nothing: a patch reaches at most
+/// 1,048,576 of them on a resource (its `at:` and all its operations' `[*]` together); past
+/// that, an error naming the place, before any is tested.
+#[test]
+fn a_wildcard_past_a_million_places_is_refused() {
+    let grid = alias_grid("grid", 7);
+    let path = format!("{}/k", stars("/top", 7));
+    let p = format!(
+        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    patch: '[{{op: test, path: \"{path}\", value: v}}]'\n"
+    );
+    let (code, stdout, stderr) = standalone_in_2gib("places", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "op 0 (test {path}): the patch reaches more than 1048576 places"
+        )),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty());
+}

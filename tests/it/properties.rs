@@ -267,7 +267,7 @@ proptest! {
         }
         let parsed = json6902::parse_ops(&ops).expect("operations");
         let mut m = r.clone();
-        json6902::apply(&mut m, &parsed).expect("applies");
+        json6902::patch(&mut m, &parsed).expect("applies");
         prop_assert!(m.same_data(&r));
         prop_assert_eq!(emit(&m), emit(&r));
     }

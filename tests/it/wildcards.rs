@@ -672,6 +672,63 @@ fn a_failure_at_a_place_names_it_and_changes_nothing() {
     );
 }
 
+// ----- what a patch adds at its places: one budget per resource ------------------------------
+
+/// A Deployment with `n` containers.
+fn deployment_with(n: usize) -> String {
+    let mut s = String::from(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: wide}\nspec:\n  template:\n    spec:\n      containers:\n",
+    );
+    for i in 0..n {
+        writeln!(s, "      - {{name: c{i}, image: img}}").unwrap();
+    }
+    s
+}
+
+/// What a patch adds at its places (each copy of its value, or of the whole merge patch)
+/// counts against one budget for the resource: its own size and 16 MiB. Every place of an
+/// `at:` spends from it, and so does every place a `[*]` selects — not a fresh budget at each
+/// place. A megabyte at 10 containers passes; at 40 it is refused, naming the place where the
+/// budget ran out, and the resource is left as it came.
+#[test]
+fn what_a_patch_adds_at_its_places_counts_against_one_budget_per_resource() {
+    let big = "x".repeat(1 << 20);
+    let forms = [
+        format!(
+            "  - target: {{kind: Deployment}}\n    at: \"@containers\"\n    type: json6902\n    patch: '[{{op: add, path: /args, value: [{big}]}}]'\n"
+        ),
+        format!(
+            "  - target: {{kind: Deployment}}\n    type: json6902\n    patch: '[{{op: add, path: \"/spec/template/spec/containers/[*]/args\", value: [{big}]}}]'\n"
+        ),
+        format!(
+            "  - target: {{kind: Deployment}}\n    at: \"@containers\"\n    patch: '{{args: [{big}]}}'\n"
+        ),
+    ];
+    for patch in &forms {
+        let config = merge_fn(patch);
+        let (code, items, results) = run(&config, &deployment_with(10));
+        assert_eq!(code, 0, "{results:?}");
+        let all = containers(&items[0], "/spec/template/spec");
+        assert!(all.iter().all(|c| c["args"][0] == big.as_str()));
+        let many = deployment_with(40);
+        let (code, items, results) = run(&config, &many);
+        assert_eq!(code, 1);
+        assert_eq!(items, docs(&many), "all or nothing");
+        let [error] = &results[..] else {
+            panic!("{results:?}")
+        };
+        assert!(
+            error.starts_with("error: patch[0] (")
+                && error.contains("would grow the resource by more than"),
+            "{error}"
+        );
+        assert!(
+            error.contains(" at ") && error.contains("containers"),
+            "{error}"
+        );
+    }
+}
+
 #[test]
 fn patch_delete_at_a_place_removes_it() {
     let config = merge_fn(

@@ -208,6 +208,41 @@ fn diff_added_naming_an_input_is_refused() {
     );
 }
 
+/// `diff --added` is written before `--results`, so a failure to write it is in the results (as
+/// every file the command line writes keeps results last).
+#[test]
+fn diff_results_are_written_after_added_and_hold_its_failure() {
+    let root = tmp_dir("write_back", "diff-added-results");
+    let (old, new) = (root.join("old"), root.join("new"));
+    fs::create_dir_all(&old).expect("dir");
+    fs::create_dir_all(&new).expect("dir");
+    fs::write(old.join("a.yaml"), DEPLOY).expect("write");
+    fs::write(new.join("a.yaml"), DEPLOY).expect("write");
+    fs::write(new.join("b.yaml"), CM).expect("write");
+    let results = root.join("results.yaml");
+    // The directory --added names does not exist: the write fails.
+    let added = root.join("missing/added.yaml");
+    let out = krm(
+        &[
+            "diff",
+            s(&old),
+            s(&new),
+            "--added",
+            s(&added),
+            "--results",
+            s(&results),
+        ],
+        "",
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("error: --added: "), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    let text = fs::read_to_string(&results).expect("results written");
+    assert!(text.contains("--added: "), "{text}");
+    assert!(text.contains("severity: error"), "{text}");
+    assert!(!added.exists());
+}
+
 #[test]
 fn output_and_stdout_never_land_on_an_input() {
     let (_, pkg, cfg) = package("output-input", CHANGE_ALL);
@@ -236,6 +271,24 @@ fn output_and_stdout_never_land_on_an_input() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("stdout is"), "{}", out.stderr);
     assert_eq!(fs::read_to_string(&target).expect("read"), DEPLOY);
+}
+
+/// The shell's `>` makes an empty file before the run starts: in the package read, it holds
+/// nothing, so writing the output there overwrites nothing the run read (`krm-merge diff base/
+/// prod/ > base/fn-config.yaml`).
+#[test]
+fn stdout_to_a_new_file_inside_the_package_is_written() {
+    let (_, pkg, cfg) = package("stdout-new-file", CHANGE_ALL);
+    let target = pkg.join("out.yaml");
+    let stdout = fs::File::create(&target).expect("create");
+    let out = run_cmd(
+        Command::new(bin())
+            .args(["--config", s(&cfg), s(&pkg)])
+            .stdout(stdout),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let written = fs::read_to_string(&target).expect("read");
+    assert!(written.contains("kind: Deployment"), "{written}");
 }
 
 // ----- B. Write-back is one transaction ------------------------------------------------------
