@@ -221,7 +221,9 @@ pub fn io_reason(e: &std::io::Error) -> String {
         }
         _ => "",
     };
-    if !plain.is_empty() && e.raw_os_error().is_some() {
+    // An OS error, or one a library wrapped around it (tempfile adds the path it tried): the
+    // plain words.
+    if !plain.is_empty() && (e.raw_os_error().is_some() || e.to_string().contains(" (os error ")) {
         return plain.to_owned();
     }
     // An error made with a message of its own (io::Error::other), or a kind without words
@@ -275,6 +277,11 @@ mod tests {
             io_reason(&Error::other("not a regular file")),
             "not a regular file"
         );
+        let wrapped = Error::new(
+            ErrorKind::NotFound,
+            "No such file or directory (os error 2) at path \"/x/.tmp\"",
+        );
+        assert_eq!(io_reason(&wrapped), "no such file");
         assert_eq!(
             io_reason(&Error::new(ErrorKind::NotFound, "gone")),
             "gone",

@@ -2158,7 +2158,8 @@ fn a_wildcard_through_aliases_to_100000_places_finishes() {
     let grid = alias_grid("grid", 6);
     let path = format!("{}/k", stars("/top/0", 5));
     let p = format!(
-        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    patch: '[{{op: add, path: \"{path}\", value: v}}]'\n"
+        // `top` is no ConfigMap field: the schema check's finding stays a warning.
+        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    options: {{validation: warn}}\n    patch: '[{{op: add, path: \"{path}\", value: v}}]'\n"
     );
     let (code, stdout, stderr) = standalone_in_2gib("100000-adds", &merge_fn(&p), grid.as_bytes());
     assert_eq!(code, 0, "{stderr}");
