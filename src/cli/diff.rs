@@ -280,9 +280,9 @@ enum Failure {
 /// Reads `--schema FILE` into the schema; the document, for a `Merge` config to carry.
 fn load_schema(path: &Path, schema: &mut Schema) -> Result<Node<'static>, Failure> {
     let shown = path.display();
-    let text = match files::read_file(path, &mut Budget::new(MAX_SCHEMA)) {
+    let text = match files::read_file("--schema", path, &mut Budget::new(MAX_SCHEMA)) {
         Ok(t) => t,
-        Err(ReadFailure::Usage(m)) => return Err(Failure::Usage(format!("--schema {m}"))),
+        Err(ReadFailure::Usage(m)) => return Err(Failure::Usage(m)),
         Err(e) => return Err(Failure::Error(format!("--schema {}", e.message()))),
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
@@ -577,7 +577,7 @@ fn packages_diff(
         let mut text = String::new();
         yaml::emit_stream(&docs, &mut text);
         if let Err(e) = writeback::write_file(file, text.as_bytes()) {
-            results.push(FnResult::new(Severity::Error, format!("--added: {e}")));
+            results.push(FnResult::new(Severity::Error, format!("--added {e}")));
         }
     }
     if let Some(code) = conclude(io, &req.report, &reading, &results) {

@@ -166,15 +166,22 @@ pub fn run_document<'a>(
 }
 
 impl<'p> Engine<'p> {
-    /// The engine of a run: the plan's warnings and the setup's reported first.
+    /// The engine of a run: the plan's warnings and the setup's reported first (those about a
+    /// step's target when the run ends, with what the target selected).
     pub fn new(setup: &'p Setup<'p>) -> Self {
         let mut engine = Engine::share(setup, Aliases::default(), Renames::default());
         for s in &setup.plan.steps {
-            for w in &s.warnings {
+            for w in s.warnings.iter().filter(|w| !w.about_target) {
                 engine.report.push(
-                    FnResult::new(Severity::Warning, format!("{}: {}", s.label(), w.message))
-                        .at_field(w.field.clone())
-                        .tag("patch", s.index.to_string()),
+                    FnResult::new(
+                        Severity::Warning,
+                        match &w.hint {
+                            Some(h) => format!("{}: {}; {h}", s.label(), w.message),
+                            None => format!("{}: {}", s.label(), w.message),
+                        },
+                    )
+                    .at_field(w.field.clone())
+                    .tags(s.tags()),
                 );
             }
         }
@@ -216,6 +223,12 @@ impl<'p> Engine<'p> {
     /// The items of one document are done: the next item is a document of its own.
     pub fn end_document(&mut self) {
         self.aliases.end_document();
+    }
+
+    /// Some of the input could not be read: the closing results do not say that a target
+    /// selects nothing (what it was meant for may be in what was not read).
+    pub fn input_unread(&mut self) {
+        self.report.unread = true;
     }
 
     /// Whether a step failed so far.
@@ -488,7 +501,7 @@ impl<'p> Engine<'p> {
                         )
                         .about(&node)
                         .at_field(Path::fields(&["metadata", "annotations", &key]))
-                        .tag("patch", step.index.to_string()),
+                        .tags(step.tags()),
                     );
                 }
                 self.place_new(&mut node);

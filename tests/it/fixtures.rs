@@ -113,9 +113,9 @@ fixtures! {
         apply_rewrites_the_last_applied_annotation_as_kubectl_does,
     ],
     checks: [
-        a_glob_in_a_target_is_a_warning_naming_the_regex_meant,
-        a_typo_in_a_patch_is_a_warning_with_the_field_meant,
-        a_lost_indentation_is_a_warning_naming_where_the_field_belongs,
+        a_glob_in_a_target_is_an_error_naming_what_it_selected,
+        validation_warn_merges_a_typo_with_a_warning_naming_the_field_meant,
+        a_lost_indentation_is_an_error_naming_where_the_field_belongs,
         strict_makes_schema_findings_errors,
         a_custom_resource_patch_is_checked_against_its_crd,
     ],

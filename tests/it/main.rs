@@ -25,6 +25,7 @@ mod pieces;
 mod properties;
 mod regressions;
 mod support;
+mod users;
 mod walkers_corpus;
 mod wildcards;
 mod write_back;

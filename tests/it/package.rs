@@ -377,7 +377,7 @@ fn links_loops_and_special_files() {
     let out = krm(&["--config", s(&cfg), s(&pkg.join("missing.yaml"))], "");
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("missing.yaml: No such file"),
+        out.stderr.contains("input ") && out.stderr.contains("missing.yaml: no such file"),
         "{}",
         out.stderr
     );

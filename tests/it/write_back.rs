@@ -235,10 +235,19 @@ fn diff_results_are_written_after_added_and_hold_its_failure() {
         "",
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("error: --added: "), "{}", out.stderr);
+    // Said as every file error is: the file's role, its path, the reason in plain words.
+    assert!(
+        out.stderr.contains(&format!(
+            "error: --added {}: cannot create",
+            added.display()
+        )) && out.stderr.contains("no such file")
+            && !out.stderr.contains("os error"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(out.stdout, "");
     let text = fs::read_to_string(&results).expect("results written");
-    assert!(text.contains("--added: "), "{text}");
+    assert!(text.contains("--added "), "{text}");
     assert!(text.contains("severity: error"), "{text}");
     assert!(!added.exists());
 }
