@@ -38,7 +38,7 @@
 //! comment" / "Don't update local modified comment").
 //!
 //! Presentation: `dest` keeps its key order, layout, comments and quoting (a replaced string keeps
-//! its quotes where it can: [`Keep::QUOTING`]); nodes taken from `updated` keep `updated`'s. Unlike
+//! its quotes where it can, see `yaml::place`); nodes taken from `updated` keep `updated`'s. Unlike
 //! kyaml, new keys follow `updated`'s order rather than lexicographic order.
 //!
 //! What it must not do: pair resources (deleting and adding whole resources is the caller's job),
@@ -54,7 +54,7 @@ use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 use crate::yaml::one_line;
-use crate::yaml::place::{replace, same_value, Keep};
+use crate::yaml::place::{self, replace, same_value, Keep};
 use crate::yaml::{Comments, Entry, Kind, Node};
 
 /// How to merge.
@@ -163,7 +163,7 @@ pub fn merge<'a, 'p: 'a>(
         Fate::Keep => {}
         Fate::Remove => *dest = Node::null(),
         Fate::Set(n) => {
-            replace(dest, n, Keep::QUOTING);
+            replace(dest, n, Keep::NO_COMMENTS);
         }
     }
     Ok(out)
@@ -517,7 +517,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if !upstream_changed {
             *new.comments_mut() = d.comments().clone();
         }
-        replace(d, new, Keep::QUOTING);
+        replace(d, new, Keep::NO_COMMENTS);
         Ok(())
     }
 
@@ -671,7 +671,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Fate::Keep => true,
             Fate::Remove => false,
             Fate::Set(n) => {
-                replace(&mut entry.value, n, Keep::QUOTING);
+                replace(&mut entry.value, n, Keep::NO_COMMENTS);
                 true
             }
         })
@@ -731,7 +731,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 Ok(Fate::Keep) => kept.push(item),
                 Ok(Fate::Remove) => {}
                 Ok(Fate::Set(n)) => {
-                    replace(&mut item, n, Keep::QUOTING);
+                    replace(&mut item, n, Keep::NO_COMMENTS);
                     kept.push(item);
                 }
                 Err(e) => {
@@ -820,6 +820,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let mut scratch = Vec::new();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         let mut n: Node<'a> = un.shell();
+        place::shell_from_patch(&mut n);
         match un.kind() {
             Kind::Map if !meta.replace && fits(Kind::Map) => {
                 self.map(&mut n, on, Some(un), at, &mut scratch)?;
@@ -834,7 +835,11 @@ impl<'a> Merger<'_, '_, 'a> {
                         self.keyed(&mut n, on, Some(un), &keys, at, &mut scratch)?
                     }
                     ListKind::Set => set(&mut n, on, Some(un)),
-                    ListKind::Atomic => return Ok(Some(un.clone())),
+                    ListKind::Atomic => {
+                        let mut list = un.clone();
+                        place::from_patch(&mut list);
+                        return Ok(Some(list));
+                    }
                 }
                 if n.items().is_empty() && !keep_empty {
                     return Ok(None);
@@ -1171,8 +1176,9 @@ mod tests {
         let upd = DEPLOY.to_owned() + "        args: [y]\n";
         let dest = DEPLOY.replace("      - name: app\n        image: app:1\n", "        []\n");
         let (out, cs) = run(orig, &upd, &dest);
+        // It stands where the empty `[]` stood on its own line.
         assert!(
-            out.ends_with("containers:\n      - name: app\n        args: [y]\n"),
+            out.ends_with("containers:\n        - name: app\n          args: [y]\n"),
             "{out}"
         );
         assert_eq!(
