@@ -31,7 +31,9 @@
 //!   `null` stays (same conflict), rather than going, so that merging again changes nothing.
 //!
 //! Comments: a scalar's comment travels with its value: when the upstream value is taken, its
-//! comment comes with it if upstream changed the comment, otherwise `dest`'s comment stays; a
+//! comment comes with it if upstream changed the comment, otherwise `dest`'s comment stays,
+//! except a line comment on a value `dest` had changed (a conflict upstream won: `replicas: 5 #
+//! scaled by hand` speaks of the 5, not of upstream's value, which gets upstream's); a
 //! change of comment alone is taken only where `dest` still has the original's value and comment.
 //! Comments on keys (head comments, and the comment after `key:` of a collection) merge three-way
 //! on their own: upstream's are taken where `dest`'s are still the original's (kyaml's "Update
@@ -471,7 +473,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if on.is_some_and(|on| on.same_data(un)) {
             // Only comments changed upstream: taken where the local copy is still the original.
             if on.is_some_and(|on| identical(d, on)) {
-                self.take(d, un, on, at, meta)?;
+                self.take(d, un, on, at, meta, false)?;
             }
             return Ok(Fate::Keep);
         }
@@ -487,12 +489,15 @@ impl<'a> Merger<'_, '_, 'a> {
         if !local_unchanged {
             conflict(out, ConflictKind::BothChanged, Some(d), Some(un));
         }
-        self.take(d, un, on, at, meta)?;
+        self.take(d, un, on, at, meta, !local_unchanged)?;
         Ok(Fate::Keep)
     }
 
     /// Puts upstream's value in `d`'s place. Its own comments come along when upstream changed
-    /// them (relative to `on`); otherwise `d` keeps its own.
+    /// them (relative to `on`); otherwise `d` keeps its own, except, when `d` held a value of
+    /// its own that upstream's overrides (`overridden`, a conflict upstream won), the line
+    /// comment: that one speaks of the local value (`replicas: 5 # scaled by hand`), and the
+    /// value written is upstream's, with upstream's line comment.
     fn take<'p: 'a>(
         &self,
         d: &mut Node<'a>,
@@ -500,6 +505,7 @@ impl<'a> Merger<'_, '_, 'a> {
         on: Option<&Node<'p>>,
         at: Cursor,
         meta: &FieldMeta,
+        overridden: bool,
     ) -> Result<(), MergeError> {
         let Some(mut new) = self.build(un, at, meta)? else {
             return Ok(());
@@ -515,7 +521,11 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(());
         }
         if !upstream_changed {
+            let line = new.comments().line.clone();
             *new.comments_mut() = d.comments().clone();
+            if overridden {
+                new.comments_mut().line = line;
+            }
         }
         replace(d, new, Keep::NO_COMMENTS);
         Ok(())
