@@ -124,6 +124,11 @@ fixtures! {
         json6902_wildcard_sets_image_pull_policy_on_every_container,
         at_with_keys_and_wildcards_at_two_levels,
     ],
+    style: [
+        a_changed_string_keeps_its_quoting_through_every_patch_type,
+        an_empty_flow_collection_helm_wrote_on_its_own_line_opens_as_a_block_there,
+        a_merge3_conflict_won_by_upstream_drops_the_local_line_comment,
+    ],
     real_packages: [
         cert_manager_helm_output_keeps_every_byte_a_patch_does_not_change,
         kube_prometheus_list_kinds_are_patched_item_by_item,

@@ -467,8 +467,8 @@ spec:
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        // The patch's scalar is written as the patch writes it.
-        rendered.replace("\"nginx:1.25\"", "nginx:1.26")
+        // The changed string keeps the quotes Helm's template gave it.
+        rendered.replace("nginx:1.25", "nginx:1.26")
     );
 }
 
