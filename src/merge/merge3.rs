@@ -38,7 +38,7 @@
 //! comment" / "Don't update local modified comment").
 //!
 //! Presentation: `dest` keeps its key order, layout, comments and quoting (a replaced string keeps
-//! its quotes where it can: [`Keep::QUOTING`]); nodes taken from `updated` keep `updated`'s. Unlike
+//! its quotes where it can: `Keep::QUOTING`); nodes taken from `updated` keep `updated`'s. Unlike
 //! kyaml, new keys follow `updated`'s order rather than lexicographic order.
 //!
 //! What it must not do: pair resources (deleting and adding whole resources is the caller's job),
@@ -89,6 +89,7 @@ pub enum ConflictKind {
 pub struct Conflict {
     /// Where, from the resource's root: `spec.template.spec.containers[name=app].image`.
     pub path: Path,
+    /// How the merge settled it.
     pub kind: ConflictKind,
     /// `dest`'s value before the merge, as one line of YAML; `None` when it had none.
     pub local: Option<String>,
