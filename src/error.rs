@@ -7,10 +7,10 @@
 //! | text into YAML | [`crate::yaml::ParseError`] | line and column |
 //! | YAML into resources | [`crate::krm::ReadError`] | the document or item |
 //! | the functionConfig into a plan | [`crate::config::ConfigError`] | the field path |
-//! | a patch on a resource | [`PatchFailure`] | the patch index, the resource (and its file), the field path or the JSON patch operation |
+//! | a patch on a resource | `PatchFailure` | the patch index, the resource (and its file), the field path or the JSON patch operation |
 //!
 //! Each layer's error is made where the layer knows what went wrong and travels as a value to
-//! the edge: the function's results ([`PatchFailure::to_result`]) and, at the command line, one
+//! the edge: the function's results (`PatchFailure::to_result`) and, at the command line, one
 //! line on stderr and the exit code. Usage errors (arguments that make no sense) belong to the
 //! command line, not to the library.
 //!
@@ -66,7 +66,7 @@ impl NotUtf8 {
 
 /// A patch that failed on one resource. The run fails with it: nothing is changed.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PatchFailure {
+pub(crate) struct PatchFailure {
     /// The patch's index in the functionConfig.
     pub step: usize,
     /// How messages name the patch (`patch[2]`, or its name).
@@ -86,7 +86,7 @@ pub struct PatchFailure {
 
 /// Why a patch failed on a resource: the walker's own typed error.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cause {
+pub(crate) enum Cause {
     /// A strategic merge, a 3-way merge or `kubectl apply`'s merge (field path inside).
     Merge(MergeError),
     /// A JSON patch operation (operation index and pointer inside).
@@ -112,7 +112,7 @@ pub enum Cause {
 /// A patch's result that would break a promise every patch keeps on every resource (doc/GUIDE.md
 /// "Selecting resources"), checked on the result whatever route the patch took.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum Broken {
+pub(crate) enum Broken {
     /// The resource would stop being a mapping (a JSON patch `replace ""` with a scalar).
     #[error("the result would be {found}, not a resource (a mapping)")]
     NotAResource { found: &'static str },
@@ -128,19 +128,9 @@ pub enum Broken {
     },
 }
 
-impl Broken {
-    /// The field the promise is about.
-    pub fn field(&self) -> Path {
-        match self {
-            Broken::NotAResource { .. } => Path::root(),
-            Broken::Removed { field, .. } | Broken::Destroyed { field, .. } => field.clone(),
-        }
-    }
-}
-
 impl Cause {
     /// The field the failure is about, when it is one.
-    pub fn field(&self) -> Option<&Path> {
+    pub(crate) fn field(&self) -> Option<&Path> {
         match self {
             Cause::Merge(e) => Some(&e.path),
             Cause::Place(e) => Some(&e.path),
@@ -182,7 +172,7 @@ impl fmt::Display for PatchFailure {
 
 impl PatchFailure {
     /// The failure as an error result naming the patch, the resource, its file and the field.
-    pub fn to_result(&self) -> FnResult {
+    pub(crate) fn to_result(&self) -> FnResult {
         let mut res =
             FnResult::new(Severity::Error, self.to_string()).tag("patch", self.step.to_string());
         if let StepName::Named(n) = &self.name {

@@ -15,10 +15,10 @@
 //!   `spec.schema`, as the guide's "The functionConfig" section (doc/GUIDE.md) describes them.
 //! * **kustomize's builtin `PatchTransformer`** (any apiVersion, usually `builtin`): `patch` or
 //!   `path`, `target`, `options` (`allowNameChange`, `allowKindChange`) at the top level; one
-//!   step. Its other options take kustomize's behaviour ([`PatchOptions::kustomize`]), so a
+//!   step. Its other options take kustomize's behaviour (`PatchOptions::kustomize`), so a
 //!   PatchTransformer config gives the output kustomize gives for it.
 //! * **A `v1` `ConfigMap`** (what `kpt fn eval IMAGE -- key=value` makes): string `data` with the
-//!   keys in [`CONFIGMAP_KEYS`]; one step. Booleans are `"true"` or `"false"`. Empty or absent
+//!   keys in `CONFIGMAP_KEYS`; one step. Booleans are `"true"` or `"false"`. Empty or absent
 //!   `data` is [`ConfigForm::Empty`]: nothing to do.
 //! * **No config**: a null node or an empty mapping is [`ConfigForm::Empty`] too.
 //!
@@ -31,7 +31,7 @@
 //! mapping or list written directly under the key, whose comments are kept) or in a file
 //! (`path:`). Exactly one of the two. Empty documents in a stream are skipped; a patch with no
 //! document at all is an error. Aliases are expanded and anchors dropped, once, here: the whole
-//! functionConfig and every patch document may add at most [`ALIAS_BUDGET`] nodes between them,
+//! functionConfig and every patch document may add at most `ALIAS_BUDGET` nodes between them,
 //! and the walkers receive patches without aliases or anchors.
 //!
 //! Without `type`, the patch decides, as in kustomize: one document that is a list of mappings
@@ -64,7 +64,7 @@
 //! `path`, `originalPath` and `spec.schema.openAPI.path` are resolved against `base_dir` (the
 //! directory of the functionConfig file, in standalone and exec-plugin modes) or, when there is
 //! none (plain KRM mode), against the current directory; absolute paths are taken as they are.
-//! They must name regular files of UTF-8 text of at most [`MAX_FILE_BYTES`], and, unless
+//! They must name regular files of UTF-8 text of at most `MAX_FILE_BYTES`, and, unless
 //! [`LoadRestrictor::None`] says otherwise, resolve (`..` and symlinks followed) inside the
 //! root's tree: `base_dir`, the current directory without one, or the [`Load::root`] the caller
 //! gives (kpt's package root), as kustomize confines loads to the kustomization's directory.
@@ -112,18 +112,18 @@ pub const KIND: &str = "Merge";
 
 /// The nodes that expanding aliases may add, over the whole functionConfig and all its patch
 /// documents together. Past it the config is rejected as an alias bomb.
-pub const ALIAS_BUDGET: usize = crate::yaml::anchors::BUDGET;
+pub(crate) const ALIAS_BUDGET: usize = crate::yaml::anchors::BUDGET;
 
 /// The largest file `path`, `originalPath` or `spec.schema.openAPI.path` may name, in bytes.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// The most file text (`path`, `originalPath`, `spec.schema.openAPI.path`) one functionConfig
 /// may give its patches, a file counting once per field that names it: each use is parsed into
 /// a tree of its own. Each file is read once however many fields name it.
-pub const MAX_LOADED_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_LOADED_BYTES: u64 = 256 << 20;
 
 /// The `data` keys a ConfigMap functionConfig may hold.
-pub const CONFIGMAP_KEYS: &[&str] = &[
+pub(crate) const CONFIGMAP_KEYS: &[&str] = &[
     "type",
     "patch",
     "original",
@@ -164,7 +164,7 @@ pub enum PatchKind {
 
 impl PatchKind {
     /// Every kind, in the guide's order.
-    pub const ALL: [PatchKind; 5] = [
+    pub(crate) const ALL: [PatchKind; 5] = [
         PatchKind::Merge2,
         PatchKind::Json6902,
         PatchKind::JsonMerge,
@@ -173,12 +173,12 @@ impl PatchKind {
     ];
 
     /// The canonical name (`merge2`), as `type` takes it and messages print it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         self.names()[0]
     }
 
     /// Every name `type` accepts for this kind: the canonical one first, then the aliases.
-    pub fn names(self) -> &'static [&'static str] {
+    pub(crate) fn names(self) -> &'static [&'static str] {
         match self {
             PatchKind::Merge2 => &["merge2", "StrategicMerge", "StrategicMergePatch"],
             PatchKind::Json6902 => &["json6902", "JsonPatch", "JSON6902"],
@@ -189,7 +189,7 @@ impl PatchKind {
     }
 
     /// Every name of every kind, canonical names first in each group.
-    pub fn all_names() -> impl Iterator<Item = &'static str> {
+    pub(crate) fn all_names() -> impl Iterator<Item = &'static str> {
         PatchKind::ALL
             .iter()
             .flat_map(|k| k.names().iter().copied())
@@ -202,7 +202,7 @@ impl fmt::Display for PatchKind {
     }
 }
 
-/// A name that is not one of [`PatchKind::all_names`] (names are case-sensitive).
+/// A name that is not one of `PatchKind::all_names` (names are case-sensitive).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown type {0:?}; expected one of {names}", names = PatchKind::all_names().collect::<Vec<_>>().join(", "))]
 pub struct UnknownPatchKind(pub String);
@@ -336,7 +336,7 @@ impl Default for PatchOptions {
 impl PatchOptions {
     /// kustomize's behaviour: `prepend`, no inferred merge keys; the defaults of the
     /// PatchTransformer form.
-    pub fn kustomize() -> Self {
+    pub(crate) fn kustomize() -> Self {
         PatchOptions {
             new_list_items: NewItems::Prepend,
             infer_merge_keys: false,
@@ -350,7 +350,7 @@ impl PatchOptions {
     /// The options with [`compat`](Self::compat) decided from what the user wrote: with
     /// `prepend` and no inferred merge keys, `merge2` and `json6902` give kustomize's output
     /// (and keep its silence: schema findings are warnings).
-    pub fn decided(mut self) -> Self {
+    pub(crate) fn decided(mut self) -> Self {
         self.compat = if self.new_list_items == NewItems::Prepend && !self.infer_merge_keys {
             Compat::Kustomize
         } else {
@@ -362,7 +362,7 @@ impl PatchOptions {
     }
 
     /// What the strategic merge walker is told.
-    pub fn merge2(&self) -> merge2::Options {
+    pub(crate) fn merge2(&self) -> merge2::Options {
         merge2::Options {
             new_items: self.new_list_items,
             infer_keys: self.infer_merge_keys,
@@ -371,7 +371,7 @@ impl PatchOptions {
     }
 
     /// What the JSON patch walker is told: RFC 6902, or kustomize's library's leniencies.
-    pub fn json6902(&self) -> json6902::Options {
+    pub(crate) fn json6902(&self) -> json6902::Options {
         match self.compat {
             Compat::Native => json6902::Options::default(),
             Compat::Kustomize => json6902::Options::kustomize(),
@@ -379,7 +379,7 @@ impl PatchOptions {
     }
 
     /// What the 3-way merge walker is told.
-    pub fn merge3(&self) -> merge3::Options {
+    pub(crate) fn merge3(&self) -> merge3::Options {
         merge3::Options {
             infer_keys: self.infer_merge_keys,
         }
@@ -435,6 +435,7 @@ pub enum Select<T = Target> {
 /// A target, and where inside each resource it selects the patch applies.
 #[derive(Clone, Debug, Default)]
 pub struct TargetAt {
+    /// The resources the patch applies to.
     pub target: Target,
     /// `at:`: the places inside each selected resource; `None`, the resource's root.
     pub at: Option<Pattern>,
@@ -460,48 +461,61 @@ impl AsRef<Target> for Target {
 pub enum Action {
     /// `merge2`: partial resources merged by the strategic merge rules.
     Merge2 {
+        /// Which resources each document patches.
         select: Select<TargetAt>,
+        /// The patches, in order.
         docs: Vec<Node<'static>>,
     },
     /// `jsonmerge`: RFC 7386 merge patches.
     JsonMerge {
+        /// Which resources each document patches.
         select: Select<TargetAt>,
+        /// The patches, in order.
         docs: Vec<Node<'static>>,
     },
     /// `apply`: local configurations applied as `kubectl apply` would.
     Apply {
+        /// Which resources each document patches.
         select: Select,
+        /// The patches, in order.
         docs: Vec<Node<'static>>,
     },
     /// `json6902`: RFC 6902 operations. A list of operations names no resource, so it always has
     /// a target.
     Json6902 {
+        /// The resources the patch applies to.
         target: Target,
         /// The places inside each resource the pointers start from; `None`, its root.
         at: Option<Pattern>,
+        /// The operations, in order.
         ops: Vec<json6902::Op<'static>>,
     },
     /// `merge3` with a target: the change from `original` to `updated` merged into every
     /// resource the target selects.
     Merge3 {
+        /// The resources the patch applies to.
         target: Target,
         /// The places inside each resource the change is merged into; `None`, its root.
         at: Option<Pattern>,
+        /// The upstream version before the change.
         original: Node<'static>,
+        /// The upstream version after the change.
         updated: Node<'static>,
     },
     /// `merge3` without a target, like `kpt pkg update`: resources pair with the documents of
     /// the same identity; those `original` has and `updated` lacks are deleted, those only
     /// `updated` has are added, the others merged.
     Update {
+        /// The upstream versions of the package's resources before the change.
         original: Vec<Node<'static>>,
+        /// The upstream versions of the package's resources after the change.
         updated: Vec<Node<'static>>,
     },
 }
 
 impl Action {
     /// The patch type, as `type` names it.
-    pub fn kind(&self) -> PatchKind {
+    pub(crate) fn kind(&self) -> PatchKind {
         match self {
             Action::Merge2 { .. } => PatchKind::Merge2,
             Action::JsonMerge { .. } => PatchKind::JsonMerge,
@@ -512,7 +526,7 @@ impl Action {
     }
 
     /// The target, when the step has one.
-    pub fn target(&self) -> Option<&Target> {
+    pub(crate) fn target(&self) -> Option<&Target> {
         match self {
             Action::Merge2 { select, .. } | Action::JsonMerge { select, .. } => match select {
                 Select::Target(t) => Some(&t.target),
@@ -528,7 +542,7 @@ impl Action {
     }
 
     /// Where inside each resource the step applies (`at:`), when it says.
-    pub fn at(&self) -> Option<&Pattern> {
+    pub(crate) fn at(&self) -> Option<&Pattern> {
         match self {
             Action::Merge2 { select, .. } | Action::JsonMerge { select, .. } => match select {
                 Select::Target(t) => t.at.as_ref(),
@@ -542,13 +556,13 @@ impl Action {
 
 impl Step {
     /// The patch type.
-    pub fn kind(&self) -> PatchKind {
+    pub(crate) fn kind(&self) -> PatchKind {
         self.action.kind()
     }
 
     /// `patch[2] (merge2)`, or with `at:` `patch[2] (merge2 at @containers)`, or for a named
     /// patch `patch "scale" (merge2)`: how messages name the step.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.action.at() {
             Some(at) => format!("{} ({} at {at})", self.name, self.kind()),
             None => format!("{} ({})", self.name, self.kind()),
@@ -721,11 +735,11 @@ pub fn plan(
 
 /// [`plan`], with the files the config names read and confined as `load` says (see [`Load`]
 /// and [`LoadRestrictor`]; [`plan`] is `Load::new(base_dir)`: confined to `base_dir`'s tree).
-pub fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, ConfigErrors> {
+pub(crate) fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, ConfigErrors> {
     plan_reading(function_config, load).map(|(plan, _)| plan)
 }
 
-/// [`plan_with`], and the files the config named and were read (where they resolve), so that a
+/// `plan_with`, and the files the config named and were read (where they resolve), so that a
 /// caller that writes files can make sure it never writes over one of them.
 pub fn plan_reading(
     function_config: &Node<'_>,

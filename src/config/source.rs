@@ -57,7 +57,7 @@ pub enum LoadRestrictor {
 
 impl LoadRestrictor {
     /// The name the command line takes: `rootOnly` or `none`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             LoadRestrictor::RootOnly => "rootOnly",
             LoadRestrictor::None => "none",
@@ -105,8 +105,11 @@ impl std::fmt::Display for LoadRestrictor {
 /// [`Load::new`] gives the default: restricted to `base_dir`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Load {
+    /// The directory relative paths start from (see above).
     pub base_dir: Option<PathBuf>,
+    /// The directory tree files must stay inside (see above).
     pub root: Option<PathBuf>,
+    /// Whether files outside `root` may be read (`--load-restrictor`).
     pub restrictor: LoadRestrictor,
     /// Where `base_dir` comes from, for messages about a file that is not there.
     pub base_is: BaseDir,
@@ -180,7 +183,7 @@ impl Load {
     }
 
     /// The same with files confined to `root`'s tree rather than `base_dir`'s.
-    pub fn with_root(mut self, root: Option<&std::path::Path>) -> Load {
+    pub(crate) fn with_root(mut self, root: Option<&std::path::Path>) -> Load {
         self.root = root.map(std::path::Path::to_path_buf);
         self
     }

@@ -116,6 +116,7 @@ pub struct Diff<'n> {
 pub struct Warning {
     /// Where, from the resource's root.
     pub path: Path,
+    /// What the patch cannot say there.
     pub kind: WarningKind,
 }
 
@@ -164,11 +165,14 @@ impl fmt::Display for WarningKind {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {kind}")]
 pub struct DiffError {
+    /// Where, from the resource's root.
     pub path: Path,
+    /// Why the patch cannot be made.
     pub kind: DiffErrorKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why a patch cannot be made: the kind of a [`DiffError`].
 pub enum DiffErrorKind {
     /// A strategic merge or JSON merge patch is made between two mappings.
     #[error("the {0} resource is not a mapping")]

@@ -60,7 +60,7 @@ use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{from_json, to_json, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// How to apply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,7 +97,7 @@ fn annotation_path() -> Path {
 /// `0777` is octal; such plain scalars may appear differently in the annotation).
 ///
 /// The annotation is JSON, which has no aliases: the copy of `local` made for it has its
-/// aliases expanded, within [`anchors::BUDGET`] (a `local` without aliases costs a scan; see
+/// aliases expanded, within `anchors::BUDGET` (a `local` without aliases costs a scan; see
 /// "Patches and aliases" in [`crate::yaml::anchors`]). `anchors` are the anchored nodes of
 /// `live` ([`anchors::anchors_of`]).
 pub fn apply<'a, 'p: 'a>(
@@ -192,7 +192,7 @@ fn json_message(e: &serde_json::Error) -> String {
 }
 
 /// `node` as Go's `json.NewEncoder(w).Encode` writes an unstructured object: see [`apply`].
-pub fn kubectl_json(node: &Node<'_>) -> Result<String, MergeError> {
+pub(crate) fn kubectl_json(node: &Node<'_>) -> Result<String, MergeError> {
     let v = to_json(node).map_err(|e| MergeError::new(MergeErrorKind::NotJson(e.to_string())))?;
     let mut out = String::new();
     write_go_json(&v, &mut out);

@@ -56,6 +56,7 @@ pub enum NewItems {
 /// How to merge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// Where merged lists put elements only the patch has.
     pub new_items: NewItems,
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
@@ -78,6 +79,7 @@ impl Default for Options {
 /// What became of the resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// The patch was merged into the resource.
     Merged,
     /// The patch said `$patch: delete` at its top level.
     Deleted,
@@ -105,7 +107,7 @@ pub fn merge<'a, 'p: 'a>(
 /// With kustomize's options the walk of what the patch does not mention (dropping entries
 /// written as nothing, putting keyed lists together again) would then change nothing, so it is
 /// skipped.
-pub fn merge_settled<'a, 'p: 'a>(
+pub(crate) fn merge_settled<'a, 'p: 'a>(
     dest: &mut Node<'a>,
     patch: &Node<'p>,
     schema: &Schema,

@@ -91,6 +91,7 @@ pub enum ConflictKind {
 pub struct Conflict {
     /// Where, from the resource's root: `spec.template.spec.containers[name=app].image`.
     pub path: Path,
+    /// How the merge settled it.
     pub kind: ConflictKind,
     /// `dest`'s value before the merge, as one line of YAML; `None` when it had none.
     pub local: Option<String>,

@@ -27,7 +27,7 @@ use crate::yaml::{AliasError, Entry, Node, MAX_DEPTH};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MergePatchError {
     /// The patch's aliases cannot be expanded: one names no anchor before it, or their copies
-    /// would exceed the budget ([`crate::yaml::anchors::BUDGET`]).
+    /// would exceed the budget (`crate::yaml::anchors::BUDGET`).
     #[error("the patch: {0}")]
     PatchAliases(AliasError),
     /// The target's anchored nodes are too large to copy for merging into its aliases
@@ -43,7 +43,9 @@ pub enum MergePatchError {
         MAX_DEPTH
     )]
     TooDeep {
+        /// The alias's name (without `*`).
         alias: String,
+        /// How deep the copy would nest the target.
         depth: usize,
         /// Where, from the target's root.
         at: Path,

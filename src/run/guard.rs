@@ -21,14 +21,14 @@ use crate::yaml::anchors::{anchors_of, AliasError, Anchors};
 use crate::yaml::Node;
 
 /// What a walker left: the resource merged (with any merge3 conflicts it settled), or deleted.
-pub enum Walked {
+pub(crate) enum Walked {
     Merged(Vec<merge3::Conflict>),
     Deleted,
 }
 
 /// A patch to check against a kind's schema.
 #[derive(Clone, Copy)]
-pub enum CheckedPatch<'d> {
+pub(crate) enum CheckedPatch<'d> {
     /// The document (its index in the patch) of a merge, merge3 update or apply patch.
     Document(usize, &'d Node<'static>),
     /// A JSON patch's operations.
@@ -36,7 +36,7 @@ pub enum CheckedPatch<'d> {
 }
 
 /// What a walker needs besides the resource and the patch.
-pub struct WalkContext<'s, 'a> {
+pub(crate) struct WalkContext<'s, 'a> {
     pub schema: &'s Schema,
     /// The schema's position of the resource's root.
     pub root: Cursor,
@@ -217,7 +217,7 @@ pub const VALIDATION_ESCAPE: &str =
     " (options.validation: warn makes it a warning, and the patch is applied as written)";
 
 /// A failure about the item as it is.
-pub fn failure(
+pub(crate) fn failure(
     step: &Step,
     node: &Node<'_>,
     document: Option<usize>,

@@ -31,7 +31,7 @@ pub(crate) struct Before<'a> {
 impl<'a> Before<'a> {
     /// Reads a resource before a patch. Its identity fields and annotations must be plain data
     /// (the engine's scope makes them so first).
-    pub fn of(step: &Step, node: &Node<'a>) -> Before<'a> {
+    pub(crate) fn of(step: &Step, node: &Node<'a>) -> Before<'a> {
         Before {
             id: Id::of(node).into_owned(),
             bookkeeping: bookkeeping::bookkeeping(node),

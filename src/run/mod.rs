@@ -3,7 +3,7 @@
 //!
 //! The stage's parts: how input is read, chosen once and parsed once (`read.rs`: a
 //! ResourceList by its items, `items.rs`; a stream by its documents; anything else whole), in
-//! pieces on every core where it is large (`pieces.rs`); the [`engine`] that loops over the
+//! pieces on every core where it is large (`pieces.rs`); the `engine` that loops over the
 //! items and applies each step to each (`steps.rs`, one function per patch type, inside the
 //! guard of `guard.rs` and `invariants.rs`), with its state in values of their own (the alias
 //! state, `aliases.rs`; results and counts, `report.rs`; rename tracking, `renames.rs`); a
@@ -27,7 +27,7 @@
 //! from the results).
 
 mod aliases;
-pub mod engine;
+pub(crate) mod engine;
 mod guard;
 mod invariants;
 mod items;
@@ -38,7 +38,7 @@ mod renames;
 mod report;
 mod steps;
 
-pub use crate::krm::{FnResult, Severity};
+pub(crate) use crate::krm::{FnResult, Severity};
 pub use pieces::Pieces;
 pub use report::escalate;
 
@@ -95,16 +95,6 @@ pub struct Options {
 /// results. Errors never lose the items: they come back as they came, with error results.
 pub fn run_resource_list(src: &str) -> Output {
     run_krm(src, &Options::default())
-}
-
-/// [`run_resource_list`] with the functionConfig's files (`path:`, ...) restricted as
-/// `restrictor` says: the command line's `--load-restrictor`.
-pub fn run_resource_list_with(src: &str, restrictor: config::LoadRestrictor) -> Output {
-    let options = Options {
-        restrictor,
-        ..Options::default()
-    };
-    run_krm(src, &options)
 }
 
 /// [`run_resource_list`] with `options`. The functionConfig's files are read relative to its

@@ -5,7 +5,7 @@
 //!   order mark or a `%YAML` directive reads as it would alone, and an error names the file and
 //!   the line and column in it.
 //! * **One run.** The CRDs of every file are known before any resource is merged; then each
-//!   file's resources go through one [`Engine`] (so a target that selects nothing anywhere is one
+//!   file's resources go through one `Engine` (so a target that selects nothing anywhere is one
 //!   warning, and a merge3 update sees the whole package), one resource's tree in memory at a
 //!   time; a file of more than 1 MB is patched in pieces on every core (`run/pieces.rs`), with
 //!   the same output and results as on one.
@@ -23,7 +23,7 @@
 //!   and written back in its form, without results, as it came when no item changed.
 //! * **List kinds** (`List`, `RoleList`, ...) are documents whose items are the resources,
 //!   wherever they are: patched one by one, the file keeps its list (see
-//!   [`krm::is_list_kind`]); results about an item name the list's file and document.
+//!   `krm::is_list_kind`); results about an item name the list's file and document.
 //! * **All or nothing.** When any patch fails, or any file cannot be read, every output is
 //!   [`FileOutput::Unchanged`] and there is no new file; the results say why.
 //!
@@ -43,13 +43,13 @@ use crate::select::identity::Id;
 use crate::yaml::{self, Document, Node};
 
 /// The name of the source read from standard input.
-pub const STDIN: &str = "stdin";
+pub(crate) const STDIN: &str = "stdin";
 
 /// A file of the package, read.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// How results and messages name it: its path as the user gave it or as the walk found it,
-    /// or [`STDIN`].
+    /// or `STDIN`.
     pub name: String,
     /// Its text.
     pub text: String,
@@ -98,7 +98,8 @@ pub struct PackageOutput {
 
 impl PackageOutput {
     /// Whether any result is an error: nothing changed.
-    pub fn failed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn failed(&self) -> bool {
         self.results.iter().any(|r| r.severity == Severity::Error)
     }
 
@@ -206,13 +207,19 @@ enum Patched<'s> {
     Skipped,
 }
 
-/// Runs `plan` over the resources of `files`. `config`: the functionConfig's identity, when
-/// it may be among the resources (it is left alone, as kpt passes it along).
-pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> PackageOutput {
+/// [`run_with`], the pieces chosen by size (the tests' shorthand).
+#[cfg(test)]
+pub(crate) fn run(
+    files: &[SourceFile],
+    plan: &Plan,
+    config: Option<&Id<'static>>,
+) -> PackageOutput {
     run_with(files, plan, config, Pieces::Auto)
 }
 
-/// [`run`], each file cut into pieces as `pieces` says.
+/// Runs `plan` over the resources of `files`, each file cut into pieces as `pieces` says.
+/// `config`: the functionConfig's identity, when it may be among the resources (it is left
+/// alone, as kpt passes it along).
 pub fn run_with(
     files: &[SourceFile],
     plan: &Plan,

@@ -21,7 +21,7 @@ use crate::yaml::Node;
 
 /// What one step did, counted over all items.
 #[derive(Clone, Debug, Default)]
-pub struct StepCounts {
+pub(crate) struct StepCounts {
     /// Items its target selected.
     pub selected: usize,
     /// Items it changed or deleted.
@@ -84,11 +84,11 @@ impl StepCounts {
 }
 
 /// What a schema check is done once for: a step's patch document, an apiVersion and a kind.
-pub type CheckKey = ((usize, usize), String, String);
+pub(crate) type CheckKey = ((usize, usize), String, String);
 
 /// The results and counts of a run, or of a share of its items.
 #[derive(Debug)]
-pub struct Report {
+pub(crate) struct Report {
     pub results: Vec<FnResult>,
     /// Some step failed: the items must be written as they came in.
     pub failed: bool,
@@ -109,7 +109,7 @@ pub struct Report {
 
 impl Report {
     /// Nothing reported or counted yet, for `plan`.
-    pub fn new(plan: &Plan) -> Report {
+    pub(crate) fn new(plan: &Plan) -> Report {
         Report {
             results: Vec::new(),
             failed: false,
@@ -122,13 +122,13 @@ impl Report {
     }
 
     /// Adds a result; an error fails the run.
-    pub fn push(&mut self, r: FnResult) {
+    pub(crate) fn push(&mut self, r: FnResult) {
         self.failed |= r.severity == Severity::Error;
         self.results.push(r);
     }
 
     /// Whether step document `key` was checked against `version` and `kind` already.
-    pub fn was_checked(&self, key: (usize, usize), version: &str, kind: &str) -> bool {
+    pub(crate) fn was_checked(&self, key: (usize, usize), version: &str, kind: &str) -> bool {
         self.checked
             .get(&key)
             .and_then(|v| v.get(version))
@@ -136,13 +136,13 @@ impl Report {
     }
 
     /// A schema-check finding about `checked`.
-    pub fn finding(&mut self, r: FnResult, checked: CheckKey) {
+    pub(crate) fn finding(&mut self, r: FnResult, checked: CheckKey) {
         self.findings.push((self.results.len(), checked));
         self.push(r);
     }
 
     /// Records that a step's patch was checked against a kind; false when it already was.
-    pub fn check_once(&mut self, (step, version, kind): &CheckKey) -> bool {
+    pub(crate) fn check_once(&mut self, (step, version, kind): &CheckKey) -> bool {
         self.checked
             .entry(*step)
             .or_default()
@@ -156,7 +156,7 @@ impl Report {
     /// replayed against `renames` at its place among them (an error where a rename makes it one
     /// with a resource of an earlier share), a schema-check finding already made not made
     /// again; its counts added.
-    pub fn absorb(
+    pub(crate) fn absorb(
         &mut self,
         share: Report,
         log: Vec<super::renames::Logged>,
@@ -200,7 +200,7 @@ impl Report {
 
     /// The closing results: for each step what it selected and did, over every item (see the
     /// module documentation); then, under `failOn: warning`, every warning made an error.
-    pub fn conclude(&mut self, plan: &Plan) {
+    pub(crate) fn conclude(&mut self, plan: &Plan) {
         // The "applied to" results, which a run failed by failOn must not keep.
         let mut applied = Vec::new();
         for (k, step) in plan.steps.iter().enumerate() {
@@ -367,7 +367,7 @@ pub fn escalate(fail_on: FailOn, results: &mut [FnResult]) -> bool {
 
 /// The documents of a step that select resources by their own identity (none when the step has
 /// a target): what "matches no resource" is counted over.
-pub fn own_identity_documents(action: &Action) -> &[Node<'static>] {
+pub(crate) fn own_identity_documents(action: &Action) -> &[Node<'static>] {
     match action {
         Action::Merge2 {
             select: Select::OwnIdentity,

@@ -17,7 +17,7 @@
 //!   `internal.config.kubernetes.io/previousNames` and `.../previousNamespaces`, which kustomize
 //!   fills as it renames resources. Names in between are not compared, as in kustomize.
 //! - **The namespace compared is the effective namespace**: `_non_namespaceable_` for the
-//!   cluster-scoped kinds kustomize knows (see [`is_cluster_scoped`](crate::select::identity::is_cluster_scoped)), else `default` when the
+//!   cluster-scoped kinds kustomize knows (see `is_cluster_scoped`), else `default` when the
 //!   namespace is empty, else the namespace. So `namespace: default` selects namespaced
 //!   resources without a namespace (and unknown kinds, which count as namespaced), but no
 //!   ClusterRole; `namespace: .*` selects ClusterRoles too.
@@ -31,7 +31,7 @@
 //!   a class of `a`-`z` and `&`; `\<` and `\>` are word boundaries here, literal `<`, `>` in Go;
 //! - only Rust's `regex` accepts `(?x)`, nested repetitions (`a**`) and repetition counts over
 //!   1000; only Go accepts `\Q...\E`, octal escapes (`\101`) and nesting deeper than 250 groups;
-//! - a pattern whose compiled form exceeds [`REGEX_SIZE_LIMIT`] bytes is an error here, so a
+//! - a pattern whose compiled form exceeds `REGEX_SIZE_LIMIT` bytes is an error here, so a
 //!   hostile pattern cannot take unbounded memory. Unicode classes are large (`\w` alone is
 //!   about 50 KB), so `[\w-]{1,63}` fits but `\w{100}` does not.
 //!
@@ -47,7 +47,7 @@ use crate::select::identity::{Id, Meta, PreviousIdsError};
 use crate::select::labels::{self, Selector};
 
 /// The largest compiled size, in bytes, of one target pattern (`RegexBuilder::size_limit`).
-pub const REGEX_SIZE_LIMIT: usize = 4 << 20;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 4 << 20;
 
 /// A patch target as written in the functionConfig (and in kustomize's `patches[].target`).
 ///
@@ -130,7 +130,7 @@ pub enum TargetErrorKind {
         /// The regex parser's explanation.
         message: String,
     },
-    /// The compiled pattern would exceed [`REGEX_SIZE_LIMIT`].
+    /// The compiled pattern would exceed `REGEX_SIZE_LIMIT`.
     #[error("regex {} is too large: compiled, it exceeds {limit} bytes", Abbrev(.pattern))]
     RegexTooLarge {
         /// The pattern as written.
@@ -205,14 +205,14 @@ impl Target {
     }
 
     /// The spec this target was compiled from.
-    pub fn spec(&self) -> &TargetSpec {
+    pub(crate) fn spec(&self) -> &TargetSpec {
         &self.spec
     }
 
     /// Whether the resource's type (group, version, kind) matches: what most targets name, and
     /// what rules most resources out, without reading their names, labels or annotations (no
     /// earlier name changes a type). [`Target::matches`] asks it first.
-    pub fn matches_type(&self, id: &Id<'_>) -> bool {
+    pub(crate) fn matches_type(&self, id: &Id<'_>) -> bool {
         let (group, version) = id.group_version();
         is_match(&self.kind, &id.kind)
             && is_match(&self.group, group)
@@ -222,7 +222,7 @@ impl Target {
     /// Whether this target selects the resource, by kustomize's rules (see the module doc).
     ///
     /// Fails only when the resource's build annotations are inconsistent
-    /// ([`Meta::original_id`]) and the target compares names or namespaces, the only
+    /// (`Meta::original_id`) and the target compares names or namespaces, the only
     /// use of them (kustomize reads them for every resource, and panics).
     /// The type is compared first, so most resources are ruled out without more work.
     pub fn matches(&self, resource: &Meta<'_>) -> Result<bool, PreviousIdsError> {
@@ -353,7 +353,7 @@ fn one_edit_apart(a: &str, b: &str) -> bool {
 
 impl TargetField {
     /// The field's name as the user writes it (`labelSelector`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TargetField::Group => "group",
             TargetField::Version => "version",
@@ -465,7 +465,7 @@ fn is_plain_text(p: &str) -> bool {
 /// Glob-like: a `*` that stands after a character that a regex repetition rarely follows in a
 /// name pattern (`-`, `_`, `/`, a letter, a digit, or the start), and no regex syntax besides
 /// `*`, `?` and `.` (dots are common in names and groups, and a glob's `.` is a literal).
-pub fn glob_lookalike(pattern: &str) -> Option<String> {
+pub(crate) fn glob_lookalike(pattern: &str) -> Option<String> {
     const REGEX_ONLY: &[char] = &['(', ')', '[', ']', '{', '}', '|', '^', '$', '+', '\\'];
     if !pattern.contains('*') || pattern.contains(REGEX_ONLY) || pattern.contains(".*") {
         return None;
@@ -484,7 +484,7 @@ pub fn glob_lookalike(pattern: &str) -> Option<String> {
 
 impl TargetSpec {
     /// The patterns of this spec that look like globs, with the regex each probably meant.
-    pub fn glob_lookalikes(&self) -> Vec<(TargetField, &str, String)> {
+    pub(crate) fn glob_lookalikes(&self) -> Vec<(TargetField, &str, String)> {
         [
             (TargetField::Group, &self.group),
             (TargetField::Version, &self.version),

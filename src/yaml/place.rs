@@ -49,7 +49,7 @@ use super::{flags, Layout, Node, Repr, ScalarStyle};
 /// Which comments the new node keeps; the place's quoting and indentation stay whatever this
 /// says (see "The place's style").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Keep {
+pub(crate) struct Keep {
     /// The old node's comments wherever the new node has none of its own (head, line and foot
     /// each on its own): a value from a patch brings its comments, and the place keeps those
     /// the patch does not replace. Off: the comments are the new node's, as the caller set them.
@@ -59,15 +59,15 @@ pub struct Keep {
 impl Keep {
     /// The place's comments where the new value brings none (merge2, jsonmerge, json6902 and
     /// apply: a node taken from the patch brings its own comments).
-    pub const COMMENTS: Keep = Keep { comments: true };
+    pub(crate) const COMMENTS: Keep = Keep { comments: true };
     /// Comments as the caller set them (merge3, which merges comments three-way itself).
-    pub const NO_COMMENTS: Keep = Keep { comments: false };
+    pub(crate) const NO_COMMENTS: Keep = Keep { comments: false };
 }
 
 /// Puts `new` in the place of `old`: `new` takes the blank lines before `old`, the spacing
 /// after its indicator (scalar for scalar), the place's style (see "The place's style") and
 /// the comments `keep` asks for.
-pub fn put<'a>(old: &mut Node<'a>, mut new: Node<'a>, keep: Keep) {
+pub(crate) fn put<'a>(old: &mut Node<'a>, mut new: Node<'a>, keep: Keep) {
     if keep.comments {
         new.keep_comments_of(old.comments());
     }
@@ -176,7 +176,7 @@ pub fn shell_from_patch(node: &mut Node<'_>) {
 /// patch does not change keeps its text, style and comments (`namespace: "cert-manager"` stays
 /// quoted when a patch repeats it plain). Every walker replaces values through this. True when
 /// `old` changed.
-pub fn replace<'a>(old: &mut Node<'a>, new: Node<'a>, keep: Keep) -> bool {
+pub(crate) fn replace<'a>(old: &mut Node<'a>, new: Node<'a>, keep: Keep) -> bool {
     if same_value(old, &new) {
         return false;
     }
@@ -190,7 +190,7 @@ pub fn replace<'a>(old: &mut Node<'a>, new: Node<'a>, keep: Keep) -> bool {
 /// tag is not one of the core schema's (`!vault x` is not `x`). A plain scalar that YAML 1.1
 /// may read otherwise (`yes`, a boolean there; `0777`, 511 there; `1e3`, a string there) is the
 /// same value only as the same text. Aliases are the same only as the same alias.
-pub fn same_value(a: &Node<'_>, b: &Node<'_>) -> bool {
+pub(crate) fn same_value(a: &Node<'_>, b: &Node<'_>) -> bool {
     use super::Kind;
     if own_tag(a) != own_tag(b) {
         return false;

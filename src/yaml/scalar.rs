@@ -14,16 +14,21 @@ pub(crate) mod yaml11;
 /// The value of a scalar.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Resolved<'t> {
+    /// `null`, `~` or nothing.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// An integer.
     Int(i128),
+    /// A number with a fraction or exponent, or `.inf` / `.nan`.
     Float(f64),
+    /// Any other text.
     Str(&'t str),
 }
 
 /// Resolves a scalar: an explicit core tag decides, then any style other than plain means a
 /// string, then the YAML 1.2 core schema reads the plain text.
-pub fn resolve<'t>(text: &'t str, style: ScalarStyle, tag: Option<&str>) -> Resolved<'t> {
+pub(crate) fn resolve<'t>(text: &'t str, style: ScalarStyle, tag: Option<&str>) -> Resolved<'t> {
     match tag {
         Some("!!str") | Some("!") => return Resolved::Str(text),
         Some("!!null") => return Resolved::Null,
@@ -225,7 +230,7 @@ pub fn plain_ok(t: &str, flow: bool) -> bool {
 }
 
 /// `text` as a double-quoted scalar, escaping what must be escaped and nothing else.
-pub fn double_quoted(text: &str) -> String {
+pub(crate) fn double_quoted(text: &str) -> String {
     let mut s = String::with_capacity(text.len() + 2);
     s.push('"');
     for c in text.chars() {
@@ -262,7 +267,7 @@ pub fn double_quoted(text: &str) -> String {
 
 /// `text` as a single-quoted scalar, or `None` when it spans lines (line folding would change
 /// it) or holds characters only double quotes can carry.
-pub fn single_quoted(text: &str) -> Option<String> {
+pub(crate) fn single_quoted(text: &str) -> Option<String> {
     if text.chars().any(|c| {
         c.is_control()
             || !printable(c)
@@ -274,7 +279,7 @@ pub fn single_quoted(text: &str) -> Option<String> {
 }
 
 /// Whether `text` can be written as a literal block scalar (`|`) and read back unchanged.
-pub fn literal_ok(text: &str) -> bool {
+pub(crate) fn literal_ok(text: &str) -> bool {
     if !text.contains('\n') {
         return false;
     }

@@ -39,7 +39,7 @@ use crate::yaml::{Entry, Kind, Node};
 /// The most element comparisons kyaml's step-by-step list walk may cost (the square of the
 /// elements of both lists), for lists where an element lacks its key: past it the merge is
 /// refused rather than left to run for minutes (4,000 elements in all pass).
-pub const SCAN_WORK: usize = 16_000_000;
+pub(crate) const SCAN_WORK: usize = 16_000_000;
 
 /// Whether kyaml's list walk reduces to pairing by hash: every element of both lists is a
 /// non-empty map whose key fields are all scalars with some text (not null, not empty).

@@ -132,7 +132,8 @@ fn named(p: &str) -> &str {
 impl PatchErrorKind {
     /// True when the failure means "the path is not there" (a missing member or element, or a
     /// selector that matches nothing): what a caller may choose to skip.
-    pub fn is_missing(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_missing(&self) -> bool {
         match self {
             PatchErrorKind::NotFound { .. } | PatchErrorKind::NoMatch { .. } => true,
             PatchErrorKind::At { kind, .. } => kind.is_missing(),
