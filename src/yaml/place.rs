@@ -117,7 +117,7 @@ fn own_line_column(node: &Node<'_>) -> Option<u8> {
 /// Makes the empty flow collection `node` (`{}`, `[]`) a block collection, about to receive
 /// entries: where it stood on its own line (`resources:` then `  {}`), its entries stand at
 /// that column; otherwise where the document puts new ones.
-pub fn open_empty_flow(node: &mut Node<'_>) {
+pub(crate) fn open_empty_flow(node: &mut Node<'_>) {
     let column = own_line_column(node);
     let blank = node.blank_lines();
     node.make_block();
@@ -136,7 +136,7 @@ pub fn open_empty_flow(node: &mut Node<'_>) {
 /// indentation the patch wrote them with, so that they are written as the resource's document
 /// indents its sequences (`key:` then `- a`, or `  - a`). Everything else keeps the patch's
 /// presentation. Linear in the node.
-pub fn from_patch(node: &mut Node<'_>) {
+pub(crate) fn from_patch(node: &mut Node<'_>) {
     match &mut node.repr {
         Repr::Seq {
             items,
@@ -162,7 +162,7 @@ pub fn from_patch(node: &mut Node<'_>) {
 
 /// [`from_patch`] for `node` itself only: a collection being built from a patch, whose
 /// children are made ready one by one as they are added.
-pub fn shell_from_patch(node: &mut Node<'_>) {
+pub(crate) fn shell_from_patch(node: &mut Node<'_>) {
     if let Repr::Seq {
         flow: false, lay, ..
     } = &mut node.repr

@@ -303,7 +303,7 @@ pub(crate) fn literal_ok(text: &str) -> bool {
 /// separates them, so each line break between two lines that do not start with white space
 /// (more-indented lines keep their breaks) is written with an empty line after it; empty lines
 /// between stay as they are.
-pub fn folded_lines(content: &str) -> Vec<&str> {
+pub(crate) fn folded_lines(content: &str) -> Vec<&str> {
     let lines: Vec<&str> = content.split('\n').collect();
     let indented = |l: &str| l.starts_with([' ', '\t']);
     let mut out = Vec::with_capacity(lines.len() * 2);
