@@ -13,50 +13,50 @@
 //! The bounds, and why each exists:
 //!
 //! * **Places** — the places a patch applies at: those its `at:` selects and those each JSON
-//!   patch operation's `[*]` select, counted over the whole patch ([`PLACES_BUDGET`]). Without
+//!   patch operation's `[*]` select, counted over the whole patch (`PLACES_BUDGET`). Without
 //!   aliases a resource has no more places than nodes; through aliases a few hundred bytes
 //!   reach a million.
-//! * **Growth** — what the patch adds to the resource, in [`Node::weight`] bytes, where one
+//! * **Growth** — what the patch adds to the resource, in `Node::weight` bytes, where one
 //!   piece of a patch can be written many times: a value (or a whole merge patch) put at many
 //!   places, JSON patch's copies (`copy /data/d -> /data/d/cN` doubles the resource each time),
 //!   and the copies that aliases become when a change goes through them. A resource may grow
-//!   by its own size before the patch plus [`GROWTH_SLACK`]: a 4 KB value added at a million
+//!   by its own size before the patch plus `GROWTH_SLACK`: a 4 KB value added at a million
 //!   places would need 4 GB.
 //! * **Shifts** — list elements and mapping entries moved by inserts and removes before the end
-//!   of a collection ([`SHIFT_BUDGET`]).
+//!   of a collection (`SHIFT_BUDGET`).
 //! * **Scans** — list elements examined by key selectors (`[name=app]`), which read their whole
 //!   list, and the members of wide mappings read to find one in a document with aliases, where
-//!   JSON patch keeps no index of them ([`SCAN_BUDGET`]).
+//!   JSON patch keeps no index of them (`SCAN_BUDGET`).
 //! * **Rereads** — nodes JSON patch reads again to follow aliases after a change to an anchored
-//!   node ([`REREAD_BUDGET`]).
+//!   node (`REREAD_BUDGET`).
 
 use crate::yaml::Node;
 
 /// How many places a patch may apply at on one resource, over its `at:` and all its
 /// operations' `[*]` (see "Places"). A million elements reached by one `[*]` pass.
-pub const PLACES_BUDGET: usize = 1 << 20;
+pub(crate) const PLACES_BUDGET: usize = 1 << 20;
 
 /// What a patch may add to a resource beyond the resource's own size (see "Growth"), in
 /// [`Node::weight`] bytes (48 a node, plus its text).
-pub const GROWTH_SLACK: usize = 16 << 20;
+pub(crate) const GROWTH_SLACK: usize = 16 << 20;
 
 /// How many elements (list items, mapping entries) a patch's inserts and removes may shift,
 /// in all, on one resource. Each insert or remove before the end of a collection of n moves up
 /// to n elements in memory; m of them on a large collection cost m·n. At this bound (134
 /// million) that is about a second of copying; past it the patch is refused. A thousand removes
 /// at the front of a list of 100,000 pass.
-pub const SHIFT_BUDGET: usize = 1 << 27;
+pub(crate) const SHIFT_BUDGET: usize = 1 << 27;
 
 /// How many list elements a patch's key selectors (`[name=app]`) may examine, in all, on one
 /// resource. A selector reads the whole list to find the one element it names, so m of them on
 /// a list of n cost m·n; at this bound (67 million) that is a few seconds. A thousand selectors
 /// on a list of 50,000 pass.
-pub const SCAN_BUDGET: usize = 1 << 26;
+pub(crate) const SCAN_BUDGET: usize = 1 << 26;
 
 /// How many nodes a JSON patch may read again, on one resource, to follow aliases after it
 /// changed an anchored node (the anchored nodes are read once, and again only after a change
 /// to one of them). At this bound (67 million) that is a few seconds.
-pub const REREAD_BUDGET: usize = 1 << 26;
+pub(crate) const REREAD_BUDGET: usize = 1 << 26;
 
 /// What one patch may still spend on one resource. Made by the caller for each resource a patch
 /// applies to, and spent by every place and operation of the patch there.
@@ -93,7 +93,7 @@ pub enum Added {
 /// A bound a patch would pass.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BudgetError {
-    /// The patch reaches more places than [`PLACES_BUDGET`].
+    /// The patch reaches more places than `PLACES_BUDGET`.
     #[error(
         "the patch reaches more than {0} places (those its at: selects and those its [*] \
          select, counted together): aliases can make a few lines reach millions; split the \
@@ -112,8 +112,13 @@ pub enum BudgetError {
         },
         GROWTH_SLACK
     )]
-    Grows { limit: usize, added: Added },
-    /// Inserts and removes would shift more than [`SHIFT_BUDGET`] elements.
+    Grows {
+        /// How many bytes the resource may grow by.
+        limit: usize,
+        /// What the patch adds that passes the limit.
+        added: Added,
+    },
+    /// Inserts and removes would shift more than `SHIFT_BUDGET` elements.
     #[error(
         "the operations shift more than {0} list elements and mapping entries (each insert or \
          remove before the end of a collection of n moves up to n): split the patch, or \
@@ -121,7 +126,7 @@ pub enum BudgetError {
     )]
     Shifts(usize),
     /// Key selectors (and, through aliases, lookups in wide mappings) would examine more than
-    /// [`SCAN_BUDGET`] list elements and mapping entries.
+    /// `SCAN_BUDGET` list elements and mapping entries.
     #[error(
         "key selectors examine more than {0} list elements (each one reads the whole list; \
          so does a member looked up through aliases in a mapping of more than 16): address \
@@ -129,7 +134,7 @@ pub enum BudgetError {
     )]
     Scans(usize),
     /// Following aliases after changes to anchored nodes would read more than
-    /// [`REREAD_BUDGET`] nodes.
+    /// `REREAD_BUDGET` nodes.
     #[error(
         "following aliases after changes to their anchored nodes reads more than {0} nodes: \
          split the patch"
@@ -144,8 +149,8 @@ impl Default for Budget {
 }
 
 impl Budget {
-    /// A budget at its bounds, for a resource not measured yet: until [`measure`](Self::measure)
-    /// says how large the resource is, it may grow by [`GROWTH_SLACK`].
+    /// A budget at its bounds, for a resource not measured yet: until `measure`
+    /// says how large the resource is, it may grow by `GROWTH_SLACK`.
     pub fn new() -> Budget {
         Budget {
             growth: None,
@@ -160,25 +165,20 @@ impl Budget {
     /// Measures the resource the patch applies to, as it is before the patch: it may grow by
     /// its own size and [`GROWTH_SLACK`]. Only the first measure counts, so a caller that
     /// measured the whole resource keeps that limit when the patch measures a place inside it.
-    pub fn measure(&mut self, resource: &Node<'_>) {
+    pub(crate) fn measure(&mut self, resource: &Node<'_>) {
         if self.growth.is_none() {
             let limit = resource.weight().saturating_add(GROWTH_SLACK);
             self.growth = Some(Growth { left: limit, limit });
         }
     }
 
-    /// Whether [`measure`](Self::measure) has been called.
-    pub fn is_measured(&self) -> bool {
-        self.growth.is_some()
-    }
-
     /// What has been added in all ([`Node::weight`] bytes).
-    pub fn grown(&self) -> usize {
+    pub(crate) fn grown(&self) -> usize {
         self.grown
     }
 
     /// Spends one place.
-    pub fn place(&mut self) -> Result<(), BudgetError> {
+    pub(crate) fn place(&mut self) -> Result<(), BudgetError> {
         self.places_left = self
             .places_left
             .checked_sub(1)
@@ -187,7 +187,7 @@ impl Budget {
     }
 
     /// Spends `bytes` of growth ([`Node::weight`] bytes) on what `added` says.
-    pub fn grow(&mut self, bytes: usize, added: Added) -> Result<(), BudgetError> {
+    pub(crate) fn grow(&mut self, bytes: usize, added: Added) -> Result<(), BudgetError> {
         let g = self.growth.get_or_insert(Growth {
             left: GROWTH_SLACK,
             limit: GROWTH_SLACK,
@@ -201,7 +201,7 @@ impl Budget {
     }
 
     /// Spends `n` elements shifted by an insert or a remove.
-    pub fn shift(&mut self, n: usize) -> Result<(), BudgetError> {
+    pub(crate) fn shift(&mut self, n: usize) -> Result<(), BudgetError> {
         self.shifts_left = self
             .shifts_left
             .checked_sub(n)
@@ -210,7 +210,7 @@ impl Budget {
     }
 
     /// Spends `n` list elements a key selector examines.
-    pub fn scan(&mut self, n: usize) -> Result<(), BudgetError> {
+    pub(crate) fn scan(&mut self, n: usize) -> Result<(), BudgetError> {
         self.scans_left = self
             .scans_left
             .checked_sub(n)
@@ -219,7 +219,7 @@ impl Budget {
     }
 
     /// Spends `n` nodes read again to follow aliases.
-    pub fn reread(&mut self, n: usize) -> Result<(), BudgetError> {
+    pub(crate) fn reread(&mut self, n: usize) -> Result<(), BudgetError> {
         self.rereads_left = self
             .rereads_left
             .checked_sub(n)

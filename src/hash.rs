@@ -9,9 +9,9 @@
 //! What it must not do: change what any map holds or how the crate behaves.
 
 #[cfg(not(fuzzing))]
-pub type State = std::collections::hash_map::RandomState;
+pub(crate) type State = std::collections::hash_map::RandomState;
 #[cfg(fuzzing)]
-pub type State = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+pub(crate) type State = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
-pub type HashMap<K, V> = std::collections::HashMap<K, V, State>;
-pub type HashSet<T> = std::collections::HashSet<T, State>;
+pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, State>;
+pub(crate) type HashSet<T> = std::collections::HashSet<T, State>;

@@ -95,6 +95,7 @@
 //! plan, byte offsets from the parser's spans), and the fuzz targets in `fuzz/` run with
 //! overflow checks and debug assertions on.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![warn(missing_docs)]
 
 pub mod budget;
 pub mod config;

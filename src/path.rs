@@ -3,8 +3,8 @@
 //!
 //! A path names where something happened, a pattern where something is to happen; neither does
 //! lookups or walks trees (`select::places` resolves patterns). JSON patch's pointers, which
-//! the schema check reads as well as the patch, are in [`pointer`]. Errors build
-//! their path while the stack unwinds ([`Path::within`]), so the happy path never allocates one.
+//! the schema check reads as well as the patch, are in [`pointer`](mod@pointer). Errors build
+//! their path while the stack unwinds (`Path::within`), so the happy path never allocates one.
 
 use std::fmt;
 
@@ -27,34 +27,34 @@ pub struct Path(pub Vec<Seg>);
 
 impl Path {
     /// The root (an empty path).
-    pub fn root() -> Path {
+    pub(crate) fn root() -> Path {
         Path(Vec::new())
     }
 
     /// This path with `seg` put in front: how an error learns where it happened as it travels
     /// up through the walkers.
-    pub fn within(mut self, seg: Seg) -> Path {
+    pub(crate) fn within(mut self, seg: Seg) -> Path {
         self.0.insert(0, seg);
         self
     }
 
     /// True at the root.
-    pub fn is_root(&self) -> bool {
+    pub(crate) fn is_root(&self) -> bool {
         self.0.is_empty()
     }
 
     /// A path of field names from the root: `["spec", "schema"]` is `spec.schema`.
-    pub fn fields(names: &[&str]) -> Path {
+    pub(crate) fn fields(names: &[&str]) -> Path {
         Path(names.iter().map(|n| Seg::field(n)).collect())
     }
 
     /// This path one field further down: `spec` then `patches` is `spec.patches`.
-    pub fn field(&self, name: &str) -> Path {
+    pub(crate) fn field(&self, name: &str) -> Path {
         self.then(Seg::field(name))
     }
 
     /// This path one list element further down: `spec.patches` then `2` is `spec.patches[2]`.
-    pub fn index(&self, i: usize) -> Path {
+    pub(crate) fn index(&self, i: usize) -> Path {
         self.then(Seg::Index(i))
     }
 
@@ -67,7 +67,7 @@ impl Path {
 
 impl Seg {
     /// A field step.
-    pub fn field(name: &str) -> Seg {
+    pub(crate) fn field(name: &str) -> Seg {
         Seg::Field(name.to_owned())
     }
 }
@@ -151,10 +151,10 @@ pub enum Start {
 
 impl Start {
     /// Every start, in the order of their names' documentation.
-    pub const ALL: [Start; 3] = [Start::PodTemplate, Start::PodSpec, Start::Containers];
+    pub(crate) const ALL: [Start; 3] = [Start::PodTemplate, Start::PodSpec, Start::Containers];
 
     /// The name after `@`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Start::PodTemplate => "podTemplate",
             Start::PodSpec => "podSpec",
@@ -163,7 +163,7 @@ impl Start {
     }
 
     /// What one place of this start is called in messages: `container`.
-    pub fn place(self) -> &'static str {
+    pub(crate) fn place(self) -> &'static str {
         match self {
             Start::PodTemplate => "pod template",
             Start::PodSpec => "pod spec",
@@ -190,14 +190,16 @@ pub enum Part {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{reason} (at byte {at})")]
 pub struct PatternError {
+    /// The byte of the text where reading stopped.
     pub at: usize,
+    /// What was expected there.
     pub reason: String,
 }
 
 impl Pattern {
     /// What one of its places is called in messages: its start's name (`container`) when the
     /// parts after it only filter (`@containers[name=app]`), else `place`.
-    pub fn place_noun(&self) -> &'static str {
+    pub(crate) fn place_noun(&self) -> &'static str {
         match self.start {
             Some(start) if self.parts.iter().all(|p| matches!(p, Part::Key(_))) => start.place(),
             _ => "place",

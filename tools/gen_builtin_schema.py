@@ -505,7 +505,7 @@ def emit(defs, digest, stats_lines):
         w(f"// {line}\n")
     w("\n")
     w("use super::builtin::{Field as F, Key as K, Kind, ListDef as L, Meta as M, Type as T, NO};\n\n")
-    w(f"/// Kubernetes release the tables describe.\npub(super) const K8S_VERSION: &str = {rust_str(K8S_VERSION)};\n\n")
+    w(f"/// Kubernetes release the tables describe.\n#[cfg(test)]\npub(super) const K8S_VERSION: &str = {rust_str(K8S_VERSION)};\n\n")
     w(f"/// API groups, sorted; `Kind` refers to them by index.\npub(super) static GROUPS: [&str; {len(groups)}] = [\n")
     for g in groups:
         w(f"    {rust_str(g)},\n")

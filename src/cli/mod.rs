@@ -42,7 +42,7 @@ use krm_merge::yaml::{self, Node};
 pub use args::{command, parse_args, Mode, Parsed};
 use args::{Level, Report, Source, Write};
 use files::{ConfigFailure, ReadFailure};
-pub use out::{Io, StdoutIs};
+pub use out::{ColorChoice, Colors, Io, StdoutIs};
 
 /// Standard input, and whether it is a terminal (then nothing is piped in).
 pub struct Stdin<'i> {
@@ -81,7 +81,11 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
                 Ok(p) => p,
                 Err(e) => return usage(io, &e),
             };
-            let options = krm_merge::run::Options { restrictor, pieces };
+            let options = krm_merge::run::Options {
+                restrictor,
+                pieces,
+                config_file: files::kpt_fn_config(),
+            };
             let output =
                 match files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT)) {
                     Ok(src) => krm_merge::run::run_krm(&src, &options),
@@ -115,7 +119,7 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
                 match files::load_config(&config, root.as_deref(), LoadRestrictor::RootOnly) {
                     Ok(l) => l,
                     Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
-                    Err(ConfigFailure::Invalid(e)) => return failed(io, &Report::default(), e),
+                    Err(ConfigFailure::Invalid(e)) => return failed_all(io, &Report::default(), e),
                 };
             let inputs = [Source::Stdin];
             let read = if stdin.terminal {
@@ -183,15 +187,29 @@ fn pieces() -> Result<krm_merge::run::Pieces, String> {
     }
 }
 
-/// A usage error: its message, exit 2.
+/// A usage error: its message (`error: ...`), exit 2.
 fn usage(io: &mut Io<'_>, msg: &str) -> i32 {
-    io.line(msg);
+    if msg.starts_with("error: ") {
+        io.line(msg);
+    } else {
+        io.line(&format!("error: {msg}"));
+    }
     2
 }
 
 /// An error before any run: reported like a result (and written to `--results`), exit 1.
 fn failed(io: &mut Io<'_>, report: &Report, msg: String) -> i32 {
     let results = [FnResult::new(Severity::Error, msg)];
+    conclude(io, report, &[], &results).unwrap_or(1)
+}
+
+/// Errors before any run (every field of a config at fault): each reported like a result (and
+/// written to `--results`), exit 1.
+fn failed_all(io: &mut Io<'_>, report: &Report, messages: Vec<String>) -> i32 {
+    let results: Vec<FnResult> = messages
+        .into_iter()
+        .map(|m| FnResult::new(Severity::Error, m))
+        .collect();
     conclude(io, report, &[], &results).unwrap_or(1)
 }
 
@@ -233,7 +251,7 @@ fn record(io: &mut Io<'_>, report: &Report, all: &[FnResult]) -> i32 {
     match writeback::write_file(path, text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
-            io.line(&format!("error: --results: {e}"));
+            io.line(&format!("error: --results {e}"));
             1
         }
     }
@@ -266,8 +284,9 @@ fn standalone(
     }
     // A missing config is said first (before a terminal where stdin is read).
     let config_key = match std::fs::metadata(config) {
+        Ok(m) if m.is_dir() => return usage(io, &files::config_is_a_directory(config)),
         Ok(m) => Some(walk::key(&m)),
-        Err(e) => return usage(io, &format!("{}: {e}", config.display())),
+        Err(e) => return usage(io, &files::file_error(files::CONFIG, config, &e)),
     };
     if stdin.terminal && inputs.contains(&Source::Stdin) {
         return usage(io, WAITING);
@@ -297,7 +316,7 @@ fn standalone(
     let loaded = match files::load_config(config, None, restrictor) {
         Ok(l) => l,
         Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
-        Err(ConfigFailure::Invalid(e)) => return failed(io, report, e),
+        Err(ConfigFailure::Invalid(e)) => return failed_all(io, report, e),
     };
     for f in &loaded.files {
         reads.add(f);
@@ -326,6 +345,8 @@ fn standalone(
     };
     let pkg = package::run_with(&read.sources, &loaded.plan, Some(&loaded.id), pieces);
     results.extend(pkg.results.iter().cloned());
+    // Under failOn: warning, a file left out of the reading fails the run too.
+    krm_merge::run::escalate(loaded.plan.fail_on, &mut results);
     io.report(&results, report.level);
     if exit_code(&results) != 0 {
         return finish(io, report, &results, 1);
@@ -372,7 +393,15 @@ fn deliver(
         },
         Write::Diff { check } => {
             let diff = emit::unified_diffs(read, pkg, names);
-            to_stdout(io, diff.as_bytes(), i32::from(*check && pkg.changed()))
+            let code = i32::from(*check && pkg.changed());
+            match io.diff(&diff) {
+                Ok(()) => Ok(code),
+                Err(out::WriteFailed::Closed) => Err(None),
+                Err(out::WriteFailed::Error(e)) => Err(Some(format!(
+                    "cannot write to stdout: {}",
+                    krm_merge::error::io_reason(&e)
+                ))),
+            }
         }
         Write::Check => {
             let changes = emit::changes(read, pkg, names);
@@ -408,7 +437,10 @@ fn to_stdout(io: &mut Io<'_>, b: &[u8], code: i32) -> Result<i32, Option<String>
     match io.out(b) {
         Ok(()) => Ok(code),
         Err(out::WriteFailed::Closed) => Err(None),
-        Err(out::WriteFailed::Error(e)) => Err(Some(format!("cannot write to stdout: {e}"))),
+        Err(out::WriteFailed::Error(e)) => Err(Some(format!(
+            "cannot write to stdout: {}",
+            krm_merge::error::io_reason(&e)
+        ))),
     }
 }
 
@@ -440,7 +472,7 @@ fn output_dir_is_free(dir: &Path) -> Result<(), String> {
             )),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("--output {}: {e}", dir.display())),
+        Err(e) => Err(files::file_error("--output", dir, &e)),
     }
 }
 
@@ -467,8 +499,8 @@ fn merge2(patch: &Path, dest: &Path, opts: PatchOptions, report: &Report, io: &m
         return usage(io, &e);
     }
     let mut budget = files::Budget::new(files::MAX_INPUT);
-    let mut read = |p: &Path| files::read_file(p, &mut budget);
-    let (patch_text, dest_text) = match (read(patch), read(dest)) {
+    let mut read = |role: &str, p: &Path| files::read_file(role, p, &mut budget);
+    let (patch_text, dest_text) = match (read("SRC", patch), read("DEST", dest)) {
         (Ok(p), Ok(d)) => (p, d),
         (Err(e), _) | (_, Err(e)) => return read_failed(io, report, e),
     };

@@ -12,7 +12,7 @@
 //!   as a `Merge` functionConfig or a kustomization's `patches:` (made for kustomize:
 //!   [`Options::kustomize`]).
 //!
-//! The rule, checked on every patch before it is handed out ([`verify`]): the patch, written
+//! The rule, checked on every patch before it is handed out (`verify`): the patch, written
 //! and read back, applied to OLD by the engine it is made for (`merge2::merge` with
 //! [`Options::merge2_options`], `json6902::patch` — with kustomize's options for the kustomize
 //! flavour —, `jsonmerge::merge`) gives NEW as data, except where a [`Warning`] says why it
@@ -116,6 +116,7 @@ pub struct Diff<'n> {
 pub struct Warning {
     /// Where, from the resource's root.
     pub path: Path,
+    /// What the patch cannot say there.
     pub kind: WarningKind,
 }
 
@@ -164,11 +165,14 @@ impl fmt::Display for WarningKind {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {kind}")]
 pub struct DiffError {
+    /// Where, from the resource's root.
     pub path: Path,
+    /// Why the patch cannot be made.
     pub kind: DiffErrorKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why a patch cannot be made: the kind of a [`DiffError`].
 pub enum DiffErrorKind {
     /// A strategic merge or JSON merge patch is made between two mappings.
     #[error("the {0} resource is not a mapping")]
@@ -183,7 +187,7 @@ pub enum DiffErrorKind {
     #[error("{0}")]
     Alias(AliasError),
     /// The patch made, written and read back and applied to OLD by the engine it is made for,
-    /// does not give NEW (see [`verify`]): it is not handed out. Says what went wrong: the patch
+    /// does not give NEW (see `verify`): it is not handed out. Says what went wrong: the patch
     /// does not read back or does not apply, or where the result differs from NEW.
     #[error("{0}")]
     NotReproduced(String),

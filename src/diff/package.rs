@@ -64,7 +64,9 @@ pub enum Format {
 /// How a package diff is made.
 #[derive(Clone, Debug, Default)]
 pub struct PackageOptions {
+    /// The kind of patch made for each resource that differs.
     pub patch_type: PatchType,
+    /// How the patches are written out.
     pub format: Format,
     /// How each patch is made. Merge2 entries of a `Merge` config carry `inferMergeKeys` to
     /// match [`Options::infer_keys`]; identity fields are always written.
@@ -93,11 +95,14 @@ pub struct PackageDiff<'n> {
 /// A warning about one resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackageWarning {
+    /// The resource the warning is about.
     pub resource: Id<'static>,
+    /// What the warning says.
     pub kind: PackageWarningKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// What a [`PackageWarning`] says about its resource.
 pub enum PackageWarningKind {
     /// The resource's patch cannot give VARIANT exactly.
     Patch(Warning),
@@ -124,15 +129,25 @@ impl std::fmt::Display for PackageWarning {
 pub enum PackageError {
     /// Two resources of one side share an identity: pairing would be a guess.
     #[error("{side}: {id} appears more than once")]
-    Duplicate { side: &'static str, id: String },
+    Duplicate {
+        /// `base` or `variant`.
+        side: &'static str,
+        /// The shared identity.
+        id: String,
+    },
     /// Two resources of BASE differ only in ways a target cannot tell apart (a namespace left
     /// empty and `default`).
     #[error("base: {id} cannot be targeted apart from another resource with the same effective namespace")]
-    Ambiguous { id: String },
+    Ambiguous {
+        /// The resource's identity.
+        id: String,
+    },
     /// A resource's patch cannot be made.
     #[error("{id}: {source}")]
     Diff {
+        /// The resource.
         id: Box<Id<'static>>,
+        /// Why.
         source: DiffError,
     },
     /// kustomize reads every patch that is not a list of operations as a strategic merge patch.

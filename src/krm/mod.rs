@@ -4,7 +4,7 @@
 //! Reading accepts any `apiVersion` of `ResourceList` (`config.kubernetes.io/v1`, `v1beta1`,
 //! `v1alpha1`), in YAML or JSON, and writes it back as block YAML. Untouched documents of a
 //! stream are written back byte for byte. A list kind (`List`, `RoleList`, ...: see
-//! [`is_list_kind`]) is one item wherever it comes, a document or a ResourceList's item; the
+//! `is_list_kind`) is one item wherever it comes, a document or a ResourceList's item; the
 //! engine reads its items as resources and it is written back as a list.
 //!
 //! What it must not do: merge, select, run a plan (`crate::run` does), or decide exit codes.
@@ -22,13 +22,20 @@ pub enum Origin {
     /// The n-th item of the input.
     Input(usize),
     /// Made by a patch: document `document` of step `step`, a merge3 update, adds it.
-    New { step: usize, document: usize },
+    New {
+        /// The step (its index in the plan) whose update adds it.
+        step: usize,
+        /// Its document in the step's `updated`, from 0.
+        document: usize,
+    },
 }
 
 /// A resource being processed.
 #[derive(Clone, Debug)]
 pub struct Item<'a> {
+    /// The resource's tree.
     pub node: Node<'a>,
+    /// Where the resource came from, which says where it is written back.
     pub origin: Origin,
     /// A patch was applied to it: it is written from its tree, not copied from the input.
     pub touched: bool,
@@ -42,19 +49,28 @@ pub struct Item<'a> {
 pub enum Form<'a> {
     /// A plain stream of documents; item `n` came from `docs[item_docs[n]]`, whose tree it took.
     Stream {
+        /// Every document of the stream, resources' trees taken out.
         docs: Vec<Document<'a>>,
+        /// For each item, the index in `docs` of the document it came from.
         item_docs: Vec<usize>,
     },
     /// A `ResourceList`, whose `items` were taken out; `json`: it was JSON (or flow YAML) and
     /// is written back as block YAML. (A `List` is a document of a stream, whose items the
-    /// engine reads as resources: see [`is_list_kind`].)
-    Wrapped { doc: Document<'a>, json: bool },
+    /// engine reads as resources: see `is_list_kind`.)
+    Wrapped {
+        /// The `ResourceList` document, its `items` taken out.
+        doc: Document<'a>,
+        /// It was JSON (or flow YAML).
+        json: bool,
+    },
 }
 
 /// A parsed input.
 #[derive(Debug)]
 pub struct Input<'a> {
+    /// What the input was, to write the items back the same way.
     pub form: Form<'a>,
+    /// The resources, in input order.
     pub items: Vec<Item<'a>>,
 }
 
@@ -62,8 +78,10 @@ pub struct Input<'a> {
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     #[error("malformed YAML: {0}")]
+    /// The input is not YAML.
     Yaml(#[from] ParseError),
     #[error("{0}")]
+    /// The input is YAML but not resources (e.g. `items` is not a list); says why.
     Shape(String),
 }
 
@@ -187,7 +205,7 @@ impl<'a> Input<'a> {
 /// `null`: no items). A `*List` kind without `items`, or with `items` of another shape, is a
 /// resource like any other; so is one whose `items` list carries an anchor (its aliases would
 /// read the list as patched).
-pub fn is_list_kind(node: &Node<'_>) -> bool {
+pub(crate) fn is_list_kind(node: &Node<'_>) -> bool {
     if !node.is_map() {
         return false;
     }
@@ -200,7 +218,7 @@ pub fn is_list_kind(node: &Node<'_>) -> bool {
 }
 
 /// The resources a document holds, taken out: the document itself, or, for a list kind
-/// ([`is_list_kind`]), its items, those of nested lists taken out too. An item that is not a
+/// (`is_list_kind`), its items, those of nested lists taken out too. An item that is not a
 /// mapping is an error naming it.
 pub fn into_resources(node: Node<'_>) -> Result<Vec<Node<'_>>, String> {
     let mut out = Vec::new();
@@ -234,7 +252,7 @@ fn take_resources<'a>(mut node: Node<'a>, out: &mut Vec<Node<'a>>) -> Result<(),
 }
 
 /// Calls `f` with each resource a document holds: the document itself, or, for a list kind
-/// ([`is_list_kind`]), each mapping among its items, those of nested lists included.
+/// (`is_list_kind`), each mapping among its items, those of nested lists included.
 pub fn for_each_resource<'n, 'a>(node: &'n Node<'a>, f: &mut dyn FnMut(&'n Node<'a>)) {
     if !is_list_kind(node) {
         f(node);
@@ -248,7 +266,7 @@ pub fn for_each_resource<'n, 'a>(node: &'n Node<'a>, f: &mut dyn FnMut(&'n Node<
 }
 
 /// The items written back in the form they came in, with `results` added to a ResourceList.
-pub fn write_string(form: Form<'_>, items: Vec<Item<'_>>, results: &[FnResult]) -> String {
+pub(crate) fn write_string(form: Form<'_>, items: Vec<Item<'_>>, results: &[FnResult]) -> String {
     match form {
         Form::Stream { docs, item_docs } => write_stream(docs, &item_docs, items),
         Form::Wrapped { mut doc, json } => {
@@ -325,14 +343,14 @@ fn write_stream(docs: Vec<Document<'_>>, item_docs: &[usize], items: Vec<Item<'_
 /// A YAML stream being written: documents copied from the source, or written from their trees
 /// with the `---` YAML needs between documents.
 #[derive(Debug, Default)]
-pub struct StreamOut {
+pub(crate) struct StreamOut {
     pub text: String,
 }
 
 impl StreamOut {
     /// A stream about the size of `src`: one allocation instead of doublings, whose copies would
     /// briefly hold the output three times over.
-    pub fn for_input(src: &str) -> StreamOut {
+    pub(crate) fn for_input(src: &str) -> StreamOut {
         StreamOut {
             text: String::with_capacity(output_room(src.len())),
         }
@@ -340,14 +358,14 @@ impl StreamOut {
 
     /// [`StreamOut::for_input`] for an output of about `len` bytes, or `None` when the memory
     /// is not there: the caller reports that, where a failed allocation would abort the process.
-    pub fn try_for(len: usize) -> Option<StreamOut> {
+    pub(crate) fn try_for(len: usize) -> Option<StreamOut> {
         let mut text = String::new();
         text.try_reserve_exact(output_room(len)).ok()?;
         Some(StreamOut { text })
     }
 
     /// Appends source text as it is.
-    pub fn source(&mut self, text: &str) {
+    pub(crate) fn source(&mut self, text: &str) {
         self.text.push_str(text);
     }
 
@@ -355,7 +373,7 @@ impl StreamOut {
     /// up to its `---` line (blank lines, comments, directives, the marker and a comment on it)
     /// is copied as it is: the separator and the blank lines around it are the neighbour's as
     /// much as this document's, and a patch never changes them.
-    pub fn document(&mut self, mut doc: Document<'_>) {
+    pub(crate) fn document(&mut self, mut doc: Document<'_>) {
         if !self.text.is_empty() && !self.text.ends_with('\n') {
             self.text.push('\n');
         }
@@ -400,13 +418,13 @@ fn source_prefix(text: &str) -> Option<usize> {
 
 /// The room an output written from an input of `len` bytes is given at once: the input's size
 /// and an eighth (patches rarely grow a package by more; past it the buffer grows in place).
-pub fn output_room(len: usize) -> usize {
+pub(crate) fn output_room(len: usize) -> usize {
     len.saturating_add(len / 8).saturating_add(64)
 }
 
-/// How [`stream_items`] ended.
+/// How [`stream_documents`] ended.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Streamed {
+pub(crate) enum Streamed {
     /// Every document went through.
     Done,
     /// The input is one `ResourceList`: read it with [`Input::read`] instead.
@@ -417,7 +435,7 @@ pub enum Streamed {
 /// empty plain scalar without tag or anchor) is legal YAML and holds no resource: it gets no
 /// root, so the readers skip it (its text, comments included, is still written back). A null
 /// written out (`~`, `null`, `!!null`) is content, and not a resource.
-pub fn forget_empty(doc: &mut Document<'_>) {
+pub(crate) fn forget_empty(doc: &mut Document<'_>) {
     let nothing = doc.root.as_ref().is_some_and(|r| {
         r.as_str() == Some("")
             && r.style() == Some(yaml::ScalarStyle::Plain)
@@ -429,30 +447,19 @@ pub fn forget_empty(doc: &mut Document<'_>) {
     }
 }
 
-/// What a document holds: its root, or nothing for an empty document ([`forget_empty`]).
+/// What a document holds: its root, or nothing for an empty document (`forget_empty`).
 pub fn content(mut doc: Document<'_>) -> Option<Node<'_>> {
     forget_empty(&mut doc);
     doc.root
 }
 
-/// Reads a plain stream document by document, handing each resource to `process` as soon as it
-/// is parsed and writing what comes back (or the document's own text, when `process` did not
-/// touch it) to `out`; a resource `process` drops is not written. One document's tree is alive
-/// at a time. A first document that is a ResourceList alone in `src` is a wrapper:
-/// [`Streamed::Wrapped`].
-pub fn stream_items<'a>(
-    src: &'a str,
-    process: &mut dyn FnMut(Item<'a>) -> Option<Item<'a>>,
-    out: &mut StreamOut,
-) -> Result<Streamed, ReadError> {
-    let docs = |each: &mut dyn FnMut(Document<'a>)| yaml::parse_each(src, each);
-    stream_documents(docs, true, process, out)
-}
-
-/// [`stream_items`] over the documents `docs` hands its argument one by one (parsed as they
-/// come, or read before); `wrappers`: a first document that is a ResourceList alone is a
-/// wrapper (else a resource: the stream goes on past these documents).
-pub fn stream_documents<'a>(
+/// Reads a plain stream document by document, `docs` handing its argument one at a time
+/// (parsed as they come, or read before): each resource goes to `process` as soon as it is
+/// there, and what comes back (or the document's own text, when `process` did not touch it) is
+/// written to `out`; a resource `process` drops is not written. One document's tree is alive at
+/// a time. `wrappers`: a first document that is a ResourceList alone is a wrapper
+/// ([`Streamed::Wrapped`]; else a resource: the stream goes on past these documents).
+pub(crate) fn stream_documents<'a>(
     docs: impl FnOnce(&mut dyn FnMut(Document<'a>)) -> Result<(), ParseError>,
     wrappers: bool,
     process: &mut dyn FnMut(Item<'a>) -> Option<Item<'a>>,
@@ -531,7 +538,7 @@ pub fn stream_documents<'a>(
 /// A ResourceList that could not be read as one (an item is not a resource, `items` is not a
 /// list), written back as it came with `results` added: `None` when the input is not one
 /// YAML mapping.
-pub fn with_results(src: &str, results: &[FnResult]) -> Option<String> {
+pub(crate) fn with_results(src: &str, results: &[FnResult]) -> Option<String> {
     let mut docs = yaml::parse_stream(src).ok()?;
     docs.retain(|d| d.root.is_some());
     let [doc] = &mut docs[..] else {
@@ -566,7 +573,7 @@ pub fn results_block(results: &[FnResult]) -> String {
 }
 
 /// An empty ResourceList carrying results: what goes out when the input could not be read.
-pub fn results_only(results: &[FnResult]) -> String {
+pub(crate) fn results_only(results: &[FnResult]) -> String {
     let mut root = Node::map();
     root.set("apiVersion", Node::string("config.kubernetes.io/v1"));
     root.set("kind", Node::string("ResourceList"));

@@ -13,12 +13,16 @@ use crate::yaml::{self, Node};
 /// Severity of a [`FnResult`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// The function failed (the run's exit status is non-zero).
     Error,
+    /// Something the user should know; the run still succeeds.
     Warning,
+    /// For information only.
     Info,
 }
 
 impl Severity {
+    /// The severity as results write it: `error`, `warning`, `info`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -31,7 +35,9 @@ impl Severity {
 /// One entry of a ResourceList's `results` (KRM Functions Specification).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FnResult {
+    /// `severity`.
     pub severity: Severity,
+    /// `message`: what happened, for people.
     pub message: String,
     /// The resource it is about (`resourceRef`).
     pub resource: Option<Id<'static>>,
@@ -39,13 +45,16 @@ pub struct FnResult {
     pub field: Option<Path>,
     /// `field.currentValue` / `field.proposedValue`, as YAML text of a scalar.
     pub current: Option<String>,
+    /// `field.proposedValue`.
     pub proposed: Option<String>,
     /// `file.path` and `file.index`.
     pub file: Option<(String, u64)>,
+    /// `tags`, in order.
     pub tags: Vec<(String, String)>,
 }
 
 impl FnResult {
+    /// A result with only a severity and a message; the `at_*` methods add the rest.
     pub fn new(severity: Severity, message: impl Into<String>) -> Self {
         FnResult {
             severity,
@@ -72,13 +81,19 @@ impl FnResult {
         self
     }
 
-    pub fn tag(mut self, k: &str, v: impl Into<String>) -> Self {
+    /// Adds these tags, in order.
+    pub fn tags(mut self, tags: Vec<(String, String)>) -> Self {
+        self.tags.extend(tags);
+        self
+    }
+
+    pub(crate) fn tag(mut self, k: &str, v: impl Into<String>) -> Self {
         self.tags.push((k.to_owned(), v.into()));
         self
     }
 
     /// The result as a `results` entry.
-    pub fn to_node(&self) -> Node<'static> {
+    pub(crate) fn to_node(&self) -> Node<'static> {
         let mut n = Node::map();
         n.set("message", Node::string(self.message.clone()));
         n.set("severity", Node::string(self.severity.as_str()));

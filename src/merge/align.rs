@@ -13,12 +13,13 @@ use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
-pub use crate::yaml::index::{data_hash, ScalarKey};
+pub(crate) use crate::yaml::index::{data_hash, ScalarKey};
+use crate::yaml::place;
 use crate::yaml::{Entry, Kind, Node, MAX_DEPTH};
 
 /// How the elements of a list correspond.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ListKind {
+pub(crate) enum ListKind {
     /// Replaced as a whole.
     Atomic,
     /// Scalars, merged as an ordered set.
@@ -29,7 +30,7 @@ pub enum ListKind {
 
 /// kyaml's associative keys (its merge2 and merge3 documentation lists them), in its order:
 /// the first that every element carries pairs the elements of a list no schema describes.
-pub const ASSOCIATIVE_KEYS: &[&str] = &[
+pub(crate) const ASSOCIATIVE_KEYS: &[&str] = &[
     "mountPath",
     "devicePath",
     "ip",
@@ -41,7 +42,12 @@ pub const ASSOCIATIVE_KEYS: &[&str] = &[
 
 /// What the schema, or a kyaml schema comment (`# {"x-kubernetes-patch-merge-key": "name"}`)
 /// on the field in one of `sources`, says about `key` at `at`. The schema speaks first.
-pub fn field(schema: &Schema, at: Cursor, key: &str, sources: &[&Node<'_>]) -> (FieldMeta, Cursor) {
+pub(crate) fn field(
+    schema: &Schema,
+    at: Cursor,
+    key: &str,
+    sources: &[&Node<'_>],
+) -> (FieldMeta, Cursor) {
     let (meta, cur) = schema.field(at, key);
     if !meta.is_empty() && !cur.is_unknown() {
         return (meta, cur);
@@ -63,7 +69,7 @@ pub fn field(schema: &Schema, at: Cursor, key: &str, sources: &[&Node<'_>]) -> (
 /// is on, the associative-key heuristic over all the `lists`' elements (each must be a map with
 /// the same key field, scalar-valued); otherwise atomic. `ignore` skips elements that are not
 /// data (merge2's `{$patch: ...}` list directives).
-pub fn list_kind(
+pub(crate) fn list_kind(
     meta: &FieldMeta,
     infer: bool,
     lists: &[&Node<'_>],
@@ -95,7 +101,7 @@ pub fn list_kind(
 
 /// The key of a list element: the text of each key field, or its default when the element
 /// lacks it; `None` when a key field without default is missing.
-pub fn key_values(item: &Node<'_>, keys: &[MapKey]) -> Option<Vec<String>> {
+pub(crate) fn key_values(item: &Node<'_>, keys: &[MapKey]) -> Option<Vec<String>> {
     keys.iter()
         .map(|k| match item.get(&k.name) {
             Some(v) if v.is_scalar() && !v.is_null() => v.as_str().map(str::to_owned),
@@ -106,7 +112,7 @@ pub fn key_values(item: &Node<'_>, keys: &[MapKey]) -> Option<Vec<String>> {
 
 /// The key of a list element, as [`key_values`] gives it; when it has none, the error naming the
 /// key field it lacks (the first without a default that it does not have, or else the first).
-pub fn key_of(item: &Node<'_>, keys: &[MapKey]) -> Result<Vec<String>, MergeError> {
+pub(crate) fn key_of(item: &Node<'_>, keys: &[MapKey]) -> Result<Vec<String>, MergeError> {
     key_values(item, keys).ok_or_else(|| {
         let missing = keys
             .iter()
@@ -120,7 +126,7 @@ pub fn key_of(item: &Node<'_>, keys: &[MapKey]) -> Result<Vec<String>, MergeErro
 
 /// The keys of a list's elements ([`key_of`]); an element without its key is an error at its
 /// index.
-pub fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, MergeError> {
+pub(crate) fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, MergeError> {
     list.items()
         .iter()
         .enumerate()
@@ -129,7 +135,7 @@ pub fn keys_of(list: &Node<'_>, keys: &[MapKey]) -> Result<Vec<Vec<String>>, Mer
 }
 
 /// The path step naming an element by its key: `[name=app]`.
-pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
+pub(crate) fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
     Seg::Key(
         keys.iter()
             .zip(values)
@@ -146,7 +152,7 @@ pub fn key_seg(keys: &[MapKey], values: &[String]) -> Seg {
 /// `depth` is the number of collections that enclose `dest`. A copy that would nest the
 /// resource deeper than [`MAX_DEPTH`] levels is an error: written out, no YAML reader (ours
 /// included) would read it back.
-pub fn materialize<'a>(
+pub(crate) fn materialize<'a>(
     dest: &mut Node<'a>,
     incoming: &Node<'_>,
     anchors: &Anchors<Node<'a>>,
@@ -174,23 +180,23 @@ pub fn materialize<'a>(
 /// takes a [`Depth::enter`] guard, and the number of guards alive is the number of collections
 /// around the node being merged.
 #[derive(Default)]
-pub struct Depth(std::cell::Cell<usize>);
+pub(crate) struct Depth(std::cell::Cell<usize>);
 
 impl Depth {
     /// The depth now.
-    pub fn get(&self) -> usize {
+    pub(crate) fn get(&self) -> usize {
         self.0.get()
     }
 
     /// One level deeper until the guard goes.
-    pub fn enter(&self) -> DepthGuard<'_> {
+    pub(crate) fn enter(&self) -> DepthGuard<'_> {
         self.0.set(self.0.get() + 1);
         DepthGuard(&self.0)
     }
 }
 
 /// See [`Depth::enter`].
-pub struct DepthGuard<'d>(&'d std::cell::Cell<usize>);
+pub(crate) struct DepthGuard<'d>(&'d std::cell::Cell<usize>);
 
 impl Drop for DepthGuard<'_> {
     fn drop(&mut self) {
@@ -200,20 +206,19 @@ impl Drop for DepthGuard<'_> {
 
 /// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection
 /// becomes a block collection, so that what it receives is not squeezed onto one line (kyaml
-/// does the same).
-pub fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
+/// does the same); one that stood on its own line (`resources:` then `  {}`, as Helm writes
+/// empty values) opens at that column ([`place::open_empty_flow`]).
+pub(crate) fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
     let empty = dest.entries().is_empty() && dest.items().is_empty();
     if dest.is_flow() && empty && !source.is_flow() && dest.kind() == source.kind() {
-        let blank = dest.blank_lines();
-        dest.make_block();
-        dest.set_blank_lines(blank);
+        place::open_empty_flow(dest);
     }
 }
 
 /// The entries of a map by key, so that pairing the fields of two or three maps costs one
 /// lookup per field instead of a scan. Scalar keys match by text (as everywhere: `"6443"` and
 /// `6443` are the same field); other keys by data. The first of duplicate keys wins.
-pub struct FieldIndex<'n, 'x> {
+pub(crate) struct FieldIndex<'n, 'x> {
     by_text: HashMap<&'n str, &'n Entry<'x>>,
     /// Keys that are not scalars, by [`data_hash`].
     others: HashMap<u64, Vec<&'n Entry<'x>>>,
@@ -221,7 +226,7 @@ pub struct FieldIndex<'n, 'x> {
 
 impl<'n, 'x> FieldIndex<'n, 'x> {
     /// Indexes `map`'s entries; an absent map or a non-map has none.
-    pub fn new(map: Option<&'n Node<'x>>) -> Self {
+    pub(crate) fn new(map: Option<&'n Node<'x>>) -> Self {
         let mut idx = FieldIndex {
             by_text: HashMap::default(),
             others: HashMap::default(),
@@ -238,7 +243,7 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     }
 
     /// The entry whose key is `key`.
-    pub fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
+    pub(crate) fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
         match key.as_str() {
             Some(t) => self.by_text.get(t).copied(),
             None => self
@@ -251,13 +256,13 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     }
 
     /// The entry whose key has this text.
-    pub fn get_str(&self, key: &str) -> Option<&'n Entry<'x>> {
+    pub(crate) fn get_str(&self, key: &str) -> Option<&'n Entry<'x>> {
         self.by_text.get(key).copied()
     }
 }
 
 /// Where each key occurs in a list of element keys (as [`key_values`] gives them), in order.
-pub fn positions(keys: &[Vec<String>]) -> HashMap<&[String], Vec<usize>> {
+pub(crate) fn positions(keys: &[Vec<String>]) -> HashMap<&[String], Vec<usize>> {
     let mut m: HashMap<&[String], Vec<usize>> = HashMap::default();
     for (i, k) in keys.iter().enumerate() {
         m.entry(k.as_slice()).or_default().push(i);
@@ -269,7 +274,7 @@ pub fn positions(keys: &[Vec<String>]) -> HashMap<&[String], Vec<usize>> {
 /// their [`ScalarKey`]; collections (rare in such lists) by [`data_hash`], confirmed by
 /// comparison with a kept copy, so a list of n maps costs n hashes rather than n² comparisons.
 #[derive(Default)]
-pub struct ValueIds {
+pub(crate) struct ValueIds {
     scalars: HashMap<ScalarKey, usize>,
     others: HashMap<u64, Vec<(Node<'static>, usize)>>,
     next: usize,
@@ -277,7 +282,7 @@ pub struct ValueIds {
 
 impl ValueIds {
     /// The id of `n`: that of an equal value seen before, or a new one.
-    pub fn id(&mut self, n: &Node<'_>) -> usize {
+    pub(crate) fn id(&mut self, n: &Node<'_>) -> usize {
         let next = self.next;
         let id = match ScalarKey::of(n) {
             Some(k) => *self.scalars.entry(k).or_insert(next),
@@ -299,7 +304,7 @@ impl ValueIds {
     }
 
     /// The id of `n` if an equal value was seen before.
-    pub fn known(&self, n: &Node<'_>) -> Option<usize> {
+    pub(crate) fn known(&self, n: &Node<'_>) -> Option<usize> {
         match ScalarKey::of(n) {
             Some(k) => self.scalars.get(&k).copied(),
             None => self

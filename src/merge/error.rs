@@ -97,7 +97,7 @@ pub enum MergeErrorKind {
 
 impl MergeError {
     /// The error `kind` where the walk found it; its path grows as the walk unwinds.
-    pub fn new(kind: MergeErrorKind) -> Self {
+    pub(crate) fn new(kind: MergeErrorKind) -> Self {
         MergeError {
             path: Path::root(),
             kind,
@@ -105,7 +105,7 @@ impl MergeError {
     }
 
     /// This error, one level up: `seg` is the step from there to where it was.
-    pub fn within(mut self, seg: Seg) -> Self {
+    pub(crate) fn within(mut self, seg: Seg) -> Self {
         self.path = self.path.within(seg);
         self
     }

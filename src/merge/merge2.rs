@@ -22,8 +22,10 @@
 //! a patch cannot change a value's kind, and values the patch does not mention are walked too.
 //!
 //! Presentation: the resource keeps its key order, comments and layout; a node taken from the
-//! patch keeps the patch's comments and style; where both have a comment for the same place,
-//! the patch's wins (kyaml's rule).
+//! patch keeps the patch's comments and style, except that a string replacing a string keeps
+//! the resource's quoting and a block sequence follows the document's indentation (see
+//! `yaml::place`); where both have a comment for the same place, the patch's wins (kyaml's
+//! rule).
 //!
 //! What it must not do: select resources, parse or write text, or look at anything but the two
 //! nodes, the schema and the options.
@@ -35,7 +37,7 @@ use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 use crate::yaml::index::KeyPositions;
-use crate::yaml::place::{replace, Keep};
+use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{Entry, Kind, Node};
 
 mod kustomize;
@@ -54,6 +56,7 @@ pub enum NewItems {
 /// How to merge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// Where merged lists put elements only the patch has.
     pub new_items: NewItems,
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
@@ -76,6 +79,7 @@ impl Default for Options {
 /// What became of the resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// The patch was merged into the resource.
     Merged,
     /// The patch said `$patch: delete` at its top level.
     Deleted,
@@ -103,7 +107,7 @@ pub fn merge<'a, 'p: 'a>(
 /// With kustomize's options the walk of what the patch does not mention (dropping entries
 /// written as nothing, putting keyed lists together again) would then change nothing, so it is
 /// skipped.
-pub fn merge_settled<'a, 'p: 'a>(
+pub(crate) fn merge_settled<'a, 'p: 'a>(
     dest: &mut Node<'a>,
     patch: &Node<'p>,
     schema: &Schema,
@@ -279,6 +283,7 @@ impl<'a> Merger<'_, '_, 'a> {
             }
             Kind::Seq => {
                 let mut n: Node<'a> = patch.shell();
+                place::shell_from_patch(&mut n);
                 match self.value(&mut n, patch, at, meta)? {
                     Fate::Keep => Ok(Some(n)),
                     Fate::Delete => Ok(None),
@@ -320,6 +325,7 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
+        align::block_if_empty(dest, patch);
         self.fields(dest, patch, at, &d, false)?;
         Ok(Fate::Keep)
     }
@@ -500,6 +506,7 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
+        align::block_if_empty(dest, patch);
         match kind {
             ListKind::Set => self.merge_set(dest, &elements),
             ListKind::Keyed(keys) => self.merge_keyed(dest, &elements, at, &keys)?,
@@ -517,6 +524,7 @@ impl<'a> Merger<'_, '_, 'a> {
         kind: &ListKind,
     ) -> Result<Node<'a>, MergeError> {
         let mut fresh: Node<'a> = patch.shell();
+        place::shell_from_patch(&mut fresh);
         let mut out = Vec::with_capacity(elements.len());
         for (i, e) in elements.iter().enumerate() {
             let seg = || match kind {
@@ -565,7 +573,11 @@ impl<'a> Merger<'_, '_, 'a> {
             .iter()
             .zip(&patch_ids)
             .filter(|(_, id)| !in_dest.contains(id) && is_new.insert(**id))
-            .map(|(p, _)| (*p).clone())
+            .map(|(p, _)| {
+                let mut n = (*p).clone();
+                place::from_patch(&mut n);
+                n
+            })
             .collect();
         match self.opts.new_items {
             NewItems::Append => items.extend(new),

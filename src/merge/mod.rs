@@ -5,7 +5,7 @@
 //! * [`merge3`] — the three-way merge (kyaml's merge3 rules) with conflicts reported;
 //! * [`apply`] — `kubectl apply`'s client-side merge, driven by the last-applied annotation;
 //! * `align` — how two lists or maps correspond (list kinds, element keys), shared by all three;
-//! * [`MergeError`] — the one error type of all three, with the path where the merge failed.
+//! * `MergeError` — the one error type of all three, with the path where the merge failed.
 //!
 //! What it must not do: select resources, read or write text, or know the wire format. Every
 //! walker takes the nodes, the schema and its options, and nothing else.
@@ -16,4 +16,4 @@ mod error;
 pub mod merge2;
 pub mod merge3;
 
-pub use error::{MergeError, MergeErrorKind};
+pub(crate) use error::{MergeError, MergeErrorKind};

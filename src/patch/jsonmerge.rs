@@ -9,7 +9,8 @@
 //!
 //! Presentation: where the target keeps a node its key order, comments and styles stay; new
 //! members are appended in the patch's order; a node taken from the patch keeps the patch's
-//! comments and style; where both have a comment for the same place the patch's wins (kyaml's
+//! comments and style, except that a string replacing a string keeps the target's quoting and a
+//! block sequence follows the document's indentation (see `yaml::place`); where both have a comment for the same place the patch's wins (kyaml's
 //! rule, as in `merge2`). A patch written in flow style (JSON) is made block style first, so a
 //! YAML document stays block YAML.
 //!
@@ -19,14 +20,14 @@
 use crate::path::{Path, Seg};
 use crate::yaml::anchors::{anchors_of, detached, Anchors};
 use crate::yaml::index::KeyPositions;
-use crate::yaml::place::{replace, Keep};
+use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{AliasError, Entry, Node, MAX_DEPTH};
 
 /// A merge patch that cannot be applied; the target is then unchanged.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MergePatchError {
     /// The patch's aliases cannot be expanded: one names no anchor before it, or their copies
-    /// would exceed the budget ([`crate::yaml::anchors::BUDGET`]).
+    /// would exceed the budget (`crate::yaml::anchors::BUDGET`).
     #[error("the patch: {0}")]
     PatchAliases(AliasError),
     /// The target's anchored nodes are too large to copy for merging into its aliases
@@ -42,7 +43,9 @@ pub enum MergePatchError {
         MAX_DEPTH
     )]
     TooDeep {
+        /// The alias's name (without `*`).
         alias: String,
+        /// How deep the copy would nest the target.
         depth: usize,
         /// Where, from the target's root.
         at: Path,
@@ -105,7 +108,9 @@ fn merge_value<'a, 'p: 'a>(
     depth: usize,
 ) -> Result<(), MergePatchError> {
     if !patch.is_map() {
-        replace(dest, patch.clone(), Keep::COMMENTS);
+        let mut new = patch.clone();
+        place::from_patch(&mut new);
+        replace(dest, new, Keep::COMMENTS);
         return Ok(());
     }
     // An alias whose anchor is unknown stays an alias, and is replaced below like any value
@@ -126,6 +131,9 @@ fn merge_value<'a, 'p: 'a>(
         replace(dest, patch.shell(), Keep::COMMENTS);
     } else {
         dest.take_comments_of(patch.comments());
+        if dest.is_flow() && dest.entries().is_empty() && !patch.is_flow() {
+            place::open_empty_flow(dest);
+        }
     }
     // A member named twice is its last entry, as JSON readers take it.
     let mut last: crate::hash::HashMap<&str, usize> = crate::hash::HashMap::default();
@@ -165,7 +173,9 @@ fn merge_value<'a, 'p: 'a>(
                     merge_value(&mut v, &pe.value, anchors, depth + 1)?;
                     v
                 } else {
-                    pe.value.clone()
+                    let mut v = pe.value.clone();
+                    place::from_patch(&mut v);
+                    v
                 };
                 if let Some(es) = dest.entries_mut() {
                     es.push(Entry {

@@ -3,7 +3,7 @@
 //! the patch itself) needs to know about each of its pointers.
 //!
 //! What it is: plain data — the text of a pointer read into [`Token`]s and written back
-//! ([`Pointer::parse`], [`Display`](fmt::Display)), a selector's fields, and what an operation
+//! (`Pointer::parse`, [`Display`](fmt::Display)), a selector's fields, and what an operation
 //! does at a pointer ([`PointerUse`]). What it must not do: walk or change a tree (JSON patch
 //! resolves pointers on documents, `crate::patch::json6902`), or know a schema.
 
@@ -72,8 +72,10 @@ pub struct Selector {
 /// A pointer that is not valid RFC 6901 text.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PointerError {
+    /// Text that is neither empty nor starts with `/`.
     #[error("a JSON pointer must be empty or start with '/'")]
     NoLeadingSlash,
+    /// A `~` not followed by `0` or `1`; holds its byte offset.
     #[error("'~' at byte {0} must be followed by 0 or 1")]
     BadEscape(usize),
 }
@@ -82,18 +84,20 @@ pub enum PointerError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{reason} (at byte {at})")]
 pub struct SelectorError {
+    /// The byte of the token where reading stopped.
     pub at: usize,
+    /// What was expected there.
     pub reason: &'static str,
 }
 
 impl Pointer {
     /// The pointer to the whole document (`""`).
-    pub fn root() -> Pointer {
+    pub(crate) fn root() -> Pointer {
         Pointer(Vec::new())
     }
 
     /// Reads RFC 6901 text.
-    pub fn parse(s: &str) -> Result<Pointer, PointerError> {
+    pub(crate) fn parse(s: &str) -> Result<Pointer, PointerError> {
         if s.is_empty() {
             return Ok(Pointer::root());
         }
@@ -114,18 +118,13 @@ impl Pointer {
         &self.0
     }
 
-    /// True for `""`, the whole document.
-    pub fn is_root(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// A pointer of these tokens.
-    pub fn from_tokens(tokens: Vec<Token>) -> Pointer {
+    pub(crate) fn from_tokens(tokens: Vec<Token>) -> Pointer {
         Pointer(tokens)
     }
 
     /// The pointer made of the first `n` tokens, as text (for messages).
-    pub fn prefix(&self, n: usize) -> String {
+    pub(crate) fn prefix(&self, n: usize) -> String {
         Pointer(self.0[..n.min(self.0.len())].to_vec()).to_string()
     }
 }
@@ -168,7 +167,7 @@ fn unescape(raw: &str, offset: usize) -> Result<String, PointerError> {
 
 impl Token {
     /// Classifies an unescaped reference token.
-    pub fn read(text: &str) -> Token {
+    pub(crate) fn read(text: &str) -> Token {
         if text == "-" {
             return Token::End;
         }
@@ -187,7 +186,7 @@ impl Token {
     }
 
     /// The token's text: what it means as a member name.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         match self {
             Token::Name(s) => s.clone(),
             Token::Index(i) => i.to_string(),
@@ -199,7 +198,7 @@ impl Token {
 }
 
 /// The text of [`Token::Every`].
-pub const EVERY: &str = "[*]";
+pub(crate) const EVERY: &str = "[*]";
 
 impl fmt::Display for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -302,17 +301,17 @@ impl fmt::Display for Selector {
 
 impl Pointer {
     /// Whether a token is `[*]` (see [`Token::Every`]).
-    pub fn has_wildcard(&self) -> bool {
+    pub(crate) fn has_wildcard(&self) -> bool {
         self.0.iter().any(is_every)
     }
 
     /// The position of the last `[*]` token.
-    pub fn last_wildcard(&self) -> Option<usize> {
+    pub(crate) fn last_wildcard(&self) -> Option<usize> {
         self.0.iter().rposition(is_every)
     }
 
     /// The first `n` tokens of this pointer followed by the tokens of `rest` from `from` on.
-    pub fn joined(&self, n: usize, rest: &Pointer, from: usize) -> Pointer {
+    pub(crate) fn joined(&self, n: usize, rest: &Pointer, from: usize) -> Pointer {
         let head = self.0.get(..n).unwrap_or(&self.0);
         let tail = rest.0.get(from..).unwrap_or_default();
         Pointer(head.iter().chain(tail).cloned().collect())
@@ -320,7 +319,7 @@ impl Pointer {
 }
 
 /// `[*]`, parsed, or a token built by hand with that text.
-pub fn is_every(t: &Token) -> bool {
+pub(crate) fn is_every(t: &Token) -> bool {
     match t {
         Token::Every => true,
         Token::Name(s) => s == EVERY,

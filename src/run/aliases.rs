@@ -14,7 +14,7 @@ use crate::yaml::Node;
 
 /// Anchors and aliases of the document being read, and of the item being processed.
 #[derive(Debug, Default)]
-pub struct Aliases {
+pub(crate) struct Aliases {
     /// The anchors of the document: one per item of a stream, one for all the items of a
     /// ResourceList or a `List` (`shared`).
     pub scope: Scope,
@@ -34,7 +34,7 @@ pub struct Aliases {
 impl Aliases {
     /// The state for another share of the same items (another thread's): the same kind of
     /// document, nothing read yet.
-    pub fn fork(&self) -> Aliases {
+    pub(crate) fn fork(&self) -> Aliases {
         Aliases {
             shared: self.shared,
             ..Aliases::default()
@@ -42,7 +42,7 @@ impl Aliases {
     }
 
     /// Reads the next item of the document, before any step.
-    pub fn admit(&mut self, node: &mut Node<'_>) {
+    pub(crate) fn admit(&mut self, node: &mut Node<'_>) {
         if !self.shared {
             self.scope.reset();
         }
@@ -51,13 +51,13 @@ impl Aliases {
     }
 
     /// An item that no document holds (a resource a patch added): nothing to read.
-    pub fn admit_new(&mut self) {
+    pub(crate) fn admit_new(&mut self) {
         self.current = Admitted::default();
         self.localised = false;
     }
 
     /// Follows an alias to the node it reads (for selection: `kind: *k` is read through).
-    pub fn follow<'n, 'a>(&'n self, node: &'n Node<'a>) -> &'n Node<'a> {
+    pub(crate) fn follow<'n, 'a>(&'n self, node: &'n Node<'a>) -> &'n Node<'a> {
         self.scope.follow(node)
     }
 
@@ -67,7 +67,7 @@ impl Aliases {
     /// (an alias bomb), only aliases of other items' anchors and on its identity become copies,
     /// and the walkers follow the rest. The copies become their aliases again when the item is
     /// written, where nothing changed them.
-    pub fn localise(&mut self, node: &mut Node<'_>) -> Result<(), AliasError> {
+    pub(crate) fn localise(&mut self, node: &mut Node<'_>) -> Result<(), AliasError> {
         if !self.current.aliases || self.localised {
             return Ok(());
         }
@@ -80,7 +80,7 @@ impl Aliases {
 
     /// Reads the item after a patch, alone: an anchored node whose data changed loses its
     /// anchor, an alias that would read other data becomes a copy.
-    pub fn after_patch(&mut self, node: &mut Node<'_>) -> Result<(), AliasError> {
+    pub(crate) fn after_patch(&mut self, node: &mut Node<'_>) -> Result<(), AliasError> {
         if !self.current.aliases {
             return Ok(());
         }
@@ -94,7 +94,7 @@ impl Aliases {
 
     /// The item as it will be written, read in its document (see [`Scope::settle`]). True when
     /// it must be written from its tree for that.
-    pub fn seal(&mut self, node: &mut Node<'_>, touched: bool) -> Result<bool, AliasError> {
+    pub(crate) fn seal(&mut self, node: &mut Node<'_>, touched: bool) -> Result<bool, AliasError> {
         let scoped = self.current.aliases || self.current.anchors;
         if !scoped || !(self.shared || touched) {
             return Ok(false);
@@ -111,7 +111,7 @@ impl Aliases {
     /// document before its items (their anchors may be aliased by the items), or, once every
     /// item is written, the part after them (an alias there of an anchor that a patch changed or
     /// deleted becomes a copy of what it read). True when one of them must be written anew.
-    pub fn wrapper_entries(
+    pub(crate) fn wrapper_entries(
         &mut self,
         root: &mut Node<'_>,
         range: std::ops::Range<usize>,
@@ -126,14 +126,14 @@ impl Aliases {
     }
 
     /// Ends the document the items were read in.
-    pub fn end_document(&mut self) {
+    pub(crate) fn end_document(&mut self) {
         self.shared = false;
         self.scope.reset();
     }
 
     /// Levels of nesting around an item as written: the ResourceList's or `List`'s two, and two
     /// for each list kind it is inside.
-    pub fn nesting_around(&self) -> usize {
+    pub(crate) fn nesting_around(&self) -> usize {
         2 * usize::from(self.shared) + 2 * self.lists
     }
 }
@@ -142,7 +142,7 @@ impl Aliases {
     /// Enters a list kind's items: the list is a document of its own when no document holds it
     /// (a stream's), else two more levels inside the one that does. True for the former: give
     /// it back to [`Aliases::leave_list`].
-    pub fn enter_list(&mut self) -> bool {
+    pub(crate) fn enter_list(&mut self) -> bool {
         let outer = !self.shared;
         if outer {
             self.scope.reset();
@@ -154,7 +154,7 @@ impl Aliases {
     }
 
     /// Leaves a list kind's items (`outer`: what [`Aliases::enter_list`] said).
-    pub fn leave_list(&mut self, outer: bool) {
+    pub(crate) fn leave_list(&mut self, outer: bool) {
         if outer {
             self.end_document();
         } else {

@@ -15,8 +15,8 @@
 //! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources a
 //! merge3 update adds (made at the end, then put through the steps that follow it).
 //!
-//! The engine's state is four values, each with its own module: the [`Report`] (results and
-//! counts), the [`Aliases`] of the document being read, the [`Renames`] written so far, and
+//! The engine's state is four values, each with its own module: the `Report` (results and
+//! counts), the `Aliases` of the document being read, the `Renames` written so far, and
 //! kyaml's settled state of the item being processed. A [`Setup`] (the plan, the schema with
 //! the input's CRDs, the functionConfig's identity) is shared by every engine of a run: an
 //! engine for another share of the items ([`Engine::fork`]) is a fresh state over the same
@@ -38,7 +38,7 @@ use crate::yaml::{self, Node};
 
 /// What every engine of a run shares: the plan, the schema with the input's CRDs (learned
 /// before any item is processed), and the functionConfig's identity.
-pub struct Setup<'p> {
+pub(crate) struct Setup<'p> {
     pub plan: &'p Plan,
     /// The plan's schema and the CRDs of the input.
     pub schema: Schema,
@@ -54,7 +54,7 @@ pub struct Setup<'p> {
 }
 
 impl<'p> Setup<'p> {
-    pub fn new(plan: &'p Plan, config: Option<&'p Id<'static>>) -> Setup<'p> {
+    pub(crate) fn new(plan: &'p Plan, config: Option<&'p Id<'static>>) -> Setup<'p> {
         let mut warnings = Vec::new();
         let updates = plan
             .steps
@@ -83,7 +83,7 @@ impl<'p> Setup<'p> {
                                         .unwrap_or_default()
                                 ),
                             )
-                            .tag("patch", step.index.to_string()),
+                            .tags(step.tags()),
                         );
                     }
                 }
@@ -102,7 +102,7 @@ impl<'p> Setup<'p> {
 
     /// Learns the merge keys of the CRDs a document of the input holds (the document itself,
     /// or its items for a list kind). Call it for every document before any engine runs.
-    pub fn learn_crds(&mut self, node: &Node<'_>) {
+    pub(crate) fn learn_crds(&mut self, node: &Node<'_>) {
         krm::for_each_resource(node, &mut |r| {
             if is_crd(r) {
                 self.add_crd(r);
@@ -127,7 +127,7 @@ impl<'p> Setup<'p> {
 
     /// The schema a step merges with: with the CRDs of the input, unless the step asks for
     /// kustomize's behaviour, which reads none.
-    pub fn schema_for(&self, crd_merge_keys: bool) -> &Schema {
+    pub(crate) fn schema_for(&self, crd_merge_keys: bool) -> &Schema {
         if crd_merge_keys {
             &self.schema
         } else {
@@ -137,7 +137,7 @@ impl<'p> Setup<'p> {
 }
 
 /// A CustomResourceDefinition, whose schema feeds the merges of its kind.
-pub fn is_crd(node: &Node<'_>) -> bool {
+pub(crate) fn is_crd(node: &Node<'_>) -> bool {
     let id = Id::of(node);
     id.kind == "CustomResourceDefinition" && id.api_version.starts_with("apiextensions.k8s.io/")
 }
@@ -146,10 +146,10 @@ pub fn is_crd(node: &Node<'_>) -> bool {
 /// input's CRDs (`Some(true)`) or without (`Some(false)`): the last change made to it was a
 /// strategic merge with kustomize's options at its root, so the next such merge need not walk
 /// what its patch does not mention ([`crate::merge::merge2::merge_settled`]). `None` otherwise.
-pub type Settled = Option<bool>;
+pub(crate) type Settled = Option<bool>;
 
 /// Applies a plan to items, one item at a time.
-pub struct Engine<'p> {
+pub(crate) struct Engine<'p> {
     pub(super) setup: &'p Setup<'p>,
     pub(super) report: Report,
     pub(super) aliases: Aliases,
@@ -159,7 +159,7 @@ pub struct Engine<'p> {
 }
 
 /// What is left when every item has been processed.
-pub struct Conclusion {
+pub(crate) struct Conclusion {
     /// Resources a merge3 update added, already through the steps after it; they go last.
     pub added: Vec<Item<'static>>,
     pub results: Vec<FnResult>,
@@ -168,7 +168,7 @@ pub struct Conclusion {
 }
 
 /// The items of [`run_document`], processed.
-pub struct Processed<'a> {
+pub(crate) struct Processed<'a> {
     pub items: Vec<Item<'a>>,
     pub results: Vec<FnResult>,
     pub failed: bool,
@@ -176,14 +176,18 @@ pub struct Processed<'a> {
 
 /// Applies every step of `plan` to `items` held in memory, each item a document of its own.
 #[cfg(test)]
-pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&Id<'static>>) -> Processed<'a> {
+pub(crate) fn run<'a>(
+    plan: &Plan,
+    items: Vec<Item<'a>>,
+    config: Option<&Id<'static>>,
+) -> Processed<'a> {
     run_document(plan, items, config, None)
 }
 
-/// [`run`]; with `wrapper`, the items are one document with the root mapping of the
+/// `run`; with `wrapper`, the items are one document with the root mapping of the
 /// ResourceList or `List` around them (its `items` entry empty meanwhile): anchors reach from
 /// the part before the items into them, from item to item, and from them into the part after.
-pub fn run_document<'a>(
+pub(crate) fn run_document<'a>(
     plan: &Plan,
     items: Vec<Item<'a>>,
     config: Option<&Id<'static>>,
@@ -205,15 +209,22 @@ pub fn run_document<'a>(
 }
 
 impl<'p> Engine<'p> {
-    /// The engine of a run: the plan's warnings and the setup's reported first.
-    pub fn new(setup: &'p Setup<'p>) -> Self {
+    /// The engine of a run: the plan's warnings and the setup's reported first (those about a
+    /// step's target when the run ends, with what the target selected).
+    pub(crate) fn new(setup: &'p Setup<'p>) -> Self {
         let mut engine = Engine::share(setup, Aliases::default(), Renames::default());
         for s in &setup.plan.steps {
-            for w in &s.warnings {
+            for w in s.warnings.iter().filter(|w| !w.about_target) {
                 engine.report.push(
-                    FnResult::new(Severity::Warning, format!("{}: {}", s.label(), w.message))
-                        .at_field(w.field.clone())
-                        .tag("patch", s.index.to_string()),
+                    FnResult::new(
+                        Severity::Warning,
+                        match &w.hint {
+                            Some(h) => format!("{}: {}; {h}", s.label(), w.message),
+                            None => format!("{}: {}", s.label(), w.message),
+                        },
+                    )
+                    .at_field(w.field.clone())
+                    .tags(s.tags()),
                 );
             }
         }
@@ -236,13 +247,13 @@ impl<'p> Engine<'p> {
     /// An engine for another share of the same items (another thread's piece): the same setup
     /// and kind of document, nothing read or counted yet. Bring back what it did with
     /// [`Engine::absorb`].
-    pub fn fork(&self) -> Engine<'p> {
+    pub(crate) fn fork(&self) -> Engine<'p> {
         Engine::share(self.setup, self.aliases.fork(), Renames::for_share())
     }
 
     /// Adds what a fork did, as if this engine had read its share after what it read or
-    /// absorbed so far (see [`Report::absorb`]).
-    pub fn absorb(&mut self, mut fork: Engine<'p>) {
+    /// absorbed so far (see `Report::absorb`).
+    pub(crate) fn absorb(&mut self, mut fork: Engine<'p>) {
         let log = fork.renames.take_log();
         self.report.absorb(fork.report, log, &mut self.renames);
     }
@@ -250,23 +261,28 @@ impl<'p> Engine<'p> {
     /// The items are one YAML document (a ResourceList's or a `List`'s): an item may alias an
     /// anchor of an earlier one. Without this call each item is a document of its own (a
     /// stream's).
-    pub fn one_document(&mut self) {
+    pub(crate) fn one_document(&mut self) {
         self.aliases.shared = true;
     }
 
     /// The items of one document are done: the next item is a document of its own.
-    pub fn end_document(&mut self) {
+    pub(crate) fn end_document(&mut self) {
         self.aliases.end_document();
     }
 
-    /// Whether a step failed so far.
-    pub fn failed(&self) -> bool {
-        self.report.failed
+    /// Some of the input could not be read: the closing results do not say that a target
+    /// selects nothing (what it was meant for may be in what was not read).
+    pub fn input_unread(&mut self) {
+        self.report.unread = true;
     }
 
     /// Reads and settles the entries `range` of a wrapper's root mapping (see
-    /// [`Aliases::wrapper_entries`]); an error is about the document outside its items.
-    pub fn wrapper_entries(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
+    /// `Aliases::wrapper_entries`); an error is about the document outside its items.
+    pub(crate) fn wrapper_entries(
+        &mut self,
+        root: &mut Node<'_>,
+        range: std::ops::Range<usize>,
+    ) -> bool {
         match self.aliases.wrapper_entries(root, range) {
             Ok(changed) => changed,
             Err(e) => {
@@ -284,7 +300,7 @@ impl<'p> Engine<'p> {
     /// anchors reach from the part before the items into them, from item to item, and from them
     /// into the part after. Without it, each item is a document of its own. The engine reads
     /// documents apart again afterwards.
-    pub fn process_document<'a>(
+    pub(crate) fn process_document<'a>(
         &mut self,
         items: Vec<Item<'a>>,
         mut wrapper: Option<&mut Node<'a>>,
@@ -306,8 +322,8 @@ impl<'p> Engine<'p> {
     }
 
     /// Applies every step, in order, to one item. `None`: a step deleted it. A list kind's
-    /// items are the resources ([`Engine::process_list`]).
-    pub fn process<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
+    /// items are the resources (`Engine::process_list`).
+    pub(crate) fn process<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
         if krm::is_list_kind(&item.node) {
             return self.process_list(item);
         }
@@ -513,7 +529,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Makes the additions of merge3 updates, then reports what each step did.
-    pub fn finish(mut self) -> Conclusion {
+    pub(crate) fn finish(mut self) -> Conclusion {
         let plan = self.setup.plan;
         let mut added: Vec<Item<'static>> = Vec::new();
         for (k, step) in plan.steps.iter().enumerate() {
@@ -568,7 +584,7 @@ impl<'p> Engine<'p> {
 
 /// What a step did to an item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     Unchanged,
     Changed,
     Deleted,

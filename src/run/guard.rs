@@ -7,7 +7,7 @@
 //!
 //! What it must not do: select, or know which walker runs (the step passes it in).
 
-use crate::config::{Action, Conflicts, Step};
+use crate::config::{Action, Conflicts, Step, Validation};
 use crate::error::{Cause, PatchFailure};
 use crate::krm::{FnResult, Item, Severity};
 use crate::merge::merge3;
@@ -21,14 +21,14 @@ use crate::yaml::anchors::{anchors_of, AliasError, Anchors};
 use crate::yaml::Node;
 
 /// What a walker left: the resource merged (with any merge3 conflicts it settled), or deleted.
-pub enum Walked {
+pub(crate) enum Walked {
     Merged(Vec<merge3::Conflict>),
     Deleted,
 }
 
 /// A patch to check against a kind's schema.
 #[derive(Clone, Copy)]
-pub enum CheckedPatch<'d> {
+pub(crate) enum CheckedPatch<'d> {
     /// The document (its index in the patch) of a merge, merge3 update or apply patch.
     Document(usize, &'d Node<'static>),
     /// A JSON patch's operations.
@@ -36,7 +36,7 @@ pub enum CheckedPatch<'d> {
 }
 
 /// What a walker needs besides the resource and the patch.
-pub struct WalkContext<'s, 'a> {
+pub(crate) struct WalkContext<'s, 'a> {
     pub schema: &'s Schema,
     /// The schema's position of the resource's root.
     pub root: Cursor,
@@ -133,6 +133,7 @@ impl Engine<'_> {
     ) {
         self.fail(PatchFailure {
             step: step.index,
+            name: step.name.clone(),
             kind: step.kind(),
             resource: was.clone(),
             file: file_of(node),
@@ -153,7 +154,7 @@ impl Engine<'_> {
             let mut res = FnResult::new(severity, format!("{}: conflict: {}", step.label(), text))
                 .about(node)
                 .at_field(c.path.clone())
-                .tag("patch", step.index.to_string());
+                .tags(step.tags());
             res.current = c.local.clone();
             res.proposed = c.upstream.clone();
             self.report.push(res);
@@ -162,7 +163,7 @@ impl Engine<'_> {
 
     /// Checks a step's patch against the schema of the item's kind, once per step, document and
     /// kind: unknown fields, values of the wrong type, required fields removed. Findings are
-    /// warnings, or errors under `options.strict`.
+    /// errors, or warnings under `options.validation: warn`.
     pub(super) fn check(&mut self, step: &Step, item: &Item<'_>, patch: CheckedPatch<'_>) {
         let id = Id::of(&item.node);
         let document = match patch {
@@ -187,20 +188,19 @@ impl Engine<'_> {
                     .collect()
             }
         };
-        let severity = if step.options.strict {
-            Severity::Error
-        } else {
-            Severity::Warning
+        let (severity, escape) = match step.options.validation {
+            Validation::Error => (Severity::Error, VALIDATION_ESCAPE),
+            Validation::Warn => (Severity::Warning, ""),
         };
         for (op, finding) in findings {
             let place = op.map(|i| format!("op {i}: ")).unwrap_or_default();
             let mut res = FnResult::new(
                 severity,
-                format!("{}: {place}{}", step.label(), finding.kind),
+                format!("{}: {place}{}{escape}", step.label(), finding.kind),
             )
             .about(&item.node)
             .at_field(finding.path.clone())
-            .tag("patch", step.index.to_string())
+            .tags(step.tags())
             .tag("check", "schema");
             if documents(&step.action) > 1 {
                 res = res.tag("document", (document + 1).to_string());
@@ -213,8 +213,12 @@ impl Engine<'_> {
     }
 }
 
+/// What an error the schema check found says of how to let it through.
+pub const VALIDATION_ESCAPE: &str =
+    " (options.validation: warn makes it a warning, and the patch is applied as written)";
+
 /// A failure about the item as it is.
-pub fn failure(
+pub(crate) fn failure(
     step: &Step,
     node: &Node<'_>,
     document: Option<usize>,
@@ -222,6 +226,7 @@ pub fn failure(
 ) -> PatchFailure {
     PatchFailure {
         step: step.index,
+        name: step.name.clone(),
         kind: step.kind(),
         resource: Id::of(node).into_owned(),
         file: file_of(node),

@@ -31,7 +31,7 @@ pub(crate) struct Before<'a> {
 impl<'a> Before<'a> {
     /// Reads a resource before a patch. Its identity fields and annotations must be plain data
     /// (the engine's scope makes them so first).
-    pub fn of(step: &Step, node: &Node<'a>) -> Before<'a> {
+    pub(crate) fn of(step: &Step, node: &Node<'a>) -> Before<'a> {
         Before {
             id: Id::of(node).into_owned(),
             bookkeeping: bookkeeping::bookkeeping(node),
@@ -132,7 +132,7 @@ pub(crate) fn enforce<'a>(
                 )
                 .about(node)
                 .at_field(Path::fields(&["metadata", "annotations", &key]))
-                .tag("patch", step.index.to_string()),
+                .tags(step.tags()),
             );
         }
     }

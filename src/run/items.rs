@@ -25,7 +25,7 @@ use crate::yaml::split::{self, ListLayout};
 use crate::yaml::{self, EmitOptions, Node, SeqIndent, SplitItem};
 
 /// What the text around a ResourceList's items holds.
-pub struct Wrapper {
+pub(crate) struct Wrapper {
     /// Its `functionConfig`, when there is one.
     pub function_config: Option<Node<'static>>,
     /// The style of sequence indentation its entries before the items set.
@@ -35,7 +35,7 @@ pub struct Wrapper {
 /// Parses the text around the items (everything but the `items` entry): `None` when it is not
 /// one plain block ResourceList (anchors or aliases, which the items may share; does not
 /// parse: then the whole read reports where).
-pub fn wrapper(src: &str, layout: &ListLayout, reader: Reader<'_>) -> Option<Wrapper> {
+pub(crate) fn wrapper(src: &str, layout: &ListLayout, reader: Reader<'_>) -> Option<Wrapper> {
     let (head, tail) = (src.get(..layout.items.start)?, src.get(layout.items.end..)?);
     let text = format!("{head}{tail}");
     reader.parses.add(head);
@@ -74,7 +74,7 @@ struct Ahead {
 }
 
 /// A ResourceList's items cut into pieces, those that name CRDs read ahead.
-pub struct Items<'s> {
+pub(crate) struct Items<'s> {
     src: &'s str,
     layout: ListLayout,
     /// Slices of the items region; the first starts with the `items:` line.
@@ -85,7 +85,7 @@ pub struct Items<'s> {
 
 /// The items read and patched: the output up to the end of the last item, and where the text
 /// after it starts in the input.
-pub struct ItemsRead {
+pub(crate) struct ItemsRead {
     pub out: String,
     pub rest: usize,
     /// How a new item is written: the items' dash column, and the document's style.
@@ -105,7 +105,7 @@ fn style_prefix(style: Option<SeqIndent>) -> &'static str {
 impl<'s> Items<'s> {
     /// The items of `src` cut as `reader` says (not at all when they may share anchors), the
     /// pieces that name CRDs parsed ahead and their CRDs learned by `setup`.
-    pub fn cut(
+    pub(crate) fn cut(
         src: &'s str,
         layout: ListLayout,
         wrapper: &Wrapper,
@@ -181,7 +181,7 @@ impl<'s> Items<'s> {
     /// order; `out` (room for the whole output) holds the output up to the last item's end.
     /// `None`: the items cannot be read so (a piece does not parse, an item is not a mapping, the
     /// parser reads an item otherwise than its lines say): read the input whole.
-    pub fn run(
+    pub(crate) fn run(
         mut self,
         engine: &mut Engine<'_>,
         mut out: String,
@@ -372,7 +372,7 @@ impl PieceState {
 }
 
 /// Writes the items a merge3 update added, after the last item.
-pub fn write_added(read: &mut ItemsRead, added: &[Item<'_>]) {
+pub(crate) fn write_added(read: &mut ItemsRead, added: &[Item<'_>]) {
     for item in added {
         yaml::emit_seq_item(&item.node, read.dash_col, read.opts, &mut read.out);
     }

@@ -5,7 +5,7 @@
 //!   order mark or a `%YAML` directive reads as it would alone, and an error names the file and
 //!   the line and column in it.
 //! * **One run.** The CRDs of every file are known before any resource is merged; then each
-//!   file's resources go through one [`Engine`] (so a target that selects nothing anywhere is one
+//!   file's resources go through one `Engine` (so a target that selects nothing anywhere is one
 //!   warning, and a merge3 update sees the whole package), one resource's tree in memory at a
 //!   time; a file of more than 1 MB is patched in pieces on every core (`run/pieces.rs`), with
 //!   the same output and results as on one.
@@ -23,7 +23,7 @@
 //!   and written back in its form, without results, as it came when no item changed.
 //! * **List kinds** (`List`, `RoleList`, ...) are documents whose items are the resources,
 //!   wherever they are: patched one by one, the file keeps its list (see
-//!   [`krm::is_list_kind`]); results about an item name the list's file and document.
+//!   `krm::is_list_kind`); results about an item name the list's file and document.
 //! * **All or nothing.** When any patch fails, or any file cannot be read, every output is
 //!   [`FileOutput::Unchanged`] and there is no new file; the results say why.
 //!
@@ -43,13 +43,13 @@ use crate::select::identity::Id;
 use crate::yaml::{self, Document, Node};
 
 /// The name of the source read from standard input.
-pub const STDIN: &str = "stdin";
+pub(crate) const STDIN: &str = "stdin";
 
 /// A file of the package, read.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
     /// How results and messages name it: its path as the user gave it or as the walk found it,
-    /// or [`STDIN`].
+    /// or `STDIN`.
     pub name: String,
     /// Its text.
     pub text: String,
@@ -90,6 +90,7 @@ pub struct NewFile {
 /// dropped, as a patch's are.
 #[derive(Clone, Debug)]
 pub struct Resource {
+    /// The resource, its aliases expanded.
     pub node: Node<'static>,
     /// The file it is in (an index into the files read).
     pub file: usize,
@@ -100,6 +101,7 @@ pub struct Resource {
 /// The resources of a package's files, and what reading them said.
 #[derive(Clone, Debug, Default)]
 pub struct Resources {
+    /// The resources, file by file and document by document.
     pub resources: Vec<Resource>,
     /// A warning for each strict file left out (not all KRM resources), an error for each
     /// file that cannot be read (naming it, and the line and column).
@@ -189,7 +191,8 @@ pub struct PackageOutput {
 
 impl PackageOutput {
     /// Whether any result is an error: nothing changed.
-    pub fn failed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn failed(&self) -> bool {
         self.results.iter().any(|r| r.severity == Severity::Error)
     }
 
@@ -297,13 +300,19 @@ enum Patched<'s> {
     Skipped,
 }
 
-/// Runs `plan` over the resources of `files`. `config`: the functionConfig's identity, when
-/// it may be among the resources (it is left alone, as kpt passes it along).
-pub fn run(files: &[SourceFile], plan: &Plan, config: Option<&Id<'static>>) -> PackageOutput {
+/// [`run_with`], the pieces chosen by size (the tests' shorthand).
+#[cfg(test)]
+pub(crate) fn run(
+    files: &[SourceFile],
+    plan: &Plan,
+    config: Option<&Id<'static>>,
+) -> PackageOutput {
     run_with(files, plan, config, Pieces::Auto)
 }
 
-/// [`run`], each file cut into pieces as `pieces` says.
+/// Runs `plan` over the resources of `files`, each file cut into pieces as `pieces` says.
+/// `config`: the functionConfig's identity, when it may be among the resources (it is left
+/// alone, as kpt passes it along).
 pub fn run_with(
     files: &[SourceFile],
     plan: &Plan,
@@ -360,6 +369,15 @@ pub fn run_with(
             matches!(d, Patched::Skipped) && c.iter().any(|r| r.severity == Severity::Warning)
         })
         .collect();
+    // A file that could not be read may hold what a target was meant for.
+    if !errors.is_empty()
+        || checks
+            .iter()
+            .flatten()
+            .any(|r| r.severity == Severity::Error)
+    {
+        engine.input_unread();
+    }
     let mut end = engine.finish();
     // A package of one ResourceList (a function's message on stdin, a file of one) holds what
     // an update adds among its items, as a ResourceList read alone does.
@@ -373,6 +391,8 @@ pub fn run_with(
         whence.locate(r, files);
     }
     results.extend(run_results);
+    // The warnings about files left out are warnings too.
+    super::report::escalate(plan.fail_on, &mut results);
     let failed = end.failed || results.iter().any(|r| r.severity == Severity::Error);
 
     let outputs: Vec<FileOutput> = done

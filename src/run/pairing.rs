@@ -28,11 +28,15 @@ pub const UPSTREAM_IDENTIFIER: &str = "internal.kpt.dev/upstream-identifier";
 /// What a merge3 update pairs resources by.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Key<'a> {
+    /// The API group (empty for the core group), without the version: a resource keeps its
+    /// identity across versions of its kind.
     pub group: Cow<'a, str>,
+    /// The kind.
     pub kind: Cow<'a, str>,
     /// The effective namespace: empty for a cluster-scoped kind, `default` for a namespaced
     /// resource without one.
     pub namespace: Cow<'a, str>,
+    /// `metadata.name`.
     pub name: Cow<'a, str>,
 }
 
@@ -156,11 +160,14 @@ impl<'p> Index<'p> {
 /// Both sides of an update, indexed.
 #[derive(Debug, Default)]
 pub struct Sides<'p> {
+    /// The package as it was upstream.
     pub original: Index<'p>,
+    /// The package as upstream has it now.
     pub updated: Index<'p>,
 }
 
 impl<'p> Sides<'p> {
+    /// Both sides indexed by key (what each side holds twice is noted in its index).
     pub fn new(original: &'p [Node<'static>], updated: &'p [Node<'static>]) -> Sides<'p> {
         Sides {
             original: Index::new(original),

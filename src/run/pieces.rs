@@ -55,7 +55,7 @@ impl Pieces {
     }
 
     /// The least size of the pieces a text of `len` bytes is cut into; `None`: one piece.
-    pub fn size(self, len: usize) -> Option<usize> {
+    pub(crate) fn size(self, len: usize) -> Option<usize> {
         match self {
             Pieces::Whole => None,
             Pieces::Size(n) => Some(n.max(1)),
@@ -77,7 +77,7 @@ fn threads() -> usize {
 /// this thread alone), the results in the pieces' order: `rayon`'s pool, whose threads take the
 /// pieces as they come free. `None` when `work` gave up on any piece (the others stop taking
 /// pieces), or when the pool could not be made. A panic in `work` (a bug) reaches the caller.
-pub fn map<P: Sync, R: Send>(
+pub(crate) fn map<P: Sync, R: Send>(
     pieces: &[P],
     work: impl Fn(usize, &P) -> Option<R> + Sync,
 ) -> Option<Vec<R>> {

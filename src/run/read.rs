@@ -39,7 +39,7 @@ use crate::yaml::{self, Document};
 
 /// How an input is read: see the module documentation.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reading {
+pub(crate) enum Reading {
     /// A block-style ResourceList, read around its items and then item by item.
     Items(ListLayout),
     /// A plain stream, read document by document.
@@ -50,7 +50,7 @@ pub enum Reading {
 
 impl Reading {
     /// The one choice, from the text's lines ([`split::shape`]).
-    pub fn of(src: &str) -> Reading {
+    pub(crate) fn of(src: &str) -> Reading {
         match split::shape(src) {
             Shape::ResourceList(layout) => Reading::Items(layout),
             Shape::Other => Reading::Whole,
@@ -62,29 +62,29 @@ impl Reading {
 /// How many bytes of input a run handed to the YAML reader: each byte once on the success path.
 /// A count, shared by the threads of a run (never global), reported in the run's output.
 #[derive(Debug, Default)]
-pub struct Parses(AtomicUsize);
+pub(crate) struct Parses(AtomicUsize);
 
 impl Parses {
     /// Counts `text` as parsed.
-    pub fn add(&self, text: &str) {
+    pub(crate) fn add(&self, text: &str) {
         self.0.fetch_add(text.len(), Ordering::Relaxed);
     }
 
     /// The bytes counted so far.
-    pub fn bytes(&self) -> usize {
+    pub(crate) fn bytes(&self) -> usize {
         self.0.load(Ordering::Relaxed)
     }
 }
 
 /// How input is read besides its text: the pieces, and the parse count.
 #[derive(Clone, Copy, Debug)]
-pub struct Reader<'r> {
+pub(crate) struct Reader<'r> {
     pub pieces: Pieces,
     pub parses: &'r Parses,
 }
 
 /// A stream cut into pieces ([`Pieces`]), the pieces that hold CRDs read ahead.
-pub struct Documents<'s> {
+pub(crate) struct Documents<'s> {
     src: &'s str,
     pieces: Vec<&'s str>,
     /// The documents of each piece read ahead; `None` for a piece read when it runs.
@@ -92,7 +92,7 @@ pub struct Documents<'s> {
 }
 
 /// Why a stream could not be read document by document.
-pub enum Stop {
+pub(crate) enum Stop {
     /// It is one ResourceList: read it whole.
     Wrapped,
     /// Not resources: the error.
@@ -100,7 +100,7 @@ pub enum Stop {
 }
 
 /// A stream read and patched.
-pub struct StreamRead {
+pub(crate) struct StreamRead {
     pub out: StreamOut,
     /// How many resources were written (not deleted by a patch).
     pub kept: usize,
@@ -114,7 +114,7 @@ impl<'s> Documents<'s> {
     /// learned by `setup`. (A piece read ahead that does not parse is read again when it runs,
     /// which reports the error; the CRDs before the error are learned, as a whole read learns
     /// them.)
-    pub fn cut(src: &'s str, reader: Reader<'_>, setup: &mut Setup<'_>) -> Documents<'s> {
+    pub(crate) fn cut(src: &'s str, reader: Reader<'_>, setup: &mut Setup<'_>) -> Documents<'s> {
         let pieces = match reader.pieces.size(src.len()) {
             Some(size) => split::cut_at_markers(src, size),
             None => vec![src],
@@ -143,7 +143,7 @@ impl<'s> Documents<'s> {
     /// the stream's order. `out` has room for the whole output, and holds it at the end. With
     /// `locate` (the hasher of the keys), what [`StreamRead::seen`] says. When a piece cannot be read and there are
     /// several, the stream is read again as one piece (which reports the error at its line).
-    pub fn run(
+    pub(crate) fn run(
         self,
         engine: &mut Engine<'_>,
         out: StreamOut,
@@ -211,7 +211,7 @@ impl<'s> Documents<'s> {
 }
 
 /// The key a resource's identity is found by in results: a hash of its fields as written.
-pub fn identity_key(hasher: &crate::hash::State, id: &Id<'_>) -> u64 {
+pub(crate) fn identity_key(hasher: &crate::hash::State, id: &Id<'_>) -> u64 {
     use std::hash::BuildHasher;
     hasher.hash_one((
         id.api_version.as_ref(),

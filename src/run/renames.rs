@@ -28,7 +28,7 @@ struct Rename {
 
 /// One identity a share wrote.
 #[derive(Debug)]
-pub struct Logged {
+pub(crate) struct Logged {
     hash: u64,
     /// Boxed: rarely there.
     renamed: Option<Box<Rename>>,
@@ -43,7 +43,7 @@ pub struct Logged {
 
 /// The identities written so far (of one share of the items, or all).
 #[derive(Debug, Default)]
-pub struct Renames {
+pub(crate) struct Renames {
     written: HashMap<u64, Option<Box<Rename>>>,
     /// Kept by a share read apart instead of `written`: see the module documentation.
     log: Option<Vec<Logged>>,
@@ -51,7 +51,7 @@ pub struct Renames {
 
 impl Renames {
     /// Rename tracking for a share of the items read apart, which logs what it writes.
-    pub fn for_share() -> Renames {
+    pub(crate) fn for_share() -> Renames {
         Renames {
             log: Some(Vec::new()),
             ..Renames::default()
@@ -61,7 +61,7 @@ impl Renames {
     /// Remembers the identity of a resource written out, `first` its identity before the first
     /// patch that changed it, `at` the number of results so far. An error about `node` when a
     /// rename gave it the identity of a resource written before (never for a share, which logs).
-    pub fn note(
+    pub(crate) fn note(
         &mut self,
         hasher: &crate::hash::State,
         node: &Node<'_>,
@@ -92,12 +92,12 @@ impl Renames {
     }
 
     /// What a share logged, to [`Renames::replay`] among its results.
-    pub fn take_log(&mut self) -> Vec<Logged> {
+    pub(crate) fn take_log(&mut self) -> Vec<Logged> {
         self.log.take().unwrap_or_default()
     }
 
     /// One identity a share logged, as if written now: the error about it, if any.
-    pub fn replay(&mut self, entry: Logged) -> Option<FnResult> {
+    pub(crate) fn replay(&mut self, entry: Logged) -> Option<FnResult> {
         let Logged {
             hash,
             renamed,

@@ -163,7 +163,7 @@ impl Engine<'_> {
         )
         .about(&item.node)
         .at_field(change.path)
-        .tag("patch", step.index.to_string());
+        .tags(step.tags());
         r.current = change.local;
         r.proposed = None;
         self.report.push(r);
@@ -214,7 +214,7 @@ impl Engine<'_> {
                     )
                     .about(&node)
                     .at_field(Path::fields(&["metadata", "annotations", &key]))
-                    .tag("patch", step.index.to_string()),
+                    .tags(step.tags()),
                 );
             }
             self.place_new(&mut node);

@@ -29,6 +29,7 @@
 use super::builtin::{Field as F, Key as K, Kind, ListDef as L, Meta as M, Type as T, NO};
 
 /// Kubernetes release the tables describe.
+#[cfg(test)]
 pub(super) const K8S_VERSION: &str = "v1.37.0";
 
 /// API groups, sorted; `Kind` refers to them by index.

@@ -64,8 +64,11 @@ pub(super) const MAX_SEARCH: usize = 4096;
 /// A kind: API group (`""` for the core group), version, kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Gvk<'a> {
+    /// The API group; `""` for the core group.
     pub group: &'a str,
+    /// The version, e.g. `v1`.
     pub version: &'a str,
+    /// The kind, e.g. `Deployment`.
     pub kind: &'a str,
 }
 
@@ -89,6 +92,7 @@ pub struct Finding {
     /// carries them, else by their position in the patch (or, for JSON 6902, by the pointer's
     /// token: `[0]`, `-`, `[name=app]`).
     pub path: Path,
+    /// What is wrong there.
     pub kind: FindingKind,
 }
 
@@ -101,17 +105,25 @@ pub enum FindingKind {
         field: String,
         /// The kind the patch is checked against, e.g. `Deployment`.
         of_kind: String,
+        /// A field of the same object the name was probably meant to be, if any.
         suggestion: Option<Suggestion>,
     },
     /// The patch gives a field a value of another type (`spec: replicas` where `spec` is an
     /// object).
     WrongType {
+        /// The type the schema gives the field.
         expected: ValueType,
+        /// The type of the patch's value.
         found: ValueType,
     },
     /// The patch removes (`null`, `$patch: delete`, a JSON 6902 `remove`) a field its object
     /// requires.
-    RemovesRequired { field: String, of_kind: String },
+    RemovesRequired {
+        /// The field's name.
+        field: String,
+        /// The kind of the object that requires it.
+        of_kind: String,
+    },
 }
 
 /// A field the unknown one may have meant.
@@ -130,11 +142,15 @@ pub enum Suggestion {
 pub enum ValueType {
     /// A map (with fields, or with any keys).
     Object,
+    /// A list.
     List,
+    /// A string.
     String,
+    /// An integer.
     Integer,
     /// Any number (integer or not).
     Number,
+    /// `true` or `false`.
     Boolean,
     /// An integer or a string (`targetPort: 8080`, `targetPort: http`).
     IntOrString,
@@ -147,6 +163,7 @@ pub enum ValueType {
 pub struct OpFinding {
     /// The operation's position in the patch, from 0.
     pub op: usize,
+    /// What was found, with its path.
     pub finding: Finding,
 }
 

@@ -35,7 +35,8 @@ const REF_PREFIX: &str = "#/definitions/";
 /// malformed (comments are free text: they never cause errors). A comment with a top-level
 /// `$ref` gives an empty `FieldMeta` here, since the reference needs a schema to resolve: see
 /// [`Schema::comment`].
-pub fn field_meta_from_comment(comment: &str) -> Option<FieldMeta> {
+#[cfg(test)]
+pub(crate) fn field_meta_from_comment(comment: &str) -> Option<FieldMeta> {
     let obj = parse(comment)?;
     if obj.contains_key("$ref") {
         return Some(FieldMeta::default());
@@ -50,7 +51,7 @@ impl Schema {
     ///
     /// The cursor is the referenced type (for `items.$ref`, the element type), or
     /// [`Cursor::default`] when the comment references nothing known.
-    pub fn comment(&self, comment: &str) -> Option<(FieldMeta, Cursor)> {
+    pub(crate) fn comment(&self, comment: &str) -> Option<(FieldMeta, Cursor)> {
         let obj = parse(comment)?;
         if let Some(at) = obj
             .get("$ref")

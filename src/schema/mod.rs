@@ -85,7 +85,7 @@ mod pods;
 mod shape;
 #[rustfmt::skip]
 mod shape_data;
-mod suggest;
+pub mod suggest;
 #[cfg(test)]
 mod tests;
 
@@ -94,14 +94,16 @@ use serde_json::Value;
 pub use check::{
     check_json6902, check_patch, Finding, FindingKind, Gvk, OpFinding, Suggestion, ValueType,
 };
-pub use comment::field_meta_from_comment;
-pub use error::{SchemaError, SchemaErrorKind};
-pub use pods::{PodHolder, PodKind};
+#[cfg(test)]
+pub(crate) use comment::field_meta_from_comment;
+pub(crate) use error::{SchemaError, SchemaErrorKind};
+pub(crate) use pods::PodHolder;
 
 use graph::Graph;
 
 /// The Kubernetes release the built-in layer describes.
-pub const BUILTIN_KUBERNETES_VERSION: &str = builtin_data::K8S_VERSION;
+#[cfg(test)]
+pub(crate) const BUILTIN_KUBERNETES_VERSION: &str = builtin_data::K8S_VERSION;
 
 /// How the elements of a list are paired when merging.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,7 +115,10 @@ pub enum ListMerge {
     Set,
     /// A list of objects whose elements are paired by the values of all these key fields
     /// (`x-kubernetes-list-map-keys`, else `[x-kubernetes-patch-merge-key]`).
-    Map { keys: Vec<MapKey> },
+    Map {
+        /// The key fields, in the order they are compared.
+        keys: Vec<MapKey>,
+    },
 }
 
 /// One key field of a [`ListMerge::Map`] list.
@@ -150,7 +155,7 @@ pub struct FieldMeta {
 
 impl FieldMeta {
     /// Says nothing: no list metadata, not atomic, no retainKeys.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == FieldMeta::default()
     }
 }
@@ -177,7 +182,7 @@ impl Cursor {
 
     /// This position, completed in the layers where it is unknown by `other` (e.g. with the
     /// cursor of a field's schema comment).
-    pub fn or(self, other: Cursor) -> Cursor {
+    pub(crate) fn or(self, other: Cursor) -> Cursor {
         Cursor {
             builtin: self.builtin.or(other.builtin),
             crds: self.crds.or(other.crds),
@@ -247,7 +252,7 @@ impl Schema {
     /// `x-kubernetes-map-type: atomic` in a CRD or a declared schema (the built-in layer's
     /// map-types are server-side-apply metadata strategic merges do not use; see
     /// [`FieldMeta::replace`]).
-    pub fn is_replaced(&self, at: Cursor) -> bool {
+    pub(crate) fn is_replaced(&self, at: Cursor) -> bool {
         at.crds.is_some_and(|n| self.crds.atomic(n))
             || at.merge_keys.is_some_and(|n| self.merge_keys.atomic(n))
             || at.openapi.is_some_and(|n| self.openapi.atomic(n))
@@ -256,7 +261,7 @@ impl Schema {
     /// Whether the type at `at` is `x-kubernetes-map-type: atomic` in some layer: a list element
     /// of that type is replaced whole rather than merged (e.g. the elements of
     /// `ownerReferences`). A field of such a type already says so in [`FieldMeta::atomic_map`].
-    pub fn is_atomic(&self, at: Cursor) -> bool {
+    pub(crate) fn is_atomic(&self, at: Cursor) -> bool {
         at.builtin.is_some_and(builtin::atomic)
             || at.crds.is_some_and(|n| self.crds.atomic(n))
             || at.merge_keys.is_some_and(|n| self.merge_keys.atomic(n))
@@ -279,7 +284,7 @@ impl Schema {
     /// (other top-level keys are ignored), `$ref: "#/definitions/NAME"` between them (recursive
     /// types allowed), definitions bound to kinds by `x-kubernetes-group-version-kind` (one
     /// object or a list). A kind already bound by an earlier document keeps its first schema.
-    /// Definition names also serve `$ref`s in field comments ([`Schema::comment`]).
+    /// Definition names also serve `$ref`s in field comments (`Schema::comment`).
     ///
     /// On error (a `$ref` that does not resolve, a malformed extension, ...) the schema is
     /// unchanged.

@@ -29,7 +29,7 @@ const CONTAINER: &str = "io.k8s.api.core.v1.Container";
 
 /// What a declared field holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PodHolder {
+pub(crate) enum PodHolder {
     /// A pod template (`metadata` and `spec`, the spec a PodSpec).
     Template,
     /// A pod spec.
@@ -216,7 +216,7 @@ impl Schema {
     /// root, with `[*]` where they cross lists; none for a kind without pods. Built-in kinds'
     /// from the built-in tables, other kinds' as declared ([`Schema::add_pod_holder`]); see
     /// `pods.rs`.
-    pub fn pod_places(
+    pub(crate) fn pod_places(
         &self,
         group: &str,
         version: &str,
@@ -266,7 +266,13 @@ impl Schema {
     /// Declares that resources of `group`/`kind` (any version) keep a pod template or a pod
     /// spec (`holder`) at `parts` (a field path from the root, with `[*]` where it crosses
     /// lists), for the named starts of `at:`.
-    pub fn add_pod_holder(&mut self, group: &str, kind: &str, holder: PodHolder, parts: Vec<Part>) {
+    pub(crate) fn add_pod_holder(
+        &mut self,
+        group: &str,
+        kind: &str,
+        holder: PodHolder,
+        parts: Vec<Part>,
+    ) {
         self.pods.declared.push(Declared {
             group: group.to_owned(),
             kind: kind.to_owned(),

@@ -3,19 +3,19 @@
 //! meaning them to be patched.
 //!
 //! What it must not do: change a node beyond putting back what a patch may not change
-//! ([`protect_bookkeeping`], [`drop_emptied_annotations`]), or know what a patch is.
+//! (`protect_bookkeeping`, `drop_emptied_annotations`), or know what a patch is.
 
 use super::identity::{str_with, Follow, Id};
 use crate::yaml::{Entry, Node};
 
 /// Annotation marking a resource that is not applied to a cluster (kpt, kustomize).
-pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
+pub(crate) const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
 /// Where kpt keeps a resource's file, relative to the package.
 pub const PATH: &str = "internal.config.kubernetes.io/path";
-pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
+pub(crate) const LEGACY_PATH: &str = "config.kubernetes.io/path";
 /// The resource's position in its file.
-pub const INDEX: &str = "internal.config.kubernetes.io/index";
-pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
+pub(crate) const INDEX: &str = "internal.config.kubernetes.io/index";
+pub(crate) const LEGACY_INDEX: &str = "config.kubernetes.io/index";
 
 /// Prefixes (and whole keys) of the annotations hosts use for bookkeeping, which no patch may
 /// add, change or remove (doc/GUIDE.md "Selecting resources").
@@ -28,7 +28,7 @@ const BOOKKEEPING: &[&str] = &[
 ];
 
 /// True for annotation keys that belong to the hosts.
-pub fn is_bookkeeping_annotation(key: &str) -> bool {
+pub(crate) fn is_bookkeeping_annotation(key: &str) -> bool {
     BOOKKEEPING.iter().any(|p| {
         if p.ends_with('/') {
             key.starts_with(p)
@@ -45,7 +45,10 @@ pub fn is_bookkeeping_item(node: &Node<'_>) -> bool {
 }
 
 /// [`is_bookkeeping_item`], reading through aliases with `follow`.
-pub fn is_bookkeeping_item_with<'n, 'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> bool {
+pub(crate) fn is_bookkeeping_item_with<'n, 'a>(
+    node: &'n Node<'a>,
+    follow: Follow<'_, 'n, 'a>,
+) -> bool {
     let id = Id::of_with(node, follow);
     if id.kind == "Kptfile" && id.api_version.starts_with("kpt.dev/") {
         return true;
@@ -65,7 +68,7 @@ pub fn file_of<'n>(node: &'n Node<'_>) -> Option<(&'n str, u64)> {
 }
 
 /// The bookkeeping annotations of a resource, to put back after a patch with
-/// [`protect_bookkeeping`].
+/// `protect_bookkeeping`.
 pub fn bookkeeping<'a>(node: &Node<'a>) -> Vec<Entry<'a>> {
     node.get_path(&["metadata", "annotations"])
         .map(|m| {
@@ -79,7 +82,7 @@ pub fn bookkeeping<'a>(node: &Node<'a>) -> Vec<Entry<'a>> {
 }
 
 /// Whether `metadata.annotations` holds entries, for [`drop_emptied_annotations`].
-pub fn has_annotations(node: &Node<'_>) -> bool {
+pub(crate) fn has_annotations(node: &Node<'_>) -> bool {
     node.get_path(&["metadata", "annotations"])
         .is_some_and(|m| !m.entries().is_empty())
 }
@@ -88,7 +91,7 @@ pub fn has_annotations(node: &Node<'_>) -> bool {
 /// never writes an empty annotations map). With `had` false (the map had no entries before
 /// the patch) an empty map is the user's or the patch's own `{}` and stays; emptied labels
 /// always stay, as kustomize keeps them as `{}`.
-pub fn drop_emptied_annotations(node: &mut Node<'_>, had: bool) {
+pub(crate) fn drop_emptied_annotations(node: &mut Node<'_>, had: bool) {
     let Some(meta) = node.get_mut("metadata") else {
         return;
     };
@@ -100,7 +103,7 @@ pub fn drop_emptied_annotations(node: &mut Node<'_>, had: bool) {
 
 /// Makes the bookkeeping annotations of `node` exactly `saved` again: a patch may not add,
 /// change or remove them. Entries keep their place when the patch left them there.
-pub fn protect_bookkeeping<'a>(node: &mut Node<'a>, saved: Vec<Entry<'a>>) {
+pub(crate) fn protect_bookkeeping<'a>(node: &mut Node<'a>, saved: Vec<Entry<'a>>) {
     let current = bookkeeping(node);
     let unchanged = current.len() == saved.len()
         && current

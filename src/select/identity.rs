@@ -5,17 +5,17 @@
 //! (`Id<'static>`, after [`Id::into_owned`]) when it must outlive it: a resource's identity
 //! before a patch renamed it, the functionConfig's identity, the resource a result is about.
 //!
-//! **One effective-namespace rule** ([`Id::effective_namespace`], kustomize's
-//! `ResId.EffectiveNamespace`): a cluster-scoped kind has [`CLUSTER_SCOPED_NAMESPACE`] whatever
-//! its `metadata.namespace`; a namespaced kind without a namespace has [`DEFAULT_NAMESPACE`];
+//! **One effective-namespace rule** (`Id::effective_namespace`, kustomize's
+//! `ResId.EffectiveNamespace`): a cluster-scoped kind has `CLUSTER_SCOPED_NAMESPACE` whatever
+//! its `metadata.namespace`; a namespaced kind without a namespace has `DEFAULT_NAMESPACE`;
 //! otherwise the namespace. Every comparison of identities (targets, patches found by identity,
 //! merge3's pairing) goes through it.
 //!
 //! **Original identities.** kustomize records a resource's earlier names, namespaces and kinds
-//! in build annotations ([`PREVIOUS_NAMES`], [`PREVIOUS_NAMESPACES`], [`PREVIOUS_KINDS`]);
-//! [`Meta::original_id`] reads the first (oldest) of each. kustomize builds that identity
+//! in build annotations (`PREVIOUS_NAMES`, `PREVIOUS_NAMESPACES`, `PREVIOUS_KINDS`);
+//! `Meta::original_id` reads the first (oldest) of each. kustomize builds that identity
 //! without an apiVersion, so its scope is unknown: it counts as namespaced, and a cluster-scoped
-//! resource matches by the [`CLUSTER_SCOPED_NAMESPACE`] recorded for it.
+//! resource matches by the `CLUSTER_SCOPED_NAMESPACE` recorded for it.
 //!
 //! What it must not do: change a node, or know what a patch or a target is.
 
@@ -25,44 +25,47 @@ use std::fmt;
 use crate::yaml::Node;
 
 /// The effective namespace of a namespaced resource that has no namespace.
-pub const DEFAULT_NAMESPACE: &str = "default";
+pub(crate) const DEFAULT_NAMESPACE: &str = "default";
 
 /// The effective namespace of a cluster-scoped resource: kustomize's placeholder, which a
 /// namespace pattern can match like any other string (`.*` does, `default` does not).
-pub const CLUSTER_SCOPED_NAMESPACE: &str = "_non_namespaceable_";
+pub(crate) const CLUSTER_SCOPED_NAMESPACE: &str = "_non_namespaceable_";
 
 /// kustomize's build annotation listing a resource's earlier names, oldest first, joined by `,`.
-pub const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
+pub(crate) const PREVIOUS_NAMES: &str = "internal.config.kubernetes.io/previousNames";
 
 /// kustomize's build annotation listing a resource's earlier namespaces (effective ones), in the
 /// same order as [`PREVIOUS_NAMES`].
-pub const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
+pub(crate) const PREVIOUS_NAMESPACES: &str = "internal.config.kubernetes.io/previousNamespaces";
 
 /// kustomize's build annotation listing a resource's earlier kinds, in the same order as
 /// [`PREVIOUS_NAMES`].
-pub const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
+pub(crate) const PREVIOUS_KINDS: &str = "internal.config.kubernetes.io/previousKinds";
 
 /// The identity of a resource: missing fields are empty strings.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Id<'n> {
+    /// `apiVersion`, e.g. `apps/v1`.
     pub api_version: Cow<'n, str>,
+    /// `kind`.
     pub kind: Cow<'n, str>,
+    /// `metadata.name`.
     pub name: Cow<'n, str>,
     /// `metadata.namespace` as written (empty when absent); compare
-    /// [`effective_namespace`](Self::effective_namespace)s, not this.
+    /// `effective_namespace`s, not this.
     pub namespace: Cow<'n, str>,
 }
 
 impl<'n> Id<'n> {
     /// Reads the identity of a resource node, borrowing its strings. Aliases are not followed
-    /// (see [`Id::of_with`]).
+    /// (see `Id::of_with`).
     pub fn of(node: &'n Node<'_>) -> Id<'n> {
         Id::of_with(node, &|n| n)
     }
 
     /// Reads the identity of a resource node, reading each node on the way through `follow`
     /// (what an alias stands for: `kind: *k` is the kind its anchor holds).
-    pub fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Id<'n> {
+    pub(crate) fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Id<'n> {
         let at = |path: &[&str]| Cow::Borrowed(str_with(node, path, follow).unwrap_or(""));
         Id {
             api_version: at(&["apiVersion"]),
@@ -73,7 +76,7 @@ impl<'n> Id<'n> {
     }
 
     /// An identity from its four parts.
-    pub fn new(
+    pub(crate) fn new(
         api_version: impl Into<Cow<'n, str>>,
         kind: impl Into<Cow<'n, str>>,
         name: impl Into<Cow<'n, str>>,
@@ -97,19 +100,19 @@ impl<'n> Id<'n> {
         }
     }
 
-    /// `(group, version)` of the apiVersion (see [`split_api_version`]).
+    /// `(group, version)` of the apiVersion (see `split_api_version`).
     pub fn group_version(&self) -> (&str, &str) {
         split_api_version(&self.api_version)
     }
 
     /// Whether kustomize treats this kind as cluster-scoped (see [`is_cluster_scoped`]).
-    pub fn is_cluster_scoped(&self) -> bool {
+    pub(crate) fn is_cluster_scoped(&self) -> bool {
         let (g, v) = self.group_version();
         is_cluster_scoped(g, v, &self.kind)
     }
 
     /// The namespace identities are compared by (see the module documentation).
-    pub fn effective_namespace(&self) -> &str {
+    pub(crate) fn effective_namespace(&self) -> &str {
         if self.is_cluster_scoped() {
             CLUSTER_SCOPED_NAMESPACE
         } else if self.namespace.is_empty() {
@@ -120,7 +123,7 @@ impl<'n> Id<'n> {
     }
 
     /// Same apiVersion, kind, name and effective namespace.
-    pub fn same(&self, other: &Id<'_>) -> bool {
+    pub(crate) fn same(&self, other: &Id<'_>) -> bool {
         self.api_version == other.api_version
             && self.kind == other.kind
             && self.name == other.name
@@ -147,24 +150,31 @@ impl fmt::Display for Id<'_> {
 /// counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Meta<'n> {
+    /// The resource's identity.
     pub id: Id<'n>,
+    /// `metadata.labels`.
     pub labels: Vec<(&'n str, &'n str)>,
+    /// `metadata.annotations`.
     pub annotations: Vec<(&'n str, &'n str)>,
 }
 
 impl<'n> Meta<'n> {
-    /// Reads a resource node (aliases not followed; see [`Meta::of_with`]).
+    /// Reads a resource node (aliases not followed; see `Meta::of_with`).
     pub fn of(node: &'n Node<'_>) -> Meta<'n> {
         Meta::of_with(node, &|n| n)
     }
 
     /// Reads a resource node, reading each node on the way through `follow`.
-    pub fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Meta<'n> {
+    pub(crate) fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Meta<'n> {
         Meta::of_id(Id::of_with(node, follow), node, follow)
     }
 
     /// [`Meta::of_with`] for a node whose identity `id` was read already.
-    pub fn of_id<'a>(id: Id<'n>, node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Meta<'n> {
+    pub(crate) fn of_id<'a>(
+        id: Id<'n>,
+        node: &'n Node<'a>,
+        follow: Follow<'_, 'n, 'a>,
+    ) -> Meta<'n> {
         Meta {
             id,
             labels: string_map_with(node, &["metadata", "labels"], follow),
@@ -173,12 +183,12 @@ impl<'n> Meta<'n> {
     }
 
     /// The value of a label.
-    pub fn label(&self, key: &str) -> Option<&'n str> {
+    pub(crate) fn label(&self, key: &str) -> Option<&'n str> {
         lookup(&self.labels, key)
     }
 
     /// The value of an annotation.
-    pub fn annotation(&self, key: &str) -> Option<&'n str> {
+    pub(crate) fn annotation(&self, key: &str) -> Option<&'n str> {
         lookup(&self.annotations, key)
     }
 
@@ -186,7 +196,7 @@ impl<'n> Meta<'n> {
     /// when [`PREVIOUS_NAMES`] is absent. An absent [`PREVIOUS_NAMESPACES`] or [`PREVIOUS_KINDS`]
     /// counts as one empty entry, as in kustomize; differing entry counts are an error. The
     /// identity has no apiVersion (see the module documentation).
-    pub fn original_id(&self) -> Result<Option<Id<'n>>, PreviousIdsError> {
+    pub(crate) fn original_id(&self) -> Result<Option<Id<'n>>, PreviousIdsError> {
         let Some(names) = self.annotation(PREVIOUS_NAMES) else {
             return Ok(None);
         };
@@ -219,26 +229,27 @@ impl<'n> Meta<'n> {
      {namespaces} and {kinds} entries; they must list as many"
 )]
 pub struct PreviousIdsError {
-    /// Entries in [`PREVIOUS_NAMES`].
+    /// Entries in `PREVIOUS_NAMES`.
     pub names: usize,
-    /// Entries in [`PREVIOUS_NAMESPACES`] (1 when absent, as in kustomize).
+    /// Entries in `PREVIOUS_NAMESPACES` (1 when absent, as in kustomize).
     pub namespaces: usize,
-    /// Entries in [`PREVIOUS_KINDS`] (1 when absent, as in kustomize).
+    /// Entries in `PREVIOUS_KINDS` (1 when absent, as in kustomize).
     pub kinds: usize,
 }
 
 /// The string-valued entries of a map at `path` (labels, annotations).
-pub fn string_map<'n>(node: &'n Node<'_>, path: &[&str]) -> Vec<(&'n str, &'n str)> {
+#[cfg(test)]
+pub(crate) fn string_map<'n>(node: &'n Node<'_>, path: &[&str]) -> Vec<(&'n str, &'n str)> {
     string_map_with(node, path, &|n| n)
 }
 
 /// How a reader reaches what a node stands for: an alias's data (a [`crate::yaml::anchors::Scope`]
 /// knows it), any other node itself.
-pub type Follow<'f, 'n, 'a> = &'f dyn Fn(&'n Node<'a>) -> &'n Node<'a>;
+pub(crate) type Follow<'f, 'n, 'a> = &'f dyn Fn(&'n Node<'a>) -> &'n Node<'a>;
 
 /// The node at a path of mapping keys, each node on the way (keys included) read through
 /// `follow`.
-pub fn get_with<'n, 'a>(
+pub(crate) fn get_with<'n, 'a>(
     node: &'n Node<'a>,
     path: &[&str],
     follow: Follow<'_, 'n, 'a>,
@@ -255,7 +266,7 @@ pub fn get_with<'n, 'a>(
 }
 
 /// The text of the scalar at a path of mapping keys, read through `follow`.
-pub fn str_with<'n, 'a>(
+pub(crate) fn str_with<'n, 'a>(
     node: &'n Node<'a>,
     path: &[&str],
     follow: Follow<'_, 'n, 'a>,
@@ -264,7 +275,7 @@ pub fn str_with<'n, 'a>(
 }
 
 /// [`string_map`], each key and value read through `follow`.
-pub fn string_map_with<'n, 'a>(
+pub(crate) fn string_map_with<'n, 'a>(
     node: &'n Node<'a>,
     path: &[&str],
     follow: Follow<'_, 'n, 'a>,
@@ -367,7 +378,7 @@ const CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
 /// Whether kustomize treats this kind as cluster-scoped (its effective namespace is then
 /// [`CLUSTER_SCOPED_NAMESPACE`]). The version matters, as in kustomize; kinds it does not know,
 /// custom resources included, are namespaced.
-pub fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
+pub(crate) fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool {
     // The kind first: it tells most resources apart at once.
     CLUSTER_SCOPED
         .iter()
@@ -384,7 +395,7 @@ pub fn is_cluster_scoped_kind(group: &str, kind: &str) -> bool {
 
 /// Splits an `apiVersion` into group and version at its first `/`, as kustomize does: `v1` is
 /// `("", "v1")`, `apps/v1` is `("apps", "v1")`.
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
+pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
     api_version.split_once('/').unwrap_or(("", api_version))
 }
 

@@ -66,7 +66,7 @@ pub struct Selector(Vec<Requirement>);
 /// Value lists of [`Requirement::In`] and [`Requirement::NotIn`] are, in a parsed selector,
 /// non-empty, sorted and free of duplicates (they may hold the empty string).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Requirement {
+pub(crate) enum Requirement {
     /// `key`: the key is present, with any value.
     Exists(String),
     /// `!key`: the key is absent.
@@ -156,12 +156,14 @@ impl fmt::Display for Found<'_> {
 
 impl Selector {
     /// True for the selector that matches everything (parsed from an empty or blank string).
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The requirements, sorted by key.
-    pub fn requirements(&self) -> &[Requirement] {
+    #[cfg(test)]
+    pub(crate) fn requirements(&self) -> &[Requirement] {
         &self.0
     }
 
@@ -174,7 +176,7 @@ impl Selector {
 
 impl Requirement {
     /// The key this requirement is about.
-    pub fn key(&self) -> &str {
+    pub(crate) fn key(&self) -> &str {
         match self {
             Requirement::Exists(k)
             | Requirement::DoesNotExist(k)
@@ -188,7 +190,7 @@ impl Requirement {
     }
 
     /// Whether this requirement holds for the labels that `get` looks up.
-    pub fn matches<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+    pub(crate) fn matches<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
         let value = get(self.key());
         match self {
             Requirement::Exists(_) => value.is_some(),

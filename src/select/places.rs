@@ -36,7 +36,7 @@ use crate::yaml::{Kind, Node};
 
 /// One place a pattern names in a resource.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Place {
+pub(crate) struct Place {
     /// How to get there from the root: at each level the index of the mapping's entry or of the
     /// list's item (aliases on the way read as their anchored nodes).
     pub route: Vec<usize>,
@@ -49,7 +49,7 @@ pub struct Place {
 /// A resource that does not have the shape a pattern describes.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("at {path}: {reason}")]
-pub struct PlaceError {
+pub(crate) struct PlaceError {
     /// Where the pattern could not go on.
     pub path: Path,
     pub reason: String,
@@ -59,7 +59,7 @@ pub struct PlaceError {
 /// schema position is `cursor`, in document order. Each place found is spent from `budget`,
 /// with `per_place` bytes of growth (what the patch will add there, at most). See the module
 /// documentation.
-pub fn find(
+pub(crate) fn find(
     root: &Node<'_>,
     pattern: &Pattern,
     schema: &Schema,
@@ -274,7 +274,7 @@ fn describe(kind: Kind) -> &'static str {
 /// change there changes that place only. Also says what those copies weigh
 /// ([`Node::weight`]), which the caller charges to the patch's growth. `None` when the route
 /// leads nowhere (it was found on another tree).
-pub fn reach<'d, 'a>(
+pub(crate) fn reach<'d, 'a>(
     root: &'d mut Node<'a>,
     route: &[usize],
     anchors: &Anchors<Node<'a>>,
@@ -300,7 +300,11 @@ pub fn reach<'d, 'a>(
 
 /// Removes the place at `route` (not the root) from its mapping or list: what a strategic merge
 /// patch's `$patch: delete` does at a place. False when the route leads nowhere.
-pub fn remove<'a>(root: &mut Node<'a>, route: &[usize], anchors: &Anchors<Node<'a>>) -> bool {
+pub(crate) fn remove<'a>(
+    root: &mut Node<'a>,
+    route: &[usize],
+    anchors: &Anchors<Node<'a>>,
+) -> bool {
     let Some((&last, parent)) = route.split_last() else {
         return false;
     };

@@ -17,7 +17,7 @@
 //!   `internal.config.kubernetes.io/previousNames` and `.../previousNamespaces`, which kustomize
 //!   fills as it renames resources. Names in between are not compared, as in kustomize.
 //! - **The namespace compared is the effective namespace**: `_non_namespaceable_` for the
-//!   cluster-scoped kinds kustomize knows (see [`is_cluster_scoped`](crate::select::identity::is_cluster_scoped)), else `default` when the
+//!   cluster-scoped kinds kustomize knows (see `is_cluster_scoped`), else `default` when the
 //!   namespace is empty, else the namespace. So `namespace: default` selects namespaced
 //!   resources without a namespace (and unknown kinds, which count as namespaced), but no
 //!   ClusterRole; `namespace: .*` selects ClusterRoles too.
@@ -31,7 +31,7 @@
 //!   a class of `a`-`z` and `&`; `\<` and `\>` are word boundaries here, literal `<`, `>` in Go;
 //! - only Rust's `regex` accepts `(?x)`, nested repetitions (`a**`) and repetition counts over
 //!   1000; only Go accepts `\Q...\E`, octal escapes (`\101`) and nesting deeper than 250 groups;
-//! - a pattern whose compiled form exceeds [`REGEX_SIZE_LIMIT`] bytes is an error here, so a
+//! - a pattern whose compiled form exceeds `REGEX_SIZE_LIMIT` bytes is an error here, so a
 //!   hostile pattern cannot take unbounded memory. Unicode classes are large (`\w` alone is
 //!   about 50 KB), so `[\w-]{1,63}` fits but `\w{100}` does not.
 //!
@@ -47,7 +47,7 @@ use crate::select::identity::{Id, Meta, PreviousIdsError};
 use crate::select::labels::{self, Selector};
 
 /// The largest compiled size, in bytes, of one target pattern (`RegexBuilder::size_limit`).
-pub const REGEX_SIZE_LIMIT: usize = 4 << 20;
+pub(crate) const REGEX_SIZE_LIMIT: usize = 4 << 20;
 
 /// A patch target as written in the functionConfig (and in kustomize's `patches[].target`).
 ///
@@ -130,7 +130,7 @@ pub enum TargetErrorKind {
         /// The regex parser's explanation.
         message: String,
     },
-    /// The compiled pattern would exceed [`REGEX_SIZE_LIMIT`].
+    /// The compiled pattern would exceed `REGEX_SIZE_LIMIT`.
     #[error("regex {} is too large: compiled, it exceeds {limit} bytes", Abbrev(.pattern))]
     RegexTooLarge {
         /// The pattern as written.
@@ -167,15 +167,52 @@ impl Target {
         })
     }
 
+    /// Compiles a spec as [`Target::compile`] does, and on failure says what is wrong with every
+    /// field that fails, not only the first.
+    pub fn compile_all(spec: &TargetSpec) -> Result<Target, Vec<TargetError>> {
+        let mut errors = Vec::new();
+        let mut p = |field, text: &Option<String>| {
+            pattern(field, text.as_deref())
+                .map_err(|e| errors.push(e))
+                .ok()
+                .flatten()
+        };
+        let group = p(TargetField::Group, &spec.group);
+        let version = p(TargetField::Version, &spec.version);
+        let kind = p(TargetField::Kind, &spec.kind);
+        let name = p(TargetField::Name, &spec.name);
+        let namespace = p(TargetField::Namespace, &spec.namespace);
+        let mut s = |field, text: &Option<String>| {
+            selector(field, text.as_deref())
+                .map_err(|e| errors.push(e))
+                .unwrap_or_default()
+        };
+        let label_selector = s(TargetField::LabelSelector, &spec.label_selector);
+        let annotation_selector = s(TargetField::AnnotationSelector, &spec.annotation_selector);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Target {
+            spec: spec.clone(),
+            group,
+            version,
+            kind,
+            name,
+            namespace,
+            label_selector,
+            annotation_selector,
+        })
+    }
+
     /// The spec this target was compiled from.
-    pub fn spec(&self) -> &TargetSpec {
+    pub(crate) fn spec(&self) -> &TargetSpec {
         &self.spec
     }
 
     /// Whether the resource's type (group, version, kind) matches: what most targets name, and
     /// what rules most resources out, without reading their names, labels or annotations (no
     /// earlier name changes a type). [`Target::matches`] asks it first.
-    pub fn matches_type(&self, id: &Id<'_>) -> bool {
+    pub(crate) fn matches_type(&self, id: &Id<'_>) -> bool {
         let (group, version) = id.group_version();
         is_match(&self.kind, &id.kind)
             && is_match(&self.group, group)
@@ -185,7 +222,7 @@ impl Target {
     /// Whether this target selects the resource, by kustomize's rules (see the module doc).
     ///
     /// Fails only when the resource's build annotations are inconsistent
-    /// ([`Meta::original_id`]) and the target compares names or namespaces, the only
+    /// (`Meta::original_id`) and the target compares names or namespaces, the only
     /// use of them (kustomize reads them for every resource, and panics).
     /// The type is compared first, so most resources are ruled out without more work.
     pub fn matches(&self, resource: &Meta<'_>) -> Result<bool, PreviousIdsError> {
@@ -222,9 +259,101 @@ impl Target {
     }
 }
 
+/// A resource a target that selects nothing nearly selected: it differs from the target in one
+/// field only, and the way a slip of the keyboard makes it differ. Said with "selects no
+/// resource" (`did you mean kind: Deployment (Deployment web)?`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearMiss {
+    /// The field that differs.
+    pub field: TargetField,
+    /// What the resource has there.
+    pub value: String,
+    /// The resource, as messages name it (`Deployment prod/web`).
+    pub resource: String,
+}
+
+impl fmt::Display for NearMiss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = if is_plain(&self.value) {
+            self.value.clone()
+        } else {
+            format!("{:?}", self.value)
+        };
+        write!(
+            f,
+            "did you mean {}: {value} ({})?",
+            self.field, self.resource
+        )
+    }
+}
+
+impl Target {
+    /// Whether this target, which does not select the resource, nearly does: every field
+    /// matches but one, and that one is a kind written in another case or one edit away, a name
+    /// one edit away (both as plain text: a pattern says what it means), or a namespace (the
+    /// resource is in another). Labels and annotations must match. The cost is a few
+    /// comparisons and, for a name, one linear pass.
+    pub fn near_miss(&self, resource: &Meta<'_>) -> Option<NearMiss> {
+        let id = &resource.id;
+        let (group, version) = id.group_version();
+        if !is_match(&self.group, group) || !is_match(&self.version, version) {
+            return None;
+        }
+        let kind_ok = is_match(&self.kind, &id.kind);
+        let name_ok = is_match(&self.name, &id.name);
+        let namespace = id.effective_namespace();
+        let ns_ok = is_match(&self.namespace, namespace);
+        let selectors_ok = self.label_selector.matches(|k| resource.label(k))
+            && self.annotation_selector.matches(|k| resource.annotation(k));
+        if !selectors_ok {
+            return None;
+        }
+        let near = |p: &Option<Pattern>, actual: &str| match p {
+            Some(Pattern::Text(t)) => one_edit_apart(t, actual),
+            _ => false,
+        };
+        let (field, value) = match (kind_ok, name_ok, ns_ok) {
+            (false, true, true) if near(&self.kind, &id.kind) => (TargetField::Kind, &*id.kind),
+            (true, false, true) if near(&self.name, &id.name) => (TargetField::Name, &*id.name),
+            (true, true, false) if !namespace.is_empty() => (TargetField::Namespace, namespace),
+            _ => return None,
+        };
+        Some(NearMiss {
+            field,
+            value: value.to_owned(),
+            resource: id.to_string(),
+        })
+    }
+}
+
+/// Whether `a` becomes `b` by changing the case of letters and at most one insertion,
+/// deletion, substitution or swap of two neighbours. Linear.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let eq = |x: u8, y: u8| x.eq_ignore_ascii_case(&y);
+    let start = a.iter().zip(b).take_while(|(x, y)| eq(**x, **y)).count();
+    if start == a.len() && start == b.len() {
+        return true;
+    }
+    let (ra, rb) = (&a[start..], &b[start..]);
+    let same = |x: &[u8], y: &[u8]| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| eq(*p, *q));
+    // Substitution, insertion, deletion, swap.
+    (ra.len() == rb.len() && same(&ra[1..], &rb[1..]))
+        || (rb.len() == ra.len() + 1 && same(ra, &rb[1..]))
+        || (ra.len() == rb.len() + 1 && same(&ra[1..], rb))
+        || (ra.len() == rb.len()
+            && ra.len() >= 2
+            && eq(ra[0], rb[1])
+            && eq(ra[1], rb[0])
+            && same(&ra[2..], &rb[2..]))
+}
+
 impl TargetField {
     /// The field's name as the user writes it (`labelSelector`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             TargetField::Group => "group",
             TargetField::Version => "version",
@@ -336,7 +465,7 @@ fn is_plain_text(p: &str) -> bool {
 /// Glob-like: a `*` that stands after a character that a regex repetition rarely follows in a
 /// name pattern (`-`, `_`, `/`, a letter, a digit, or the start), and no regex syntax besides
 /// `*`, `?` and `.` (dots are common in names and groups, and a glob's `.` is a literal).
-pub fn glob_lookalike(pattern: &str) -> Option<String> {
+pub(crate) fn glob_lookalike(pattern: &str) -> Option<String> {
     const REGEX_ONLY: &[char] = &['(', ')', '[', ']', '{', '}', '|', '^', '$', '+', '\\'];
     if !pattern.contains('*') || pattern.contains(REGEX_ONLY) || pattern.contains(".*") {
         return None;
@@ -355,7 +484,7 @@ pub fn glob_lookalike(pattern: &str) -> Option<String> {
 
 impl TargetSpec {
     /// The patterns of this spec that look like globs, with the regex each probably meant.
-    pub fn glob_lookalikes(&self) -> Vec<(TargetField, &str, String)> {
+    pub(crate) fn glob_lookalikes(&self) -> Vec<(TargetField, &str, String)> {
         [
             (TargetField::Group, &self.group),
             (TargetField::Version, &self.version),

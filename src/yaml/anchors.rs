@@ -1,20 +1,20 @@
 //! Anchors and aliases: the one home of the alias plumbing that the walkers share.
 //!
 //! What it is:
-//! * questions about a whole tree: [`Node::has_alias`], [`Node::has_anchor`], and
+//! * questions about a whole tree: [`Node::has_alias`], `Node::has_anchor`, and
 //!   [`first_dangling`] (an alias that names no anchor before it);
 //! * expansion, which makes a tree of data out of a patch or a config ([`Node::expand_aliases`],
 //!   [`detached`]): every alias becomes a copy of its anchored node, written canonically where
 //!   the alias stood;
 //! * [`Anchors`], the anchored nodes of a resource by name ([`anchors_of`] keeps copies,
-//!   [`Anchors::view`] borrows), which the walkers follow to read through an alias and
-//!   materialise to change one ([`Anchors::materialize`]): merging into an alias first makes it
+//!   `Anchors::view` borrows), which the walkers follow to read through an alias and
+//!   materialise to change one (`Anchors::materialize`): merging into an alias first makes it
 //!   a copy of its anchored node, so that only that place changes and the anchor, with every
 //!   other alias of it, keeps its value. A materialised copy keeps the anchored node's layout
-//!   and the alias's comments ([`put_copy`]);
+//!   and the alias's comments (`put_copy`);
 //! * [`strip_anchors`]: a copy carried into another tree drops its anchors, which there could
 //!   capture the tree's later aliases;
-//! * [`BUDGET`], the one bound on the nodes any of this may copy or visit.
+//! * `BUDGET`, the one bound on the nodes any of this may copy or visit.
 //!
 //! # Patches and aliases
 //!
@@ -53,14 +53,16 @@ use crate::hash::HashMap;
 /// real resources hold, and a million nodes is some 40 MB of tree (a node is at most 40 bytes,
 /// before its text), which a function run can afford; and an alias bomb, a few hundred bytes
 /// that ask for billions of nodes, fails at once rather than after filling memory.
-pub const BUDGET: usize = 1_000_000;
+pub(crate) const BUDGET: usize = 1_000_000;
 
 /// Aliases that cannot be expanded, or anchored nodes too large to copy.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AliasError {
     #[error("alias *{0} refers to no anchor defined before it (or to the node it is in)")]
+    /// An alias naming no anchor before it; holds the name.
     Unknown(String),
     #[error("expanding aliases would make more than {0} nodes (an alias bomb?)")]
+    /// Expansion would pass the node budget; holds the budget.
     TooLarge(usize),
     /// The copies of a resource's anchored nodes that merging into its aliases needs would
     /// hold too many nodes (anchors nested in anchors).
@@ -84,18 +86,18 @@ impl<'a> Node<'a> {
     }
 
     /// Whether an anchor is anywhere in this tree.
-    pub fn has_anchor(&self) -> bool {
+    pub(crate) fn has_anchor(&self) -> bool {
         self.anchor().is_some() || children(self).any(Node::has_anchor)
     }
 
     /// Replaces every alias with a copy of the node its anchor names (the closest anchor of that
     /// name before it, in document order). Fails, changing nothing, when an alias names no
     /// anchor or when the result would exceed `budget` nodes (the walkers' budget is
-    /// [`BUDGET`]; the functionConfig reader shares one among all its documents).
+    /// `BUDGET`; the functionConfig reader shares one among all its documents).
     ///
     /// Each copy is written canonically where the alias stood, with the alias's comments when it
     /// has some: the expanded tree is data to be carried elsewhere, not a resource whose layout
-    /// is kept (compare [`put_copy`]).
+    /// is kept (compare `put_copy`).
     pub fn expand_aliases(&mut self, budget: usize) -> Result<(), AliasError> {
         if !self.has_alias() {
             return Ok(());
@@ -182,10 +184,10 @@ fn children<'n, 'a>(node: &'n Node<'a>) -> impl Iterator<Item = &'n Node<'a>> {
 ///
 /// `N` is `Node<'a>` for copies ([`anchors_of`]), which a walker needs when it changes the tree
 /// while it follows its aliases (merge2, merge3, apply, jsonmerge), or `&Node<'a>` for a view
-/// ([`Anchors::view`]) of a tree that is only read meanwhile (json6902 finds its way through a
+/// (`Anchors::view`) of a tree that is only read meanwhile (json6902 finds its way through a
 /// document before it changes anything).
 ///
-/// An alias stands for the anchored node of the occurrence its [`Mark`] names, when the tree
+/// An alias stands for the anchored node of the occurrence its `Mark` names, when the tree
 /// holds one (a [`Scope`] marks every alias of the resources the function patches, so there an
 /// alias reads what it read in the input, whatever names repeat). An alias without a mark
 /// stands for the last node of its name in document order: YAML's rule is the closest anchor
@@ -224,7 +226,7 @@ impl<'a, N: Borrow<Node<'a>>> Anchors<N> {
     }
 
     /// The node anchored as `name` (the last of that name).
-    pub fn get(&self, name: &str) -> Option<&Node<'a>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Node<'a>> {
         let i = *self.by_name.get(name)?;
         self.nodes.get(i).map(Borrow::borrow)
     }
@@ -245,14 +247,14 @@ impl<'a, N: Borrow<Node<'a>>> Anchors<N> {
 
     /// What `node` stands for: an alias's anchored node, any other node (or an alias whose
     /// anchor is not among these) itself.
-    pub fn follow<'s>(&'s self, node: &'s Node<'a>) -> &'s Node<'a> {
+    pub(crate) fn follow<'s>(&'s self, node: &'s Node<'a>) -> &'s Node<'a> {
         self.target(node).unwrap_or(node)
     }
 
     /// The copy of its anchored node that the alias `alias` becomes before something below it
     /// changes, without anchors (the originals keep theirs); `None` when `alias` is no alias or
     /// names no anchor among these.
-    pub fn copy_for(&self, alias: &Node<'_>) -> Option<Node<'a>> {
+    pub(crate) fn copy_for(&self, alias: &Node<'_>) -> Option<Node<'a>> {
         let mut copy = self.target(alias)?.clone();
         strip_anchors(&mut copy);
         Some(copy)
@@ -261,7 +263,7 @@ impl<'a, N: Borrow<Node<'a>>> Anchors<N> {
     /// Replaces the alias `node` with a copy of its anchored node ([`copy_for`](Self::copy_for),
     /// placed by [`put_copy`]), so that a change to it changes this place only. False, changing
     /// nothing, when `node` is no alias or names no anchor among these.
-    pub fn materialize(&self, node: &mut Node<'a>) -> bool {
+    pub(crate) fn materialize(&self, node: &mut Node<'a>) -> bool {
         match self.copy_for(node) {
             Some(copy) => {
                 put_copy(node, copy);
@@ -274,7 +276,7 @@ impl<'a, N: Borrow<Node<'a>>> Anchors<N> {
 
 impl<'n, 'a> Anchors<&'n Node<'a>> {
     /// The anchored nodes of `root`, borrowed from it.
-    pub fn view(root: &'n Node<'a>) -> Self {
+    pub(crate) fn view(root: &'n Node<'a>) -> Self {
         let mut out = Anchors::default();
         out.collect(root);
         out
@@ -290,7 +292,7 @@ impl<'n, 'a> Anchors<&'n Node<'a>> {
 
 /// Copies of the anchored nodes of `node`, which merging into its aliases copies from; none
 /// when the tree has no alias (nothing would follow them). Copies, so that the walker may change
-/// the tree while it holds them. Fails when they would hold more than [`BUDGET`] nodes together:
+/// the tree while it holds them. Fails when they would hold more than `BUDGET` nodes together:
 /// each anchored node is copied whole, so anchors nested in anchors copy the inner nodes once per
 /// level, and a resource of a few hundred kilobytes could ask for gigabytes.
 pub fn anchors_of<'a>(node: &Node<'a>) -> Result<Anchors<Node<'a>>, AliasError> {
@@ -316,14 +318,14 @@ pub fn anchors_of<'a>(node: &Node<'a>) -> Result<Anchors<Node<'a>>, AliasError> 
 /// blank lines and its comments, and the copy brings none of the anchored node's comments, which
 /// describe the anchored node's own place (a comment above `- &x` is about that item, not about
 /// each alias of it).
-pub fn put_copy<'a>(alias: &mut Node<'a>, mut copy: Node<'a>) {
+pub(crate) fn put_copy<'a>(alias: &mut Node<'a>, mut copy: Node<'a>) {
     if !copy.comments().is_empty() {
         *copy.comments_mut() = Comments::default();
     }
     put(alias, copy, Keep::COMMENTS);
 }
 
-/// `patch` ready to be carried into another tree: its aliases expanded (within [`BUDGET`]) and
+/// `patch` ready to be carried into another tree: its aliases expanded (within `BUDGET`) and
 /// its anchors dropped, so that nothing in it refers to, or can be referred to from, the tree it
 /// goes into. Borrowed, without a copy, when it has neither.
 pub fn detached<'n, 'p>(patch: &'n Node<'p>) -> Result<Cow<'n, Node<'p>>, AliasError> {
@@ -401,7 +403,7 @@ fn strip(node: &mut Node<'_>, marks: &[Survey], at: usize) {
 /// What a node is to the anchors of its document, as a [`Scope`] recorded it when it read the
 /// node; nothing of it is written out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Mark {
+pub(crate) enum Mark {
     /// Not recorded (a tree no scope read, a node a patch brought, an alias that names no
     /// anchor before it).
     #[default]
@@ -416,7 +418,7 @@ pub enum Mark {
 
 impl Mark {
     /// The occurrence the node is, or is a copy of.
-    pub fn occurrence(self) -> Option<u32> {
+    pub(crate) fn occurrence(self) -> Option<u32> {
         match self {
             Mark::None => None,
             Mark::Occ(k) | Mark::Local { occ: k, .. } => Some(k),
@@ -426,7 +428,7 @@ impl Mark {
 
 impl<'a> Node<'a> {
     /// What the node is to its document's anchors ([`Mark`]).
-    pub fn mark(&self) -> Mark {
+    pub(crate) fn mark(&self) -> Mark {
         self.ext.as_ref().map_or(Mark::None, |e| e.mark)
     }
 
@@ -527,11 +529,11 @@ pub struct Admitted {
 pub struct Settle {
     /// The tree is the next part of the document's output: its aliases are read after what the
     /// document's output defined so far, and its anchors define what later parts read. Else
-    /// the tree is read alone (a resource after a patch, made whole by [`Scope::localise`]).
+    /// the tree is read alone (a resource after a patch, made whole by `Scope::localise`).
     pub document: bool,
     /// No patch changed the tree: its anchored nodes hold their data as read.
     pub untouched: bool,
-    /// Copies that [`Scope::localise`] made become the aliases they were, where the output
+    /// Copies that `Scope::localise` made become the aliases they were, where the output
     /// reads those aliases as they were read.
     pub revert: bool,
 }
@@ -547,9 +549,9 @@ pub struct Settle {
 /// first).
 ///
 /// **How.** [`Scope::admit`] reads each resource as the document gives it: every anchored node
-/// becomes an occurrence (a [`Mark`] on the node, and a copy of it kept, so that what it read
+/// becomes an occurrence (a `Mark` on the node, and a copy of it kept, so that what it read
 /// is known later), every alias is marked with the occurrence it stands for. Before the first
-/// patch on a resource, [`Scope::localise`] makes it whole: the first alias of each anchor of
+/// patch on a resource, `Scope::localise` makes it whole: the first alias of each anchor of
 /// another item becomes a copy that carries the anchor, and aliases on the fields that identify
 /// a resource become copies, so that walkers and checks read plain data. After each patch, and
 /// when a resource is written out, [`Scope::settle`] reads the tree as the output will: an
@@ -558,7 +560,7 @@ pub struct Settle {
 /// it; a copy `localise` made becomes its alias again where the output reads that alias as
 /// before. Resources without anchors and aliases cost one walk each.
 ///
-/// What it must not do: expand aliases beyond one copy per alias it fixes (within [`BUDGET`]
+/// What it must not do: expand aliases beyond one copy per alias it fixes (within `BUDGET`
 /// nodes per resource), or change data.
 #[derive(Debug, Default)]
 pub struct Scope {
@@ -598,7 +600,7 @@ impl Scope {
 
     /// Forgets everything: the next resource starts a new document (each document of a stream
     /// is its own scope).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         if !self.occs.is_empty() || !self.output.is_empty() || !self.input.is_empty() {
             *self = Scope::default();
         }
@@ -698,7 +700,7 @@ impl Scope {
     }
 
     /// The data occurrence `k` held as read.
-    pub fn original(&self, k: u32) -> Option<&Node<'static>> {
+    pub(crate) fn original(&self, k: u32) -> Option<&Node<'static>> {
         let occ = self.occs.get(usize::try_from(k).ok()?)?;
         let mut n = self.trees.get(usize::try_from(occ.tree?).ok()?)?;
         for &i in &occ.path {
@@ -708,7 +710,7 @@ impl Scope {
     }
 
     /// What `node` reads: a marked alias's data as read, any other node itself.
-    pub fn follow<'n, 'a>(&'n self, node: &'n Node<'a>) -> &'n Node<'a> {
+    pub(crate) fn follow<'n, 'a>(&'n self, node: &'n Node<'a>) -> &'n Node<'a> {
         match (&node.repr, node.mark()) {
             (Repr::Alias { .. }, Mark::Occ(k)) => self.original(k).map_or(node, widen),
             _ => node,
@@ -760,7 +762,7 @@ impl Scope {
     /// walker and check reads plain data and every alias an anchor of the resource itself.
     /// [`Scope::settle`] turns the copies back into their aliases where nothing changed them.
     /// At most [`BUDGET`] nodes are copied. True when something was copied.
-    pub fn localise(&mut self, node: &mut Node<'_>) -> Result<bool, AliasError> {
+    pub(crate) fn localise(&mut self, node: &mut Node<'_>) -> Result<bool, AliasError> {
         let mut left = BUDGET;
         let mut changed =
             self.localise_fields(node, &["apiVersion", "kind", "metadata"], &mut left)?;
@@ -833,7 +835,7 @@ impl Scope {
     /// Every alias of the current resource becomes a copy that can become it again, those inside
     /// the copies too: the resource reads as plain data, so that operations that read one place
     /// after changing another (a JSON patch's) read what each alias read. When that would copy
-    /// more than [`BUDGET`] nodes (an alias bomb), nothing changes and the error says so.
+    /// more than `BUDGET` nodes (an alias bomb), nothing changes and the error says so.
     pub fn localise_all(&mut self, node: &mut Node<'_>) -> Result<bool, AliasError> {
         let mut left = BUDGET;
         let (before, saved) = (node.clone(), self.saved.len());
@@ -865,7 +867,7 @@ impl Scope {
     /// Reads `node` as the output will and makes it read what was read: see [`Scope`] and
     /// [`Settle`]. True when its text must change (an alias became a copy, an anchor was
     /// dropped, a copy stays); the collections around such a change forget their verbatim
-    /// source. Fails when the copies or the comparisons would take more than [`BUDGET`] nodes.
+    /// source. Fails when the copies or the comparisons would take more than `BUDGET` nodes.
     pub fn settle(&mut self, node: &mut Node<'_>, how: Settle) -> Result<bool, AliasError> {
         let mut table = if how.document {
             std::mem::take(&mut self.output)
@@ -882,7 +884,7 @@ impl Scope {
 
     /// [`Scope::settle`] for the entries `range` of a mapping (a wrapper's keys around its
     /// items), which forgets its verbatim source when one changes.
-    pub fn settle_entries(
+    pub(crate) fn settle_entries(
         &mut self,
         map: &mut Node<'_>,
         range: std::ops::Range<usize>,
@@ -917,7 +919,7 @@ impl Scope {
     }
 
     /// [`Scope::admit`] for the entries `range` of a mapping.
-    pub fn admit_entries(&mut self, map: &mut Node<'_>, range: std::ops::Range<usize>) {
+    pub(crate) fn admit_entries(&mut self, map: &mut Node<'_>, range: std::ops::Range<usize>) {
         for i in range.start * 2..range.end * 2 {
             if let Some(c) = child_mut(map, i) {
                 let saved = std::mem::take(&mut self.saved);

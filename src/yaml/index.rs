@@ -16,7 +16,7 @@ use super::{Kind, Node};
 /// A scalar's value in a form that can be hashed: two scalars have the same `ScalarKey` exactly
 /// when [`Node::same_data`] holds for them (`3` and `3`, `"a"` and `a`, not `3` and `"3"`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum ScalarKey {
+pub(crate) enum ScalarKey {
     Null,
     Bool(bool),
     Int(i128),
@@ -27,7 +27,7 @@ pub enum ScalarKey {
 
 impl ScalarKey {
     /// The key of a scalar; `None` for collections and aliases.
-    pub fn of(n: &Node<'_>) -> Option<ScalarKey> {
+    pub(crate) fn of(n: &Node<'_>) -> Option<ScalarKey> {
         Some(match n.resolved()? {
             Resolved::Null => ScalarKey::Null,
             Resolved::Bool(b) => ScalarKey::Bool(b),
@@ -42,7 +42,7 @@ impl ScalarKey {
 /// have the same hash (scalars by their [`ScalarKey`], collections by their children in order,
 /// aliases by name; comments and styles do not count). Equal hashes are then confirmed with
 /// `same_data`.
-pub fn data_hash(n: &Node<'_>) -> u64 {
+pub(crate) fn data_hash(n: &Node<'_>) -> u64 {
     use std::hash::{BuildHasher, Hash, Hasher};
     // One hasher for the process, so hashes agree between nodes; its keys random (as the
     // crate's maps' are, `crate::hash`), so crafted input cannot put everything in one bucket.
@@ -90,7 +90,7 @@ pub fn data_hash(n: &Node<'_>) -> u64 {
 /// a patch of m keys into a map of n costs O(n + m), not O(n·m). The first of duplicate keys
 /// is found, as [`Node::position`] finds it.
 #[derive(Default)]
-pub struct KeyPositions {
+pub(crate) struct KeyPositions {
     hashed: Option<HashMap<String, usize>>,
     /// The positions of the keys that are collections, by [`data_hash`], made when first asked
     /// for in a wide map.
@@ -102,10 +102,10 @@ pub struct KeyPositions {
 
 impl KeyPositions {
     /// Up to this many entries, a scan is cheaper than a hash map.
-    pub const SCAN: usize = 16;
+    pub(crate) const SCAN: usize = 16;
 
     /// The positions of `map`'s entries (none for a non-map).
-    pub fn new(map: &Node<'_>) -> Self {
+    pub(crate) fn new(map: &Node<'_>) -> Self {
         let mut p = KeyPositions::default();
         if map.entries().len() > Self::SCAN {
             p.hash(map);
@@ -131,7 +131,7 @@ impl KeyPositions {
     }
 
     /// The position of the live entry whose key has this text.
-    pub fn find(&self, map: &Node<'_>, key: &str) -> Option<usize> {
+    pub(crate) fn find(&self, map: &Node<'_>, key: &str) -> Option<usize> {
         match &self.hashed {
             Some(h) => h.get(key).copied(),
             None => map
@@ -144,7 +144,7 @@ impl KeyPositions {
 
     /// The position of the live entry whose key is `key` (any key; scalar keys by text, the
     /// rare collection keys by [`data_hash`] once the map is wide).
-    pub fn find_node(&mut self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
+    pub(crate) fn find_node(&mut self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
         let Some(t) = key.as_str() else {
             if map.entries().len() <= Self::SCAN {
                 return map
@@ -172,7 +172,7 @@ impl KeyPositions {
     }
 
     /// The entry at `i` is to go (its key text `key`, if it has one).
-    pub fn remove(&mut self, i: usize, key: Option<&str>) {
+    pub(crate) fn remove(&mut self, i: usize, key: Option<&str>) {
         if self.gone.len() <= i {
             self.gone.resize(i + 1, false);
         }
@@ -188,7 +188,7 @@ impl KeyPositions {
     }
 
     /// An entry was appended to `map`.
-    pub fn pushed(&mut self, map: &Node<'_>) {
+    pub(crate) fn pushed(&mut self, map: &Node<'_>) {
         let len = map.entries().len();
         if let (Some(m), Some(e)) = (&mut self.by_data, map.entries().last()) {
             if e.key.as_str().is_none() {
@@ -207,7 +207,7 @@ impl KeyPositions {
     }
 
     /// Takes the removed entries out of `map`, in one pass.
-    pub fn compact(self, map: &mut Node<'_>) {
+    pub(crate) fn compact(self, map: &mut Node<'_>) {
         if !self.any_gone {
             return;
         }

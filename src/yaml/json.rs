@@ -12,7 +12,9 @@ use crate::path::{Path, Seg};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {message}")]
 pub struct ToJsonError {
+    /// Where the node is.
     pub path: Path,
+    /// Why JSON cannot hold it.
     pub message: String,
 }
 

@@ -13,7 +13,9 @@ use super::{Comment, Comments, Ext, Layout, Node, Repr, ScalarStyle};
 /// A key and its value in a mapping.
 #[derive(Clone, Debug)]
 pub struct Entry<'a> {
+    /// The key (a scalar in Kubernetes YAML, though YAML allows any node).
     pub key: Node<'a>,
+    /// The value.
     pub value: Node<'a>,
 }
 
@@ -27,12 +29,12 @@ impl<'a> Entry<'a> {
     }
 
     /// The key's text when the key is a scalar.
-    pub fn key_str(&self) -> Option<&str> {
+    pub(crate) fn key_str(&self) -> Option<&str> {
         self.key.as_str()
     }
 
     /// A copy that borrows nothing.
-    pub fn into_owned(self) -> Entry<'static> {
+    pub(crate) fn into_owned(self) -> Entry<'static> {
         Entry {
             key: self.key.into_owned(),
             value: self.value.into_owned(),
@@ -43,9 +45,13 @@ impl<'a> Entry<'a> {
 /// The four kinds of node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A string, number, boolean or null.
     Scalar,
+    /// A sequence.
     Seq,
+    /// A mapping.
     Map,
+    /// An alias (`*name`) to an anchored node.
     Alias,
 }
 
@@ -57,7 +63,7 @@ impl<'a> Node<'a> {
     }
 
     /// A scalar with this text and style.
-    pub fn scalar(text: impl Into<Cow<'a, str>>, style: ScalarStyle) -> Self {
+    pub(crate) fn scalar(text: impl Into<Cow<'a, str>>, style: ScalarStyle) -> Self {
         Node::with(Repr::Scalar {
             text: text.into(),
             style,
@@ -117,7 +123,8 @@ impl<'a> Node<'a> {
     }
 
     /// `*name`.
-    pub fn alias(name: impl Into<Cow<'a, str>>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn alias(name: impl Into<Cow<'a, str>>) -> Self {
         Node::with(Repr::Alias {
             name: name.into(),
             lay: Layout::default(),
@@ -127,7 +134,7 @@ impl<'a> Node<'a> {
     /// A copy of this node without its children: its style, tag, anchor, comments and layout,
     /// and no entries or items. The start of a collection built from this one (a walker fills
     /// it with what survives of the children); a scalar or an alias as it is.
-    pub fn shell(&self) -> Node<'a> {
+    pub(crate) fn shell(&self) -> Node<'a> {
         // Built rather than cloned and cleared: a walker makes a shell at every level of what
         // it builds, and copying each level's children only to drop them cost the size of the
         // tree times its depth.
@@ -165,14 +172,17 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// Whether the node is a mapping.
     pub fn is_map(&self) -> bool {
         matches!(self.repr, Repr::Map { .. })
     }
 
+    /// Whether the node is a sequence.
     pub fn is_seq(&self) -> bool {
         matches!(self.repr, Repr::Seq { .. })
     }
 
+    /// Whether the node is a scalar.
     pub fn is_scalar(&self) -> bool {
         matches!(self.repr, Repr::Scalar { .. })
     }
@@ -230,7 +240,7 @@ impl<'a> Node<'a> {
 
     /// What the node is, for messages: `a mapping`, `a list`, `an alias`, `a string`, `a number`,
     /// `a boolean`, `null`.
-    pub fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match self.kind() {
             Kind::Map => "a mapping",
             Kind::Seq => "a list",
@@ -250,7 +260,7 @@ impl<'a> Node<'a> {
     }
 
     /// The scalar's text when YAML reads it as a string (so `"3"` but not `3`).
-    pub fn as_string(&self) -> Option<&str> {
+    pub(crate) fn as_string(&self) -> Option<&str> {
         match self.resolved() {
             Some(Resolved::Str(s)) => Some(s),
             _ => None,
@@ -292,7 +302,7 @@ impl<'a> Node<'a> {
     }
 
     /// Position of `key` among the entries of a mapping.
-    pub fn position(&self, key: &str) -> Option<usize> {
+    pub(crate) fn position(&self, key: &str) -> Option<usize> {
         self.entries()
             .iter()
             .position(|e| e.key.as_str() == Some(key))
@@ -325,7 +335,7 @@ impl<'a> Node<'a> {
     }
 
     /// The entries of a mapping, for editing.
-    pub fn entries_mut(&mut self) -> Option<&mut Vec<Entry<'a>>> {
+    pub(crate) fn entries_mut(&mut self) -> Option<&mut Vec<Entry<'a>>> {
         self.touch();
         match &mut self.repr {
             Repr::Map { entries, .. } => Some(entries),
@@ -375,14 +385,14 @@ impl<'a> Node<'a> {
     }
 
     /// Removes `key` from a mapping, returning its entry.
-    pub fn remove(&mut self, key: &str) -> Option<Entry<'a>> {
+    pub(crate) fn remove(&mut self, key: &str) -> Option<Entry<'a>> {
         let i = self.position(key)?;
         self.entries_mut().map(|es| es.remove(i))
     }
 
     /// The mapping under `key`, created (empty, block style) when absent. `None` when this is
     /// not a mapping or the existing value is not one.
-    pub fn map_at(&mut self, key: &str) -> Option<&mut Node<'a>> {
+    pub(crate) fn map_at(&mut self, key: &str) -> Option<&mut Node<'a>> {
         if self.get(key).is_none() {
             if !self.is_map() {
                 return None;
@@ -394,7 +404,7 @@ impl<'a> Node<'a> {
 
     /// Replaces a scalar's text, keeping its comments and layout. The style stays unless it
     /// can no longer represent the text faithfully, in which case the emitter picks one.
-    pub fn set_text(&mut self, new: impl Into<Cow<'a, str>>, style: ScalarStyle) {
+    pub(crate) fn set_text(&mut self, new: impl Into<Cow<'a, str>>, style: ScalarStyle) {
         self.touch();
         match &mut self.repr {
             Repr::Scalar { text, style: s, .. } => {
@@ -416,7 +426,7 @@ impl<'a> Node<'a> {
     /// YAML 1.1 reads as something else — `on`, `yes`, `1:30`, `1_000`, `2024-01-31` — so the emitter
     /// quotes them where they land. Kubernetes reads YAML as 1.1: a patch's `on` is the string
     /// it wrote, as YAML 1.2 (and this crate) read it, only once it is quoted.
-    pub fn quote_yaml11_lookalikes(&mut self) {
+    pub(crate) fn quote_yaml11_lookalikes(&mut self) {
         match &mut self.repr {
             Repr::Scalar { text, style, .. } => {
                 if *style == ScalarStyle::Plain
@@ -443,19 +453,19 @@ impl<'a> Node<'a> {
     }
 
     /// The comments attached to this node, for editing.
-    pub fn comments_mut(&mut self) -> &mut Comments<'a> {
+    pub(crate) fn comments_mut(&mut self) -> &mut Comments<'a> {
         &mut self.ext_mut().comments
     }
 
     /// Sets or removes the tag.
-    pub fn set_tag(&mut self, tag: Option<Cow<'a, str>>) {
+    pub(crate) fn set_tag(&mut self, tag: Option<Cow<'a, str>>) {
         if tag.is_some() || self.ext.is_some() {
             self.ext_mut().tag = tag;
         }
     }
 
     /// Sets or removes the anchor.
-    pub fn set_anchor(&mut self, anchor: Option<Cow<'a, str>>) {
+    pub(crate) fn set_anchor(&mut self, anchor: Option<Cow<'a, str>>) {
         if anchor.is_some() || self.ext.is_some() {
             self.ext_mut().anchor = anchor;
         }
@@ -480,12 +490,12 @@ impl<'a> Node<'a> {
     }
 
     /// Number of empty lines written before this node's entry.
-    pub fn blank_lines(&self) -> u8 {
+    pub(crate) fn blank_lines(&self) -> u8 {
         self.layout().blank
     }
 
     /// Sets the number of empty lines written before this node's entry.
-    pub fn set_blank_lines(&mut self, n: u8) {
+    pub(crate) fn set_blank_lines(&mut self, n: u8) {
         self.layout_mut().blank = n;
     }
 
@@ -606,7 +616,7 @@ impl<'a> Node<'a> {
     /// collection a patch only walked would be written anew). True when nothing differs at
     /// all: data, styles, layout, comments, tags, anchors. Children are paired by position, and
     /// a mapping's entries by key where the edit added or removed some. Linear in the trees.
-    pub fn keep_unchanged_source(&mut self, before: &Node<'a>) -> bool {
+    pub(crate) fn keep_unchanged_source(&mut self, before: &Node<'a>) -> bool {
         let mut same = match (&mut self.repr, &before.repr) {
             (
                 Repr::Scalar { text, style, lay },
@@ -700,7 +710,7 @@ impl<'a> Node<'a> {
     }
 
     /// Counts the nodes of this tree (aliases count as one).
-    pub fn node_count(&self) -> usize {
+    pub(crate) fn node_count(&self) -> usize {
         1 + match &self.repr {
             Repr::Seq { items, .. } => items.iter().map(Node::node_count).sum(),
             Repr::Map { entries, .. } => entries
@@ -721,7 +731,7 @@ impl<'a> Node<'a> {
     /// becomes a copy of its anchored node, a value put at a depth); JSON patch used to count
     /// values only, which let a patch value with a collection key nest one reader level past
     /// the bound.
-    pub fn depth(&self) -> usize {
+    pub(crate) fn depth(&self) -> usize {
         let below = match &self.repr {
             Repr::Seq { items, .. } => items.iter().map(Node::depth).max(),
             Repr::Map { entries, .. } => entries
@@ -739,7 +749,7 @@ impl<'a> Node<'a> {
     ///
     /// What budgets on growth count (a JSON patch's copies, a value a patch adds at many
     /// places): cheap to compute, and within a small factor of what the tree really holds.
-    pub fn weight(&self) -> usize {
+    pub(crate) fn weight(&self) -> usize {
         let text = |s: Option<&str>| s.map_or(0, str::len);
         let c = self.comments();
         let comments: usize = c
@@ -766,7 +776,7 @@ impl<'a> Node<'a> {
     }
 }
 
-/// Bytes a node counts for in [`Node::weight`], besides its text: its size in the tree, with
+/// Bytes a node counts for in `Node::weight`, besides its text: its size in the tree, with
 /// room for what it owns.
 pub const NODE_WEIGHT: usize = 48;
 

@@ -14,16 +14,21 @@ pub(crate) mod yaml11;
 /// The value of a scalar.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Resolved<'t> {
+    /// `null`, `~` or nothing.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// An integer.
     Int(i128),
+    /// A number with a fraction or exponent, or `.inf` / `.nan`.
     Float(f64),
+    /// Any other text.
     Str(&'t str),
 }
 
 /// Resolves a scalar: an explicit core tag decides, then any style other than plain means a
 /// string, then the YAML 1.2 core schema reads the plain text.
-pub fn resolve<'t>(text: &'t str, style: ScalarStyle, tag: Option<&str>) -> Resolved<'t> {
+pub(crate) fn resolve<'t>(text: &'t str, style: ScalarStyle, tag: Option<&str>) -> Resolved<'t> {
     match tag {
         Some("!!str") | Some("!") => return Resolved::Str(text),
         Some("!!null") => return Resolved::Null,
@@ -225,7 +230,7 @@ pub fn plain_ok(t: &str, flow: bool) -> bool {
 }
 
 /// `text` as a double-quoted scalar, escaping what must be escaped and nothing else.
-pub fn double_quoted(text: &str) -> String {
+pub(crate) fn double_quoted(text: &str) -> String {
     let mut s = String::with_capacity(text.len() + 2);
     s.push('"');
     for c in text.chars() {
@@ -262,7 +267,7 @@ pub fn double_quoted(text: &str) -> String {
 
 /// `text` as a single-quoted scalar, or `None` when it spans lines (line folding would change
 /// it) or holds characters only double quotes can carry.
-pub fn single_quoted(text: &str) -> Option<String> {
+pub(crate) fn single_quoted(text: &str) -> Option<String> {
     if text.chars().any(|c| {
         c.is_control()
             || !printable(c)
@@ -274,7 +279,7 @@ pub fn single_quoted(text: &str) -> Option<String> {
 }
 
 /// Whether `text` can be written as a literal block scalar (`|`) and read back unchanged.
-pub fn literal_ok(text: &str) -> bool {
+pub(crate) fn literal_ok(text: &str) -> bool {
     if !text.contains('\n') {
         return false;
     }
@@ -290,6 +295,31 @@ pub fn literal_ok(text: &str) -> bool {
     }) && !text
         .lines()
         .any(|l| l.ends_with([' ', '\t']) && l.trim().is_empty())
+}
+
+/// The body lines of a folded block scalar (`>`) that reads back as `content`: `content` is the
+/// text without its final line breaks (the header's chomping indicator gives those), and
+/// [`literal_ok`] holds for it. Folding joins two lines with a space where one line break
+/// separates them, so each line break between two lines that do not start with white space
+/// (more-indented lines keep their breaks) is written with an empty line after it; empty lines
+/// between stay as they are.
+pub(crate) fn folded_lines(content: &str) -> Vec<&str> {
+    let lines: Vec<&str> = content.split('\n').collect();
+    let indented = |l: &str| l.starts_with([' ', '\t']);
+    let mut out = Vec::with_capacity(lines.len() * 2);
+    for (i, line) in lines.iter().enumerate() {
+        out.push(*line);
+        if line.is_empty() || indented(line) {
+            continue;
+        }
+        let next = lines
+            .get(i + 1..)
+            .and_then(|rest| rest.iter().find(|l| !l.is_empty()));
+        if next.is_some_and(|n| !indented(n)) {
+            out.push("");
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::ops::Range;
 
 /// A block ResourceList's text cut by lines: its `items` apart from the rest.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ListLayout {
+pub(crate) struct ListLayout {
     /// From the start of the `items:` line to the end of its block sequence: the next line at
     /// column 0 that is a key, or the end of the text.
     pub items: Range<usize>,
@@ -25,7 +25,7 @@ pub struct ListLayout {
 
 /// What a text looks like, read by lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// One block mapping at column 0 with `kind: ResourceList`, `items` a block sequence, no
     /// `results` yet, no directive and no other document: [`ListLayout`] says where its items are.
     ResourceList(ListLayout),
@@ -37,7 +37,7 @@ pub enum Shape {
 }
 
 /// The shape of a text (see [`Shape`]).
-pub fn shape(src: &str) -> Shape {
+pub(crate) fn shape(src: &str) -> Shape {
     let mut s = Scan {
         plain: true,
         ..Scan::default()
@@ -195,7 +195,7 @@ impl Scan {
 /// marker (YAML forbids one inside any content), so every cut falls between two documents;
 /// and as a line of content comes before it, no comment or blank line stands between the two
 /// documents, which the parser could give to either.
-pub fn cut_at_markers(src: &str, size: usize) -> Vec<&str> {
+pub(crate) fn cut_at_markers(src: &str, size: usize) -> Vec<&str> {
     cut_lines(src, size, |_, prev, line| {
         line.starts_with("---")
             && matches!(
@@ -214,7 +214,7 @@ pub fn cut_at_markers(src: &str, size: usize) -> Vec<&str> {
 /// the items, which the parser could give to either). Not cut at all where an item holds an
 /// explicit key (`? key`): the parser places a missing value at the next token, which may be the
 /// next item's.
-pub fn cut_items(text: &str, dash_col: usize, size: usize) -> Vec<&str> {
+pub(crate) fn cut_items(text: &str, dash_col: usize, size: usize) -> Vec<&str> {
     // A `?` that starts a node: after the line's indentation and dashes, then a blank.
     let b = text.as_bytes();
     let explicit = memchr::memchr_iter(b'?', b).any(|i| {
@@ -304,7 +304,7 @@ fn cut_lines(text: &str, size: usize, cut: impl Fn(usize, &str, &str) -> bool) -
 /// `" &c"`); false only for one whose anchors and aliases, if any, have names starting with a
 /// quote (`*"a`), which no tool writes (and an alias of another piece's anchor is then an
 /// unknown anchor to the parser, which the caller takes as a sign to read whole).
-pub fn may_hold_anchors(text: &str) -> bool {
+pub(crate) fn may_hold_anchors(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memchr2_iter(b'&', b'*', b).any(|i| {
         let before = if i == 0 { b'\n' } else { b[i - 1] };
@@ -319,7 +319,7 @@ pub fn may_hold_anchors(text: &str) -> bool {
 
 /// Whether an item's text (from the end of the item before it) starts, after blank lines and
 /// comments, with its sequence's `-` at `dash_col`.
-pub fn starts_at_its_dash(text: &str, dash_col: usize) -> bool {
+pub(crate) fn starts_at_its_dash(text: &str, dash_col: usize) -> bool {
     for line in text.lines() {
         let body = line.trim_start();
         if body.is_empty() || body.starts_with('#') {
@@ -338,7 +338,7 @@ pub fn starts_at_its_dash(text: &str, dash_col: usize) -> bool {
 /// block mapping, the tree read in the parser's order (a collection completes after what it
 /// holds). `None` when it holds none. (The parser reports a document's style as far as it has
 /// read: see [`super::SplitItem::seq_indent`].)
-pub fn first_seq_indent(node: &super::Node<'_>) -> Option<super::SeqIndent> {
+pub(crate) fn first_seq_indent(node: &super::Node<'_>) -> Option<super::SeqIndent> {
     if node.is_flow() {
         return None;
     }
@@ -349,7 +349,7 @@ pub fn first_seq_indent(node: &super::Node<'_>) -> Option<super::SeqIndent> {
 }
 
 /// [`first_seq_indent`] of the entries of a block mapping.
-pub fn first_seq_indent_in(entries: &[super::Entry<'_>]) -> Option<super::SeqIndent> {
+pub(crate) fn first_seq_indent_in(entries: &[super::Entry<'_>]) -> Option<super::SeqIndent> {
     for e in entries {
         if let Some(found) = first_seq_indent(&e.value) {
             return Some(found);

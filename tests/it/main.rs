@@ -26,6 +26,7 @@ mod properties;
 mod regressions;
 mod support;
 mod upgrade;
+mod users;
 mod walkers_corpus;
 mod wildcards;
 mod write_back;

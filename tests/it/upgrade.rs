@@ -403,7 +403,7 @@ fn every_form_of_input_and_what_is_refused() {
         ),
         (
             &["merge3", "o.yaml", "u.yaml", "nope/"],
-            "nope/: No such file or directory",
+            "input nope/: no such file",
         ),
         (
             &["merge3", "o.yaml", "u.yaml", "o.yaml", "--in-place"],

@@ -33,12 +33,13 @@ use crate::merge::align::{self, key_seg, ListKind};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
+use crate::yaml::place;
 use crate::yaml::{Entry, Kind, Node};
 
 /// The most element comparisons kyaml's step-by-step list walk may cost (the square of the
 /// elements of both lists), for lists where an element lacks its key: past it the merge is
 /// refused rather than left to run for minutes (4,000 elements in all pass).
-pub const SCAN_WORK: usize = 16_000_000;
+pub(crate) const SCAN_WORK: usize = 16_000_000;
 
 /// Whether kyaml's list walk reduces to pairing by hash: every element of both lists is a
 /// non-empty map whose key fields are all scalars with some text (not null, not empty).
@@ -155,7 +156,9 @@ impl<'a> Merger<'_, '_, 'a> {
         // A list without merge metadata (`list_kind` gives no sets): kyaml does not look
         // inside it, the patch's is the value, as written.
         let ListKind::Keyed(keys) = kind else {
-            return Ok(Some(patch.clone()));
+            let mut list = patch.clone();
+            place::from_patch(&mut list);
+            return Ok(Some(list));
         };
         let names: Vec<String> = keys.iter().map(|k| k.name.clone()).collect();
         let mut items: Vec<Node<'a>> = patch.items().to_vec();
@@ -186,7 +189,11 @@ impl<'a> Merger<'_, '_, 'a> {
                 align::block_if_empty(&mut n, patch);
                 n
             }
-            _ => patch.shell(),
+            _ => {
+                let mut n = patch.shell();
+                place::shell_from_patch(&mut n);
+                n
+            }
         };
         if let Some(is) = out.items_mut() {
             *is = merged;

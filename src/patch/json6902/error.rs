@@ -31,7 +31,7 @@ pub struct PatchError {
     pub kind: PatchErrorKind,
 }
 
-/// Why a patch failed. Parse-time kinds come from [`parse_ops`], the others from [`apply`].
+/// Why a patch failed. Parse-time kinds come from [`parse_ops`](super::parse_ops), the others from [`patch`](super::patch).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PatchErrorKind {
@@ -132,7 +132,8 @@ fn named(p: &str) -> &str {
 impl PatchErrorKind {
     /// True when the failure means "the path is not there" (a missing member or element, or a
     /// selector that matches nothing): what a caller may choose to skip.
-    pub fn is_missing(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_missing(&self) -> bool {
         match self {
             PatchErrorKind::NotFound { .. } | PatchErrorKind::NoMatch { .. } => true,
             PatchErrorKind::At { kind, .. } => kind.is_missing(),

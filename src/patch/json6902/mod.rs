@@ -28,7 +28,7 @@
 //! in `path` and in `from`, at any depth, several per pointer: `/spec/containers/[*]/env/-`. An
 //! operation applies at each place its `[*]` select, in document order, as if each `[*]` were
 //! that element's index; [`patch_with`] says at how many places each acted. The rules for places
-//! that are not there are in the `wildcard` module. [`patch_at_place`] runs a patch at one of the
+//! that are not there are in the `wildcard` module. `patch_at_place` runs a patch at one of the
 //! places a patch's `at:` selected (the engine's `@containers`): all of each pointer is below
 //! that place, so the rules for places below a `[*]` apply to every operation.
 //!
@@ -73,8 +73,10 @@ mod wildcard;
 mod tests;
 
 pub use crate::budget::Budget;
-pub use crate::path::pointer::{Pointer, PointerError, Selector, SelectorError, Token};
-pub use error::{PatchError, PatchErrorKind};
+#[cfg(test)]
+use crate::path::pointer::Pointer;
+pub(crate) use crate::path::pointer::{Selector, Token};
+pub(crate) use error::{PatchError, PatchErrorKind};
 pub use op::{parse_ops, Op, Verb};
 
 use crate::yaml::{Kind, Node, ScalarStyle};
@@ -157,7 +159,7 @@ pub fn patch_with<'a, 'p: 'a>(
 /// so the rules of "Wildcards" for places below one apply to all of it — `add` makes missing
 /// members, `remove` and `replace` skip what is not there, `move` and `copy` skip a missing
 /// `from` — and an operation counts 1 where it acted, 0 where it was skipped.
-pub fn patch_at_place<'a, 'p: 'a>(
+pub(crate) fn patch_at_place<'a, 'p: 'a>(
     doc: &mut Node<'a>,
     ops: &[Op<'p>],
     opts: &Options,

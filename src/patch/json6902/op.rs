@@ -14,22 +14,62 @@ use std::fmt;
 /// One operation of a patch. Values borrow from the patch text (`'p`).
 #[derive(Clone, Debug)]
 pub enum Op<'p> {
-    Add { path: Pointer, value: Node<'p> },
-    Remove { path: Pointer },
-    Replace { path: Pointer, value: Node<'p> },
-    Move { from: Pointer, path: Pointer },
-    Copy { from: Pointer, path: Pointer },
-    Test { path: Pointer, value: Node<'p> },
+    /// `add`: `value` goes at `path`.
+    Add {
+        /// Where.
+        path: Pointer,
+        /// What.
+        value: Node<'p>,
+    },
+    /// `remove`: the value at `path` goes.
+    Remove {
+        /// Where.
+        path: Pointer,
+    },
+    /// `replace`: the value at `path` becomes `value`.
+    Replace {
+        /// Where.
+        path: Pointer,
+        /// What.
+        value: Node<'p>,
+    },
+    /// `move`: the value at `from` goes to `path`.
+    Move {
+        /// Where it is taken from.
+        from: Pointer,
+        /// Where it goes.
+        path: Pointer,
+    },
+    /// `copy`: a copy of the value at `from` goes to `path`.
+    Copy {
+        /// Where it is copied from.
+        from: Pointer,
+        /// Where the copy goes.
+        path: Pointer,
+    },
+    /// `test`: the patch fails unless the value at `path` equals `value`.
+    Test {
+        /// Where.
+        path: Pointer,
+        /// The value expected there.
+        value: Node<'p>,
+    },
 }
 
 /// The name of an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verb {
+    /// `add`.
     Add,
+    /// `remove`.
     Remove,
+    /// `replace`.
     Replace,
+    /// `move`.
     Move,
+    /// `copy`.
     Copy,
+    /// `test`.
     Test,
 }
 
@@ -46,7 +86,7 @@ impl Verb {
         })
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verb::Add => "add",
             Verb::Remove => "remove",
@@ -65,7 +105,7 @@ impl fmt::Display for Verb {
 }
 
 impl Op<'_> {
-    pub fn verb(&self) -> Verb {
+    pub(crate) fn verb(&self) -> Verb {
         match self {
             Op::Add { .. } => Verb::Add,
             Op::Remove { .. } => Verb::Remove,
@@ -77,7 +117,7 @@ impl Op<'_> {
     }
 
     /// The operation's `path`.
-    pub fn path(&self) -> &Pointer {
+    pub(crate) fn path(&self) -> &Pointer {
         match self {
             Op::Add { path, .. }
             | Op::Remove { path }
