@@ -31,6 +31,7 @@
 use std::borrow::Cow;
 
 use super::event::{Ev, EvKind, Style};
+use super::granit::Start;
 
 /// The reader stopped: the text from here is not one it reads (or is malformed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +110,13 @@ pub(crate) struct Fast<'a> {
     /// The current document's root has been read.
     has_root: bool,
     finished: bool,
+    /// Events handed over: made before the first one in `out`.
+    handed: usize,
+    /// Where each document read here ended (and where the reader started), with the absolute
+    /// number of events made before that point: where `granit-parser` may take over.
+    bounds: Vec<(Start, usize)>,
+    /// Anchors defined so far (the parser numbers them through the stream).
+    anchors: usize,
 }
 
 fn is_blank_or_end(b: Option<&u8>) -> bool {
@@ -116,22 +124,46 @@ fn is_blank_or_end(b: Option<&u8>) -> bool {
 }
 
 impl<'a> Fast<'a> {
-    pub(crate) fn new(src: &'a str) -> Fast<'a> {
+    /// A reader of `src` from `at`: the start of the stream, or the start of a line between
+    /// documents (where the next one starts).
+    pub(crate) fn new(src: &'a str, at: Start) -> Fast<'a> {
+        let out = if at.byte == 0 {
+            vec![Ev::at(EvKind::StreamStart, 0, 0, 1)]
+        } else {
+            Vec::new()
+        };
         Fast {
             src,
             b: src.as_bytes(),
-            pos: 0,
-            line: 1,
+            pos: at.byte,
+            line: at.line,
             stack: Vec::new(),
             pending: None,
             held: Vec::new(),
-            out: vec![Ev::at(EvKind::StreamStart, 0, 0, 1)],
+            out,
             last_mark: 0,
             safe: 0,
             in_doc: false,
             has_root: false,
             finished: false,
+            handed: 0,
+            bounds: vec![(at, 0)],
+            anchors: at.anchors,
         }
+    }
+
+    /// Where `granit-parser` takes over after the reader stopped: the end of the last document
+    /// whose events were all handed over (or where the reader started), how many events were
+    /// handed over since, and how many documents it must read (to the end of the one the reader
+    /// stopped in).
+    pub(crate) fn restart(&self) -> (Start, usize, usize) {
+        let i = self
+            .bounds
+            .iter()
+            .rposition(|&(_, n)| n <= self.handed)
+            .unwrap_or(0);
+        let (start, n) = self.bounds[i];
+        (start, self.handed - n, self.bounds.len() - i)
     }
 
     /// Reads on until a batch of events is safe to hand over ([`Fast::take_safe`]), or to the
@@ -159,11 +191,28 @@ impl<'a> Fast<'a> {
         let n = self.safe;
         self.safe = 0;
         self.last_mark -= n.min(self.last_mark);
+        self.handed += n;
+        // Only the bounds at or after the first event not handed over can still be needed.
+        let keep = self
+            .bounds
+            .iter()
+            .rposition(|&(_, b)| b <= self.handed)
+            .unwrap_or(0);
+        self.bounds.drain(..keep);
         self.out.drain(..n)
     }
 
     fn emit(&mut self, kind: EvKind<'a>, sb: usize, eb: usize, line: usize) {
+        let end = matches!(kind, EvKind::DocEnd);
         self.out.push(Ev::at(kind, sb, eb, line));
+        if end {
+            let start = Start {
+                byte: eb,
+                line,
+                anchors: self.anchors,
+            };
+            self.bounds.push((start, self.handed + self.out.len()));
+        }
     }
 
     fn flush_held(&mut self) {

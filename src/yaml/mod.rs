@@ -63,6 +63,7 @@ pub mod anchors;
 mod emit;
 mod event;
 mod fast;
+mod granit;
 mod json;
 mod node;
 mod parse;
@@ -75,8 +76,8 @@ pub use json::{from_json, to_json, ToJsonError};
 pub use node::{Entry, Kind};
 #[doc(hidden)]
 pub use parse::{
-    check_fast_reader, fast_reader_events, parse_each_granit, parse_split_granit,
-    parse_stream_granit,
+    check_fast_reader, fast_reader_coverage, fast_reader_events, parse_each_granit,
+    parse_split_granit, parse_stream_granit,
 };
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
 

@@ -1,7 +1,8 @@
-//! The adapter over `granit-parser`: events in, [`Document`] trees out. The only file that
-//! knows the parser crate. The events come from the fast reader (`fast.rs`) as far as it reads,
-//! then from `granit-parser`, which starts over on the whole text and skips the events already
-//! built on (`feed`); both give the same events, so the builder cannot tell them apart.
+//! The tree builder: events in, [`Document`] trees out. The events come from the fast reader
+//! (`fast.rs`) for the documents it reads, and from `granit-parser` (through `granit.rs`, the
+//! only file that knows that crate) for the others: it starts over at the last document the
+//! fast reader handed over completely and skips the events already built on (`feed`). Both
+//! give the same events, so the builder cannot tell them apart.
 //!
 //! The parser reports nodes, comments (with a placement hint) and byte spans. What it leaves
 //! implicit — where the `-`, `:` and `?` indicators are, how many blank lines separate things,
@@ -19,13 +20,10 @@
 use crate::hash::HashSet;
 use std::borrow::Cow;
 
-use granit_parser::{
-    Event, Options, Parser, Placement, ScalarStyle as GStyle, Span, StructureStyle,
-};
-
 use super::emit::canonical_inline;
 use super::event::{Ev, EvKind, Style, NO_OFFSET};
 use super::fast::Fast;
+use super::granit::{self, Episode, Start};
 use super::{
     flags, Comment, Document, Entry, Layout, Node, Raw, Repr, ScalarStyle, SeqIndent, MAX_DEPTH,
 };
@@ -57,7 +55,7 @@ pub fn parse_stream(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
 /// next one has started), so a caller can keep only what it needs of a large stream. On error
 /// the documents handed over so far are the ones before the error.
 pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<(), ParseError> {
-    parse_with(src, each, None, Reader::Fast).map(|_| ())
+    parse_with(src, each, None, Reader::Fast, &mut Stats::default()).map(|_| ())
 }
 
 fn parse_with<'a, 's>(
@@ -65,6 +63,7 @@ fn parse_with<'a, 's>(
     mut each: impl FnMut(Document<'a>),
     split: Option<SplitState<'a, 's>>,
     reader: Reader,
+    stats: &mut Stats,
 ) -> Result<Option<std::ops::Range<usize>>, ParseError> {
     // A byte order mark is not part of the text the builder sees (its columns and layout start
     // after it); the first document's text includes it, and the document says to write it.
@@ -94,82 +93,95 @@ fn parse_with<'a, 's>(
     lone_carriage_return(src)?;
     let mut b = Builder::new(src, each);
     b.split = split;
-    feed(src, &mut b, reader)?;
+    feed(src, &mut b, reader, stats)?;
     Ok(b.finish().map(|r| r.start + bom..r.end + bom))
 }
 
 /// Which reader makes the builder's events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reader {
-    /// The fast reader, and `granit-parser` from where it stops.
+    /// The fast reader, and `granit-parser` for the documents it does not read.
     Fast,
     /// `granit-parser` alone.
     Granit,
 }
 
-/// Hands `src`'s events to the builder: the fast reader's as far as it reads (see `fast.rs`),
-/// then `granit-parser`'s from there on, the ones already handed over skipped.
+/// What a reading cost, for measurements: the bytes `granit-parser` read (the rest the fast
+/// reader read alone).
+#[derive(Clone, Copy, Debug, Default)]
+struct Stats {
+    granit: usize,
+}
+
+/// Hands `src`'s events to the builder: the fast reader's as far as it reads (see `fast.rs`);
+/// where it stops, `granit-parser`'s for the documents from the last one the fast reader
+/// handed over completely to the one it stopped in (the events already handed over skipped),
+/// and the fast reader's again from the next document on.
 fn feed<'a, F: FnMut(Document<'a>)>(
     src: &'a str,
     b: &mut Builder<'a, '_, F>,
     reader: Reader,
+    stats: &mut Stats,
 ) -> Result<(), ParseError> {
-    let mut fed = 0usize;
-    #[cfg(debug_assertions)]
-    let mut fed_hash = EventHash::default();
-    if reader == Reader::Fast {
-        let mut fast = Fast::new(src);
-        loop {
+    if reader == Reader::Granit {
+        stats.granit = src.len();
+        for ev in granit::events(src) {
+            b.event(ev?)?;
+        }
+        return Ok(());
+    }
+    let mut at = Start::STREAM;
+    loop {
+        let mut fast = Fast::new(src, at);
+        // Debug builds check that the events the parser skips are the ones handed over.
+        #[cfg(debug_assertions)]
+        let mut fed: Vec<u64> = Vec::new();
+        let (restart, skip, docs) = loop {
             let read = fast.read();
             for ev in fast.take_safe() {
                 #[cfg(debug_assertions)]
-                fed_hash.add(&ev);
+                fed.push(event_hash(&ev));
                 b.event(ev)?;
-                fed += 1;
             }
             match read {
                 Ok(true) => return Ok(()),
                 Ok(false) => {}
-                Err(_) => break,
+                Err(_) => break fast.restart(),
             }
-        }
-    }
-    #[cfg(debug_assertions)]
-    let mut skipped_hash = EventHash::default();
-    for (n, ev) in granit_events(src).enumerate() {
-        let ev = ev?;
-        if n < fed {
-            #[cfg(debug_assertions)]
-            skipped_hash.add(&ev);
-            continue;
-        }
+        };
         #[cfg(debug_assertions)]
-        if n == fed {
-            debug_assert_eq!(
-                skipped_hash.0, fed_hash.0,
-                "the fast reader's events differ from granit-parser's before event {fed}"
-            );
+        let fed = fed.split_off(fed.len() - skip);
+        let mut episode = Episode::new(src, restart, Some(docs));
+        for (n, ev) in (&mut episode).enumerate() {
+            let ev = ev?;
+            if n < skip {
+                #[cfg(debug_assertions)]
+                debug_assert_eq!(
+                    fed[n],
+                    event_hash(&ev),
+                    "the fast reader's event {n} from byte {} differs from granit-parser's: {ev:?}",
+                    restart.byte
+                );
+                continue;
+            }
+            b.event(ev)?;
         }
-        b.event(ev)?;
+        stats.granit += episode.covered();
+        match episode.resume() {
+            Some(next) => at = next,
+            None => return Ok(()),
+        }
     }
-    Ok(())
 }
 
-/// A running hash of events, to check in debug builds that the events the fast reader handed
-/// over are the ones `granit-parser` skips.
+/// A hash of an event, to check in debug builds that the events the fast reader handed over
+/// are the ones `granit-parser` skips.
 #[cfg(debug_assertions)]
-#[derive(Default)]
-struct EventHash(u64);
-
-#[cfg(debug_assertions)]
-impl EventHash {
-    fn add(&mut self, ev: &Ev<'_>) {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.0.hash(&mut h);
-        ev.hash(&mut h);
-        self.0 = h.finish();
-    }
+fn event_hash(ev: &Ev<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ev.hash(&mut h);
+    h.finish()
 }
 
 /// [`parse_stream`] with `granit-parser` alone: what the fast reader must agree with.
@@ -186,7 +198,7 @@ pub fn parse_each_granit<'a>(
     src: &'a str,
     each: impl FnMut(Document<'a>),
 ) -> Result<(), ParseError> {
-    parse_with(src, each, None, Reader::Granit).map(|_| ())
+    parse_with(src, each, None, Reader::Granit, &mut Stats::default()).map(|_| ())
 }
 
 /// [`parse_split`] with `granit-parser` alone.
@@ -203,7 +215,7 @@ pub fn parse_split_granit<'a>(
 /// the reader alone, without building trees).
 #[doc(hidden)]
 pub fn fast_reader_events(src: &str) -> usize {
-    let mut fast = Fast::new(src);
+    let mut fast = Fast::new(src, Start::STREAM);
     let mut n = 0;
     loop {
         let read = fast.read();
@@ -214,107 +226,74 @@ pub fn fast_reader_events(src: &str) -> usize {
     }
 }
 
+/// How many bytes of `src` the fast reader reads, `granit-parser` reading the rest (for
+/// measurements: `examples/fast_check.rs --coverage`), or the error the reading ends with.
+#[doc(hidden)]
+pub fn fast_reader_coverage(src: &str) -> Result<usize, ParseError> {
+    let mut stats = Stats::default();
+    parse_with(src, |_| {}, None, Reader::Fast, &mut stats)?;
+    Ok(src.len() - stats.granit.min(src.len()))
+}
+
 /// Checks the fast reader against `granit-parser` on `src` (for tests and the fuzz target):
-/// the events it hands over are the first ones granit gives, without an error before them.
-/// `Ok(true)` when it read the whole text, `Ok(false)` when it stopped (and granit went on).
+/// the events it hands over, with the parser's for the documents it leaves to the parser, are
+/// the parser's events for the whole text (read as Go reads, see `granit.rs`), without an
+/// error before them. `Ok(true)` when the fast reader read the whole text, `Ok(false)` when it
+/// left documents to the parser.
 #[doc(hidden)]
 pub fn check_fast_reader(src: &str) -> Result<bool, String> {
     let body = src.strip_prefix(BOM).unwrap_or(src);
     if lone_carriage_return(body).is_err() {
         return Ok(false);
     }
-    let mut fast = Fast::new(body);
-    let mut mine = Vec::new();
-    let complete = loop {
-        let read = fast.read();
-        mine.extend(fast.take_safe());
-        match read {
-            Ok(true) => break true,
-            Ok(false) => {}
-            Err(_) => break false,
+    let mut mine: Vec<Result<Ev<'_>, ParseError>> = Vec::new();
+    let mut whole = true;
+    let mut at = Start::STREAM;
+    'runs: loop {
+        let mut fast = Fast::new(body, at);
+        let (restart, skip, docs) = loop {
+            let read = fast.read();
+            mine.extend(fast.take_safe().map(Ok));
+            match read {
+                Ok(true) => break 'runs,
+                Ok(false) => {}
+                Err(_) => break fast.restart(),
+            }
+        };
+        whole = false;
+        let mut episode = Episode::new(body, restart, Some(docs));
+        for (n, ev) in (&mut episode).enumerate() {
+            if n < skip {
+                continue;
+            }
+            let stop = ev.is_err();
+            mine.push(ev);
+            if stop {
+                break 'runs;
+            }
         }
-    };
-    let theirs: Vec<_> = granit_events(body).take(mine.len() + 1).collect();
-    for (n, m) in mine.iter().enumerate() {
-        match theirs.get(n) {
-            Some(Ok(t)) if t == m => {}
-            Some(Ok(t)) => return Err(format!("event {n}: fast {m:?}, granit {t:?}")),
-            Some(Err(e)) => return Err(format!("event {n}: fast {m:?}, granit's error {e}")),
-            None => return Err(format!("event {n}: fast {m:?}, granit ended")),
+        match episode.resume() {
+            Some(next) => at = next,
+            None => break,
         }
     }
-    if complete && theirs.len() > mine.len() {
+    let theirs: Vec<_> = granit::events(body).take(mine.len() + 1).collect();
+    for (n, m) in mine.iter().enumerate() {
+        match (m, theirs.get(n)) {
+            (Ok(m), Some(Ok(t))) if t == m => {}
+            (Err(m), Some(Err(t))) if t == m => {}
+            (m, Some(t)) => return Err(format!("event {n}: fast {m:?}, granit {t:?}")),
+            (m, None) => return Err(format!("event {n}: fast {m:?}, granit ended")),
+        }
+    }
+    if theirs.len() > mine.len() {
         return Err(format!(
-            "the fast reader ended after {} events, granit goes on: {:?}",
+            "the readers ended after {} events, granit goes on: {:?}",
             mine.len(),
             theirs.get(mine.len())
         ));
     }
-    Ok(complete)
-}
-
-/// The parser's options: anchors reported as events, nesting bounded by [`MAX_DEPTH`].
-fn granit_options() -> Options {
-    let mut opts = Options::default();
-    opts.emit_anchor_events = true;
-    opts.block_nesting_limit = MAX_DEPTH;
-    opts.flow_nesting_limit = MAX_DEPTH;
-    // Long runs of commented-out YAML are common in real files.
-    opts.max_buffered_comment_events = 1 << 20;
-    opts
-}
-
-/// `granit-parser`'s events for `src`, as the builder reads them; a parse error ends them.
-fn granit_events(src: &str) -> impl Iterator<Item = Result<Ev<'_>, ParseError>> {
-    Parser::new_from_str_with_options(src, granit_options()).map(|item| {
-        let (event, span) = item.map_err(|e| ParseError {
-            line: e.marker().line(),
-            column: e.marker().col() + 1,
-            message: e.info().replace('\n', " "),
-        })?;
-        Ok(from_granit(event, &span))
-    })
-}
-
-/// One of the parser's events as the builder reads it.
-fn from_granit<'a>(event: Event<'a>, span: &Span) -> Ev<'a> {
-    let (sb, eb) = span
-        .byte_range()
-        .map_or((NO_OFFSET, NO_OFFSET), |r| (r.start, r.end));
-    let style = |s: GStyle| match s {
-        GStyle::Plain => Style::Plain,
-        GStyle::SingleQuoted => Style::SingleQuoted,
-        GStyle::DoubleQuoted => Style::DoubleQuoted,
-        GStyle::Literal => Style::Literal,
-        GStyle::Folded => Style::Folded,
-    };
-    let kind = match event {
-        Event::StreamStart => EvKind::StreamStart,
-        Event::StreamEnd => EvKind::StreamEnd,
-        Event::DocumentStart(explicit, _) => EvKind::DocStart(explicit),
-        Event::DocumentEnd => EvKind::DocEnd,
-        Event::Comment(text, placement) => EvKind::Comment(text, placement == Placement::Right),
-        Event::Anchor(id, name) => EvKind::Anchor(id, name),
-        Event::Alias(id) => EvKind::Alias(id),
-        Event::Scalar(value, s, _, _) => EvKind::Scalar(value, style(s)),
-        Event::MappingStart(s, _, _) => EvKind::MapStart(s == StructureStyle::Flow),
-        Event::SequenceStart(s, _, _) => EvKind::SeqStart(s == StructureStyle::Flow),
-        Event::MappingEnd => EvKind::MapEnd,
-        Event::SequenceEnd => EvKind::SeqEnd,
-        _ => EvKind::Other,
-    };
-    let tag = span
-        .tag_span()
-        .and_then(|t| t.byte_range())
-        .map(|r| (r.start, r.end));
-    Ev {
-        kind,
-        sb,
-        eb,
-        line: span.start.line(),
-        end_line: span.end.line(),
-        tag,
-    }
+    Ok(whole)
 }
 
 /// YAML reads a carriage return alone as a line break, but the tree's layout counts lines by
@@ -381,7 +360,13 @@ fn split_with<'a>(
         next: 0,
         range: None,
     };
-    let range = parse_with(src, |d| docs.push(d), Some(split), reader)?;
+    let range = parse_with(
+        src,
+        |d| docs.push(d),
+        Some(split),
+        reader,
+        &mut Stats::default(),
+    )?;
     Ok(Split { docs, items: range })
 }
 
@@ -1444,23 +1429,6 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         let mut last_line = end_line;
         if frame.flow {
             let raw_src = self.src.get(frame.start..eb).unwrap_or("");
-            // In block context, a flow collection's lines must be indented past its context.
-            let block_ctx = self.stack.last().is_none_or(|f| !f.flow);
-            if block_ctx && !self.stack.is_empty() {
-                let mut at = frame.start;
-                for l in raw_src.split('\n').skip(1) {
-                    at += raw_src[at - frame.start..].find('\n').map_or(0, |i| i + 1);
-                    let indent = l.len() - l.trim_start_matches(' ').len();
-                    if !l.trim().is_empty() && indent <= frame.ctx_col {
-                        let line = self.src[..at].matches('\n').count() + 1;
-                        return Err(self.err(
-                            at,
-                            line,
-                            "a flow collection's continuation line is not indented enough",
-                        ));
-                    }
-                }
-            }
             let canonical = canonical_inline(&frame.node, self.in_flow());
             // A single pair in a flow sequence (`[a: b]`) is a map without braces: its text
             // would not be a map anywhere else, so it is written anew when it moves.
