@@ -251,18 +251,23 @@ impl<'a> Episode<'a> {
         let (mut last_end, mut depth) = (self.last_end, self.depth);
         // Whether `err` is one still to respell (not when reading again without the guesses).
         let mut fresh = true;
+        // The events of the last copy read, if any.
+        let mut read: Option<Vec<Result<Ev<'a>, ParseError>>> = None;
         loop {
             if fresh {
                 let copy = Copy::new(self.src, from, &edits);
                 let at = copy.of_orig(last_end - from, &edits, from);
-                let found = locate(&copy.text, at, depth, &err)?;
+                let Some(found) = locate(&copy.text, at, depth, &err) else {
+                    // Not one of Go's forms: the error stands, after what the copy read.
+                    return self.settle(read, edits, Some(err));
+                };
                 let mut changed = false;
                 for (at, del, ins) in found {
                     let o = copy.orig(at, &edits, from) + from;
                     changed |= merge(&mut edits, o, del, ins);
                 }
                 if !changed {
-                    return None;
+                    return self.settle(read, edits, Some(err));
                 }
                 // Guess from here unless guesses reach here already (a round of guesses ends
                 // where the lexer stops: at the next document, or at what it does not follow).
@@ -275,8 +280,19 @@ impl<'a> Episode<'a> {
                     self.guess(&mut edits, &copy, at, depth);
                 }
             }
-            let read = err.marker().byte_offset().unwrap_or(0);
-            let (events, next) = self.read_copy(&edits, REPARSE_BUDGET + REPARSE_FACTOR * read)?;
+            let reached = err.marker().byte_offset().unwrap_or(0);
+            let budget = REPARSE_BUDGET + REPARSE_FACTOR * reached;
+            let Some((events, next)) = self.read_copy(&edits, budget) else {
+                // Read again too often: the error stands, saying why.
+                let mut e = error_at(self.src, self.start, &err, None);
+                e.message = format!(
+                    "{} (one of the forms Go reads, but the document holds more of them than \
+                     are read again here: {} bytes)",
+                    e.message, self.reparsed
+                );
+                self.source = Source::Buffered(vec![Err(e)].into_iter());
+                return Some(());
+            };
             (last_end, depth) = frontier(self.src, from, &events);
             let wrong = !self.confirmed(&events, last_end);
             match next {
@@ -289,23 +305,37 @@ impl<'a> Episode<'a> {
                 Some(ne) if is_go_form(&ne) => {
                     err = ne;
                     fresh = true;
+                    read = Some(events);
                     continue;
                 }
-                next => {
-                    let mut events = events;
-                    if let Some(ne) = next {
-                        let copy = Copy::new(self.src, from, &edits);
-                        let e = error_at(self.src, self.start, &ne, Some((&copy, &edits)));
-                        events.push(Err(e));
-                    }
-                    self.edits = edits;
-                    let rest: Vec<_> = events.into_iter().skip(self.handed).collect();
-                    self.source = Source::Buffered(rest.into_iter());
-                    return Some(());
-                }
+                next => return self.settle(Some(events), edits, next),
             }
             fresh = false;
         }
+    }
+
+    /// Goes on with the events of the copy respelled with `edits` (`events`, read to the
+    /// parser's error `err` if any), the ones handed over skipped. `None` when no copy was read.
+    fn settle(
+        &mut self,
+        events: Option<Vec<Result<Ev<'a>, ParseError>>>,
+        edits: Vec<Edit>,
+        err: Option<ScanError>,
+    ) -> Option<()> {
+        let mut events = events?;
+        if let Some(e) = err {
+            let copy = Copy::new(self.src, self.start.byte, &edits);
+            events.push(Err(error_at(
+                self.src,
+                self.start,
+                &e,
+                Some((&copy, &edits)),
+            )));
+        }
+        self.edits = edits;
+        let rest: Vec<_> = events.into_iter().skip(self.handed).collect();
+        self.source = Source::Buffered(rest.into_iter());
+        Some(())
     }
 
     /// Takes the guessed respellings out of `edits`, and guesses no more.
@@ -1073,7 +1103,12 @@ fn scan(b: &[u8], from: usize, depth: usize, to: usize) -> Option<Inside> {
     let mut lx = Lexer::new(b, from, depth);
     while lx.i < to {
         let depth = lx.depth;
-        match lx.next() {
+        let token = lx.next();
+        if lx.tok >= to {
+            // The next token starts at or after `to`: `to` is between tokens.
+            return Some(Inside::Between { depth });
+        }
+        match token {
             Some(Tok::Quoted { open, close }) if close >= to => {
                 return Some(Inside::Quoted { open, depth });
             }

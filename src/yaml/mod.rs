@@ -69,6 +69,7 @@ mod node;
 mod parse;
 pub mod place;
 pub mod scalar;
+mod scan;
 
 pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
@@ -76,8 +77,8 @@ pub use json::{from_json, to_json, ToJsonError};
 pub use node::{Entry, Kind};
 #[doc(hidden)]
 pub use parse::{
-    check_fast_reader, fast_reader_coverage, fast_reader_events, parse_each_granit,
-    parse_split_granit, parse_stream_granit,
+    check_fast_reader, fast_reader_coverage, fast_reader_events, fast_reader_stops,
+    parse_each_granit, parse_split_granit, parse_stream_granit,
 };
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
 

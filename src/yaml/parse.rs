@@ -235,6 +235,35 @@ pub fn fast_reader_coverage(src: &str) -> Result<usize, ParseError> {
     Ok(src.len() - stats.granit.min(src.len()))
 }
 
+/// The lines where the fast reader stopped and left documents to `granit-parser`, for `src`
+/// without a byte order mark (for `examples/fast_check.rs --stops`: what to read next).
+#[doc(hidden)]
+pub fn fast_reader_stops(src: &str) -> Vec<usize> {
+    let mut stops = Vec::new();
+    let mut at = Start::STREAM;
+    loop {
+        let mut fast = Fast::new(src, at);
+        let (restart, _, docs) = loop {
+            match fast.read() {
+                Ok(true) => return stops,
+                Ok(false) => {
+                    fast.take_safe();
+                }
+                Err(_) => break fast.restart(),
+            }
+        };
+        stops.push(fast.line());
+        let mut episode = Episode::new(src, restart, Some(docs));
+        if episode.by_ref().any(|e| e.is_err()) {
+            return stops;
+        }
+        match episode.resume() {
+            Some(next) => at = next,
+            None => return stops,
+        }
+    }
+}
+
 /// Checks the fast reader against `granit-parser` on `src` (for tests and the fuzz target):
 /// the events it hands over, with the parser's for the documents it leaves to the parser, are
 /// the parser's events for the whole text (read as Go reads, see `granit.rs`), without an
@@ -508,6 +537,11 @@ struct Builder<'a, 's, F: FnMut(Document<'a>)> {
     /// Where the anchor or tag of the next node starts, when it has one.
     props_start: Option<(usize, usize)>,
     anchors: Vec<(usize, Cow<'a, str>)>,
+    /// The document's anchored scalars: the anchor's id, the text and value (an alias of one
+    /// used as a key is that key, for the duplicate check), and the key an alias about to be
+    /// placed stands for.
+    anchored_scalars: Vec<(usize, String, Option<KeyId>)>,
+    alias_key: Option<(String, Option<KeyId>)>,
     /// Where the next document's text starts, and where the last finished one started.
     text_start: usize,
     last_doc_start: usize,
@@ -567,6 +601,8 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             header: None,
             props_start: None,
             anchors: Vec::new(),
+            anchored_scalars: Vec::new(),
+            alias_key: None,
             text_start: 0,
             last_doc_start: 0,
             directives: Vec::new(),
@@ -738,6 +774,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 self.last_line = self.last_line.max(end_line);
                 self.content_end = self.content_end.max(eb);
                 self.advance(eb, end_line);
+                // As a key, it is the key its anchor is on: compared with its siblings.
+                self.alias_key = self
+                    .anchored_scalars
+                    .iter()
+                    .rev()
+                    .find(|(i, _, _)| *i == id)
+                    .map(|(_, k, v)| (k.clone(), v.clone()));
                 self.place(node, line, end_line, sb, eb)?;
             }
             EvKind::Scalar(value, style) => {
@@ -779,6 +822,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         self.doc = Some(doc);
         self.done = None;
         self.anchors.clear();
+        self.anchored_scalars.clear();
         self.seq_indent = None;
         self.dash = None;
         self.colon = None;
@@ -938,9 +982,12 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 _ => None,
             }
         };
+        let mut scalar = None;
         if let Some(n) = node {
+            scalar = n.as_str().map(|text| (id, text.to_owned(), value_id(n)));
             n.ext.get_or_insert_with(Box::default).anchor = Some(name);
         }
+        self.anchored_scalars.extend(scalar);
     }
 
     fn slot_mut(&mut self, slot: Slot) -> Option<&mut Node<'a>> {
@@ -1511,11 +1558,17 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             Some(f) if f.map => match f.key.take() {
                 None => {
-                    // A key: refuse duplicates, the same text or the same value ([`KeyId`]).
-                    let dup = match node.as_str() {
-                        None | Some("") => false,
-                        Some(k) => {
-                            let value = value_id(&node);
+                    // A key: refuse duplicates, the same text or the same value ([`KeyId`]);
+                    // an alias is the key its anchor is on.
+                    let alias = self.alias_key.take();
+                    let key = match (node.as_str(), &alias) {
+                        (Some(k), _) => Some((k, value_id(&node))),
+                        (None, Some((k, v))) => Some((k.as_str(), v.clone())),
+                        (None, None) => None,
+                    };
+                    let dup = match key {
+                        None | Some(("", _)) => false,
+                        Some((k, value)) => {
                             let siblings = &self.entries[f.first_child..];
                             let insert = |seen: &mut HashSet<KeyId>| {
                                 let text_new = seen.insert(KeyId::Text(k.to_owned()));
@@ -1547,7 +1600,8 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                         }
                     };
                     if dup {
-                        let msg = format!("duplicate key {:?}", node.as_str().unwrap_or_default());
+                        let text = node.as_str().or(alias.as_ref().map(|(k, _)| k.as_str()));
+                        let msg = format!("duplicate key {:?}", text.unwrap_or_default());
                         return Err(self.err(at, first_line, msg));
                     }
                     f.key = Some(node);
