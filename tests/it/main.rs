@@ -9,6 +9,7 @@ mod diff_cli;
 mod diff_conformance;
 mod diff_properties;
 mod fixtures;
+mod go_yaml;
 mod hostile;
 mod hosts;
 mod json6902_suite;
