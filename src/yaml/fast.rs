@@ -150,8 +150,10 @@ pub(crate) struct Fast<'a> {
     doc_anchors: Vec<(&'a str, usize)>,
 }
 
+/// Whether `b` separates (white space, a line's end, the end of the text): what must follow
+/// an indicator.
 fn is_blank_or_end(b: Option<&u8>) -> bool {
-    matches!(b, None | Some(b' ' | b'\n' | b'\r'))
+    matches!(b, None | Some(b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 impl<'a> Fast<'a> {
@@ -1225,6 +1227,11 @@ impl<'a> Fast<'a> {
                         Some(_) => j += 1,
                     }
                 }
+                if at_eol(b, j) && tab_leads_next(b, j) {
+                    // The parser reads the next line as more of the scalar, and refuses its
+                    // tab (Go does too).
+                    return Err(Unsupported);
+                }
                 let mut end = j;
                 while end > i && b[end - 1] == b' ' {
                     end -= 1;
@@ -1303,6 +1310,18 @@ impl<'a> Fast<'a> {
         self.line = end_line;
         Ok(())
     }
+}
+
+/// Whether a tab leads the first line with content after the line that ends at `i`.
+fn tab_leads_next(b: &[u8], mut i: usize) -> bool {
+    while i < b.len() {
+        match b[i] {
+            b'\t' => return true,
+            b' ' | b'\r' | b'\n' => i += 1,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The end of the line holding `i`: its `\n`, or the end of the text.

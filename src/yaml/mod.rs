@@ -8,9 +8,16 @@
 //! explicit `---` / `...`, directives. [`emit_stream`] writes them back.
 //!
 //! What it must not do: know about Kubernetes (no `apiVersion`, no `kind`), merge, or select.
-//! Only `parse.rs` talks to the parser crate, so the parser can be swapped; the fast reader
-//! (`fast.rs`) must give exactly the events that crate gives, so which one read a text never
-//! shows in a tree or an error.
+//! Only `granit.rs` talks to the parser crate, so the parser can be swapped; the fast reader
+//! (`fast.rs`, with `scan.rs`) must give exactly the events that crate gives, so which one read
+//! a text never shows in a tree or an error.
+//!
+//! Text is read as Go's YAML libraries (go-yaml, and so kubectl, kustomize and kpt) read it:
+//! where YAML 1.2 refuses a form they read — quoted scalars' and flow collections' lines at or
+//! left of their block's indentation, tabs leading those lines, `\'` in a double-quoted scalar,
+//! a comment glued to a token — it is read as they read it (`granit.rs`); what they refuse is
+//! refused. A node read in such a form is written back as it was while untouched, and where a
+//! patch moves it, its lines move with it and still read the same.
 //!
 //! # Round-trip guarantees and their limits
 //!
@@ -63,6 +70,7 @@ pub mod anchors;
 mod emit;
 mod event;
 mod fast;
+mod feed;
 mod granit;
 mod json;
 mod node;
@@ -73,14 +81,13 @@ mod scan;
 
 pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
+#[doc(hidden)]
+pub use feed::{check_fast_reader, fast_reader_coverage, fast_reader_events, fast_reader_stops};
 pub use json::{from_json, to_json, ToJsonError};
 pub use node::{Entry, Kind};
-#[doc(hidden)]
-pub use parse::{
-    check_fast_reader, fast_reader_coverage, fast_reader_events, fast_reader_stops,
-    parse_each_granit, parse_split_granit, parse_stream_granit,
-};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
+#[doc(hidden)]
+pub use parse::{parse_each_granit, parse_split_granit, parse_stream_granit};
 
 use std::borrow::Cow;
 

@@ -1,8 +1,7 @@
 //! The tree builder: events in, [`Document`] trees out. The events come from the fast reader
 //! (`fast.rs`) for the documents it reads, and from `granit-parser` (through `granit.rs`, the
-//! only file that knows that crate) for the others: it starts over at the last document the
-//! fast reader handed over completely and skips the events already built on (`feed`). Both
-//! give the same events, so the builder cannot tell them apart.
+//! only file that knows that crate) for the others (`feed.rs` chooses). Both give the same
+//! events, so the builder cannot tell them apart.
 //!
 //! The parser reports nodes, comments (with a placement hint) and byte spans. What it leaves
 //! implicit — where the `-`, `:` and `?` indicators are, how many blank lines separate things,
@@ -22,14 +21,13 @@ use std::borrow::Cow;
 
 use super::emit::canonical_inline;
 use super::event::{Ev, EvKind, Style, NO_OFFSET};
-use super::fast::Fast;
-use super::granit::{self, Episode, Start};
+use super::feed::{feed, Reader, Stats};
 use super::{
     flags, Comment, Document, Entry, Layout, Node, Raw, Repr, ScalarStyle, SeqIndent, MAX_DEPTH,
 };
 
 /// The byte order mark YAML allows at the start of a stream.
-const BOM: char = '\u{feff}';
+pub(crate) const BOM: char = '\u{feff}';
 
 /// Malformed YAML, with its place in the source (1-based line and column).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -93,95 +91,15 @@ fn parse_with<'a, 's>(
     lone_carriage_return(src)?;
     let mut b = Builder::new(src, each);
     b.split = split;
-    feed(src, &mut b, reader, stats)?;
+    feed(src, reader, stats, &mut |ev| b.event(ev))?;
     Ok(b.finish().map(|r| r.start + bom..r.end + bom))
 }
 
-/// Which reader makes the builder's events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reader {
-    /// The fast reader, and `granit-parser` for the documents it does not read.
-    Fast,
-    /// `granit-parser` alone.
-    Granit,
-}
-
-/// What a reading cost, for measurements: the bytes `granit-parser` read (the rest the fast
-/// reader read alone).
-#[derive(Clone, Copy, Debug, Default)]
-struct Stats {
-    granit: usize,
-}
-
-/// Hands `src`'s events to the builder: the fast reader's as far as it reads (see `fast.rs`);
-/// where it stops, `granit-parser`'s for the documents from the last one the fast reader
-/// handed over completely to the one it stopped in (the events already handed over skipped),
-/// and the fast reader's again from the next document on.
-fn feed<'a, F: FnMut(Document<'a>)>(
-    src: &'a str,
-    b: &mut Builder<'a, '_, F>,
-    reader: Reader,
-    stats: &mut Stats,
-) -> Result<(), ParseError> {
-    if reader == Reader::Granit {
-        stats.granit = src.len();
-        for ev in granit::events(src) {
-            b.event(ev?)?;
-        }
-        return Ok(());
-    }
-    let mut at = Start::STREAM;
-    loop {
-        let mut fast = Fast::new(src, at);
-        // Debug builds check that the events the parser skips are the ones handed over.
-        #[cfg(debug_assertions)]
-        let mut fed: Vec<u64> = Vec::new();
-        let (restart, skip, docs) = loop {
-            let read = fast.read();
-            for ev in fast.take_safe() {
-                #[cfg(debug_assertions)]
-                fed.push(event_hash(&ev));
-                b.event(ev)?;
-            }
-            match read {
-                Ok(true) => return Ok(()),
-                Ok(false) => {}
-                Err(_) => break fast.restart(),
-            }
-        };
-        #[cfg(debug_assertions)]
-        let fed = fed.split_off(fed.len() - skip);
-        let mut episode = Episode::new(src, restart, Some(docs));
-        for (n, ev) in (&mut episode).enumerate() {
-            let ev = ev?;
-            if n < skip {
-                #[cfg(debug_assertions)]
-                debug_assert_eq!(
-                    fed[n],
-                    event_hash(&ev),
-                    "the fast reader's event {n} from byte {} differs from granit-parser's: {ev:?}",
-                    restart.byte
-                );
-                continue;
-            }
-            b.event(ev)?;
-        }
-        stats.granit += episode.covered();
-        match episode.resume() {
-            Some(next) => at = next,
-            None => return Ok(()),
-        }
-    }
-}
-
-/// A hash of an event, to check in debug builds that the events the fast reader handed over
-/// are the ones `granit-parser` skips.
-#[cfg(debug_assertions)]
-fn event_hash(ev: &Ev<'_>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    ev.hash(&mut h);
-    h.finish()
+/// Reads `src` (building and dropping its documents) with `reader`: what the reading cost.
+pub(crate) fn measure(src: &str, reader: Reader) -> Result<Stats, ParseError> {
+    let mut stats = Stats::default();
+    parse_with(src, |_| {}, None, reader, &mut stats)?;
+    Ok(stats)
 }
 
 /// [`parse_stream`] with `granit-parser` alone: what the fast reader must agree with.
@@ -211,123 +129,9 @@ pub fn parse_split_granit<'a>(
     split_with(src, key, each, Reader::Granit)
 }
 
-/// How many events the fast reader makes for `src` before it stops or ends (for benchmarks:
-/// the reader alone, without building trees).
-#[doc(hidden)]
-pub fn fast_reader_events(src: &str) -> usize {
-    let mut fast = Fast::new(src, Start::STREAM);
-    let mut n = 0;
-    loop {
-        let read = fast.read();
-        n += fast.take_safe().count();
-        if !matches!(read, Ok(false)) {
-            return n;
-        }
-    }
-}
-
-/// How many bytes of `src` the fast reader reads, `granit-parser` reading the rest (for
-/// measurements: `examples/fast_check.rs --coverage`), or the error the reading ends with.
-#[doc(hidden)]
-pub fn fast_reader_coverage(src: &str) -> Result<usize, ParseError> {
-    let mut stats = Stats::default();
-    parse_with(src, |_| {}, None, Reader::Fast, &mut stats)?;
-    Ok(src.len() - stats.granit.min(src.len()))
-}
-
-/// The lines where the fast reader stopped and left documents to `granit-parser`, for `src`
-/// without a byte order mark (for `examples/fast_check.rs --stops`: what to read next).
-#[doc(hidden)]
-pub fn fast_reader_stops(src: &str) -> Vec<usize> {
-    let mut stops = Vec::new();
-    let mut at = Start::STREAM;
-    loop {
-        let mut fast = Fast::new(src, at);
-        let (restart, _, docs) = loop {
-            match fast.read() {
-                Ok(true) => return stops,
-                Ok(false) => {
-                    fast.take_safe();
-                }
-                Err(_) => break fast.restart(),
-            }
-        };
-        stops.push(fast.line());
-        let mut episode = Episode::new(src, restart, Some(docs));
-        if episode.by_ref().any(|e| e.is_err()) {
-            return stops;
-        }
-        match episode.resume() {
-            Some(next) => at = next,
-            None => return stops,
-        }
-    }
-}
-
-/// Checks the fast reader against `granit-parser` on `src` (for tests and the fuzz target):
-/// the events it hands over, with the parser's for the documents it leaves to the parser, are
-/// the parser's events for the whole text (read as Go reads, see `granit.rs`), without an
-/// error before them. `Ok(true)` when the fast reader read the whole text, `Ok(false)` when it
-/// left documents to the parser.
-#[doc(hidden)]
-pub fn check_fast_reader(src: &str) -> Result<bool, String> {
-    let body = src.strip_prefix(BOM).unwrap_or(src);
-    if lone_carriage_return(body).is_err() {
-        return Ok(false);
-    }
-    let mut mine: Vec<Result<Ev<'_>, ParseError>> = Vec::new();
-    let mut whole = true;
-    let mut at = Start::STREAM;
-    'runs: loop {
-        let mut fast = Fast::new(body, at);
-        let (restart, skip, docs) = loop {
-            let read = fast.read();
-            mine.extend(fast.take_safe().map(Ok));
-            match read {
-                Ok(true) => break 'runs,
-                Ok(false) => {}
-                Err(_) => break fast.restart(),
-            }
-        };
-        whole = false;
-        let mut episode = Episode::new(body, restart, Some(docs));
-        for (n, ev) in (&mut episode).enumerate() {
-            if n < skip {
-                continue;
-            }
-            let stop = ev.is_err();
-            mine.push(ev);
-            if stop {
-                break 'runs;
-            }
-        }
-        match episode.resume() {
-            Some(next) => at = next,
-            None => break,
-        }
-    }
-    let theirs: Vec<_> = granit::events(body).take(mine.len() + 1).collect();
-    for (n, m) in mine.iter().enumerate() {
-        match (m, theirs.get(n)) {
-            (Ok(m), Some(Ok(t))) if t == m => {}
-            (Err(m), Some(Err(t))) if t == m => {}
-            (m, Some(t)) => return Err(format!("event {n}: fast {m:?}, granit {t:?}")),
-            (m, None) => return Err(format!("event {n}: fast {m:?}, granit ended")),
-        }
-    }
-    if theirs.len() > mine.len() {
-        return Err(format!(
-            "the readers ended after {} events, granit goes on: {:?}",
-            mine.len(),
-            theirs.get(mine.len())
-        ));
-    }
-    Ok(whole)
-}
-
 /// YAML reads a carriage return alone as a line break, but the tree's layout counts lines by
 /// line feeds: such a text is refused (CRLF is read, and written back as LF).
-fn lone_carriage_return(src: &str) -> Result<(), ParseError> {
+pub(crate) fn lone_carriage_return(src: &str) -> Result<(), ParseError> {
     let bytes = src.as_bytes();
     let lone = memchr::memchr_iter(b'\r', bytes).find(|&i| bytes.get(i + 1) != Some(&b'\n'));
     let Some(at) = lone else {
@@ -740,7 +544,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         }
     }
 
-    fn event(&mut self, ev: Ev<'a>) -> Result<(), ParseError> {
+    pub(crate) fn event(&mut self, ev: Ev<'a>) -> Result<(), ParseError> {
         let (sb, eb) = if ev.sb == NO_OFFSET || ev.eb == NO_OFFSET {
             (self.prev_end, self.prev_end)
         } else {
