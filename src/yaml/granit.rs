@@ -11,18 +11,21 @@
 //!   of a flow collection (go-yaml reads them as separation);
 //! * `\'` in a double-quoted scalar (a single quote);
 //! * a comment right after a token, without white space before its `#` (`"a"# c`, `[a]# c`,
-//!   `[a,# c`, `|# c`): go-yaml starts a comment wherever a token may start.
+//!   `[a,# c`, `|# c`): go-yaml starts a comment wherever a token may start;
+//! * a block scalar's header (`|`, `>-`, ...) on the line after its key, at the key's column
+//!   (`key:\n|\n  text`): a block scalar is never a key, so go-yaml takes it for the value.
 //!
 //! (Flow collections whose lines stand at or left of the enclosing block's indentation,
 //! closing brackets included, `granit-parser` reads already.) None of these changes a value:
 //! the leading white space of those lines is not content. So when `granit-parser` refuses one
 //! of them, the episode reads a copy of the text in which exactly that construct is respelled
 //! in YAML 1.2 — its continuation lines indented to the column of its opening quote, leading
-//! tabs turned into spaces, `\'` written `\x27`, a space before the `#` — and maps every position back to the original
-//! text. The construct is found from the error's place and the text after the last event
-//! handed over (`locate`); an error that is not one of these forms, or whose construct cannot
-//! be found, is reported as it is. Each respelling costs a new parse of the episode's text, so
-//! their number is bounded ([`REPARSE_BUDGET`]).
+//! tabs turned into spaces, `\'` written `\x27`, a space put before the `#` or the block
+//! header — and maps every position back to the original text. The construct is found from
+//! the error's place and the text after the last event handed over (`locate`); an error that
+//! is not one of these forms, or whose construct cannot be found, is reported as it is. Each
+//! respelling costs a new parse of the episode's text, so their number is bounded
+//! ([`REPARSE_BUDGET`]).
 //!
 //! What it must not do: build trees (the builder does), or read anything as Go does that Go
 //! refuses: a document marker at the start of a quoted scalar's line stays an error, as do
@@ -536,6 +539,7 @@ fn is_go_form(e: &ScanError) -> bool {
             | ErrorKind::TabInBlockIndentation
             | ErrorKind::UnknownQuotedScalarEscape
             | ErrorKind::CommentNotSeparated
+            | ErrorKind::SimpleKeyExpected
     )
 }
 
@@ -800,11 +804,52 @@ fn locate(
                 _ => None,
             }
         }
+        ErrorKind::SimpleKeyExpected if matches!(b.get(at), Some(b'|' | b'>')) => {
+            // A block scalar's header on the line after its key, at the key's column: Go reads
+            // it as the key's value (a block scalar is never a key). One space more makes it so
+            // for the parser too; the body's indentation does not depend on the header's.
+            let ls = line_start(at);
+            (b[ls..at].iter().all(|&c| c == b' ') && key_above(b, ls) == Some(at - ls))
+                .then(|| vec![(at, 0, " ".to_owned())])
+        }
         ErrorKind::CommentNotSeparated if b.get(at) == Some(&b'#') => {
             // Go starts a comment at a `#` where a token may start, spaced or not.
             Some(vec![(at, 0, " ".to_owned())])
         }
         _ => None,
+    }
+}
+
+/// The column of the key that the last line with content before the line starting at `ls`
+/// holds, when that line is `KEY:` with nothing after it (but a comment): a key waiting for
+/// its value. `- ` before the key is skipped.
+fn key_above(b: &[u8], ls: usize) -> Option<usize> {
+    let mut end = ls.checked_sub(1)?;
+    loop {
+        let start = b[..end]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = &b[start..end];
+        let text = line.iter().position(|&c| c != b' ' && c != b'\r');
+        match text {
+            Some(t) if line[t] != b'#' => {
+                let mut k = t;
+                while line[k..].starts_with(b"- ") {
+                    k += 2;
+                    while line.get(k) == Some(&b' ') {
+                        k += 1;
+                    }
+                }
+                let body = match line.windows(2).position(|w| w == b" #") {
+                    Some(c) => &line[..c],
+                    None => line,
+                };
+                let body = body.trim_ascii_end();
+                return (body.ends_with(b":") && body.len() > k + 1).then_some(k);
+            }
+            _ => end = start.checked_sub(1)?,
+        }
     }
 }
 
@@ -1178,6 +1223,8 @@ mod tests {
     #[test]
     fn go_forms_read_as_go_reads() {
         for (src, want) in [
+            ("a:\n  f:\n  |\n    next line\n  g: 1\n", "next line\n"),
+            ("f:\n>-\n  text\n  more\ng: 1\n", "text more"),
             ("a: \"it\\'s\"\n", "it's"),
             ("a:\n  b: [x,\n\ty]\n", "y"),
             ("a:\n  b: \"x\n\t  y\"\n", "x y"),
@@ -1196,7 +1243,13 @@ mod tests {
     /// unknown escape.
     #[test]
     fn what_go_refuses_stays_an_error() {
-        for src in ["a: 'x\n---\n  y'\n", "a: \"\\q\"\n", "a: 'x\n...\n'\n"] {
+        for src in [
+            "a: 'x\n---\n  y'\n",
+            "a: \"\\q\"\n",
+            "a: 'x\n...\n'\n",
+            "a: 1\n|\n  x\n",
+            "a:\n  b:\n|\n  x\n",
+        ] {
             let e = read(src).expect_err(src);
             assert!(e.line > 0 && e.column > 0, "{src:?}: {e}");
         }

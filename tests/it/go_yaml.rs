@@ -173,6 +173,7 @@ forms!(
     comment_glued_to_a_flow_end,
     comment_glued_to_a_comma,
     comment_glued_to_a_block_header,
+    block_header_at_the_key_column,
     read_by_the_parser,
 );
 
