@@ -561,3 +561,39 @@ fn the_fast_reader_leaves_granits_bounds_to_granit() {
     let refused = yaml::parse_stream(&texts[texts.len() - 2]).expect_err("too many comments");
     assert!(refused.line > 1 << 20, "{refused}");
 }
+
+/// What the fast reader does not read costs that document, not the rest of the stream: the
+/// parser reads from the end of the last document the fast reader handed over to the next
+/// `---`, and the fast reader takes over again there; the trees are the same as the parser's.
+#[test]
+fn the_fast_reader_leaves_only_the_documents_it_does_not_read() {
+    let plain = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: 'x\n    y'\n";
+    // An explicit key: not read by the fast reader.
+    let odd = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  ? k\n  : v\n";
+    let odd_doc = format!("---\n{odd}");
+    for n in [1, 3, 40] {
+        let mut stream = String::new();
+        for i in 0..n {
+            stream.push_str("---\n");
+            stream.push_str(&plain.replace("name: a", &format!("name: a{i}")));
+        }
+        let before = stream.len();
+        stream.push_str(&odd_doc);
+        for i in 0..n {
+            stream.push_str("---\n");
+            stream.push_str(&plain.replace("name: a", &format!("name: c{i}")));
+        }
+        let fast = yaml::fast_reader_coverage(&stream).expect("YAML");
+        assert_eq!(fast, stream.len() - odd_doc.len(), "{n}: {before}");
+        if let Err(e) = fast_reader_agrees(&format!("{n} documents around"), &stream) {
+            panic!("{e}");
+        }
+    }
+    // Where it stops late in a document, the parser goes back to that document's start only.
+    let late = format!("{plain}---\n{plain}  z: [a,\n b]\n  ? kk\n  : v\n---\n{plain}");
+    let fast = yaml::fast_reader_coverage(&late).expect("YAML");
+    let second = late.find("---\n").expect("---");
+    let third = late.rfind("---\n").expect("---");
+    assert_eq!(fast, late.len() - (third - second));
+    fast_reader_agrees("late", &late).unwrap_or_else(|e| panic!("{e}"));
+}
