@@ -1133,7 +1133,10 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 end_byte = body_end;
             }
         } else if style != ScalarStyle::Plain || raw_src.contains('\n') {
+            // Text over several lines is never written so anew: a line break in it folds (or
+            // is escaped) in the value, which the emitter writes on one line.
             let canonical = match quoted_as_written(&node, raw_src) {
+                _ if raw_src.contains('\n') => false,
                 Some(same) => {
                     debug_assert_eq!(same, canonical_inline(&node, in_flow) == raw_src);
                     same
