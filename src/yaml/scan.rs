@@ -111,6 +111,21 @@ pub(crate) fn quoted(src: &str, p: usize) -> R<Scanned<'_>> {
     let b = src.as_bytes();
     let single = b[p] == b'\'';
     let quote = b[p];
+    // Most quoted scalars are plain text on one line: the closing quote comes before any
+    // escape, `''` pair or line break.
+    let stop = if single { quote } else { b'\\' };
+    if let Some(n) = memchr::memchr3(quote, stop, b'\n', &b[p + 1..]) {
+        let close = p + 1 + n;
+        let pair = single && b.get(close + 1) == Some(&b'\'');
+        if b[close] == quote && !pair && b[p + 1..close].iter().all(|&c| (0x20..0x7f).contains(&c))
+        {
+            return Ok(Scanned {
+                value: Cow::Borrowed(&src[p + 1..close]),
+                end: close + 1,
+                breaks: 0,
+            });
+        }
+    }
     let mut i = p + 1;
     // The value, once it differs from the text (an escape, a fold); until then it is
     // `src[p + 1..run]`.
@@ -173,9 +188,11 @@ pub(crate) fn quoted(src: &str, p: usize) -> R<Scanned<'_>> {
         }
     };
     // The text as written: printable, with tabs and line breaks.
-    if !src[p + 1..close]
-        .chars()
-        .all(|c| printable(c) || matches!(c, '\t' | '\n' | '\r'))
+    let ascii = |c: &u8| (0x20..0x7f).contains(c) || matches!(c, b'\t' | b'\n' | b'\r');
+    if !b[p + 1..close].iter().all(ascii)
+        && !src[p + 1..close]
+            .chars()
+            .all(|c| printable(c) || matches!(c, '\t' | '\n' | '\r'))
     {
         return Err(Unsupported);
     }
@@ -408,8 +425,10 @@ pub(crate) fn block_body(
             .rposition(|&c| c == b'\n')
             .map_or(0, |k| k + 1)
     };
+    // The start of the line `i` stands on.
+    let mut ls = line_start(i);
     // Lines whose indentation reaches `indent` (`i` stands after it).
-    while i < b.len() && i - line_start(i) == indent {
+    while i < b.len() && i - ls == indent {
         let trailing_blank = matches!(b[i], b' ' | b'\t');
         if folded && leading_break && !leading_blank && !trailing_blank {
             if trailing == 0 {
@@ -422,10 +441,10 @@ pub(crate) fn block_body(
             value.push('\n');
         }
         leading_blank = trailing_blank;
-        let mut e = i;
-        while !at_eol(b, e) {
-            e += 1;
-        }
+        let e = match memchr::memchr2(b'\n', b'\r', &b[i..]) {
+            Some(n) => i + n,
+            None => b.len(),
+        };
         text_ok(src, i, e, true)?;
         if first.is_none() {
             first = Some((i, breaks));
@@ -445,6 +464,11 @@ pub(crate) fn block_body(
         i = next;
         breaks += nb;
         trailing = nb;
+        ls = if nb == 0 {
+            after_break(b, e)
+        } else {
+            line_start(i)
+        };
     }
     // Chomping: clip keeps the last break, keep the empty lines after it too.
     if chomp != b'-' && leading_break {
