@@ -150,6 +150,8 @@ for pattern in ("tests/data/yaml-test-suite/**/in.yaml", "tests/data/conformance
         raw = open(path, "rb").read()
         if len(raw) <= 65536:
             put("fast_reader", raw)
+            if "go_yaml" in path:
+                put("yaml_roundtrip", raw)
 # A resource as benches/support/gen.rs writes them (comments, quoting, flow values, block
 # scalars), as a stream of two and inside a ResourceList.
 GENERATED = """\
