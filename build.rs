@@ -1,10 +1,11 @@
 //! Tells the integration tests which hosts they can use, so that a test needing a missing host is
 //! reported as ignored instead of passing without having run (tests/it/support.rs, "Hosts").
 //!
-//! It sets `--cfg host_kpt` and `--cfg host_kubectl` when `kpt` and `kubectl` are on `PATH`, and
+//! It sets `--cfg host_kpt`, `--cfg host_kubectl` and `--cfg host_pre_commit` when `kpt`,
+//! `kubectl` and `pre-commit` are on `PATH`, and
 //! `--cfg host_image` when `podman` is on `PATH` and has the function's image
 //! (`KRM_MERGE_IMAGE`, by default `localhost/krm-merge:dev`). With `KRM_MERGE_REQUIRE_HOSTS` set
-//! (`.ci/run` sets it) it sets all three: nothing is ignored, and a missing host fails its tests.
+//! (`.ci/run` sets it) it sets them all: nothing is ignored, and a missing host fails its tests.
 //! The product does not look at these flags.
 //!
 //! It runs again when `PATH` or those variables change, and when podman's store of images does.
@@ -19,7 +20,11 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let required = env::var_os("KRM_MERGE_REQUIRE_HOSTS").is_some();
-    for (cfg, tool) in [("host_kpt", "kpt"), ("host_kubectl", "kubectl")] {
+    for (cfg, tool) in [
+        ("host_kpt", "kpt"),
+        ("host_kubectl", "kubectl"),
+        ("host_pre_commit", "pre-commit"),
+    ] {
         if required || on_path(tool).is_some() {
             println!("cargo:rustc-cfg={cfg}");
         }

@@ -1,5 +1,7 @@
 //! Micro-benchmarks of the pieces a run is made of: parse, emit, selection, the merge walkers
-//! (`wide`: 10,000 elements, paired by hash) and the whole function on an in-memory stream.
+//! (`wide`: 10,000 elements, paired by hash), the whole function on an in-memory stream, and
+//! patch generation (`diff`: a Pod of 20,000 containers reordered, each patch type made and
+//! checked).
 //! `cargo bench --bench core` (add `-- parse` to run one group). For whole-process numbers
 //! against kubectl kustomize see tools/bench.py.
 
@@ -162,7 +164,7 @@ fn walkers(c: &mut Criterion) {
     g.bench_function("json6902 4 ops on a Deployment", |b| {
         b.iter_batched(
             || dest.clone(),
-            |mut d| json6902::apply(&mut d, &ops).expect("applies"),
+            |mut d| json6902::patch(&mut d, &ops).expect("applies"),
             BatchSize::SmallInput,
         )
     });
@@ -236,7 +238,41 @@ fn wide(c: &mut Criterion) {
     g.bench_function("json6902 10000 adds to a map of 10000 keys", |b| {
         b.iter_batched(
             || map.clone(),
-            |mut d| json6902::apply(&mut d, &ops),
+            |mut d| json6902::patch(&mut d, &ops),
+            BatchSize::LargeInput,
+        )
+    });
+    // One operation at the 10,000 places a `[*]` selects: a member added to each element, and
+    // one taken from each (the places are walked from the root one by one).
+    let mut list = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: l\nlist:\n");
+    for i in 0..n {
+        list.push_str(&format!("- name: e{i}\n  value: v{i}\n"));
+    }
+    let list = doc(&list);
+    let fan = json6902::parse_ops(&doc(
+        "- {op: add, path: '/list/[*]/image', value: x:1}\n- {op: remove, path: '/list/[*]/value'}\n",
+    ))
+    .expect("ops");
+    // The same reached through aliases (kept, as a library caller hands them): 10,000 places
+    // under lists of lists that are aliases of one another.
+    let aliased = doc(
+        "l0: &l0 [{}, {}, {}, {}, {}, {}, {}, {}, {}, {}]\nl1: &l1 [*l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0, *l0]\nl2: &l2 [*l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1, *l1]\ntop: [*l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2, *l2]\n",
+    );
+    let through = json6902::parse_ops(&doc(
+        "- {op: add, path: '/top/[*]/[*]/[*]/[*]/image', value: x:1}\n",
+    ))
+    .expect("ops");
+    g.bench_function("json6902 [*] add at 10000 places through aliases", |b| {
+        b.iter_batched(
+            || aliased.clone(),
+            |mut d| json6902::patch(&mut d, &through).expect("applies"),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("json6902 [*] add and remove at 10000 places", |b| {
+        b.iter_batched(
+            || list.clone(),
+            |mut d| json6902::patch(&mut d, &fan).expect("applies"),
             BatchSize::LargeInput,
         )
     });
@@ -258,7 +294,7 @@ fn function(c: &mut Criterion) {
     g.sample_size(20);
     g.bench_function("stream of 1000 resources, 3 patches", |b| {
         b.iter(|| {
-            let out = krm_merge::krm::run_stream(&stream, &plan, None);
+            let out = krm_merge::run::run_stream(&stream, &plan, None);
             assert!(!out.failed(), "{:?}", out.results);
             out.text
         })
@@ -266,5 +302,50 @@ fn function(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, parse_and_emit, selection, walkers, wide, function);
+/// `krm-merge diff`'s library calls on a Pod of 20,000 containers whose odd ones move first
+/// (10,000 moves by key), each patch made and then checked by applying it (the rule of
+/// `diff::verify`): linear in the list, whatever form the patch takes.
+fn diff(c: &mut Criterion) {
+    use krm_merge::diff::{json6902 as json_diff, jsonmerge as merge_diff, three_way, two_way};
+    let n = 20_000;
+    let pod = |order: &mut dyn Iterator<Item = usize>| {
+        let mut s =
+            String::from("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n");
+        for i in order {
+            s.push_str(&format!("  - name: c{i}\n    image: img:{i}\n"));
+        }
+        doc(&s)
+    };
+    let old = pod(&mut (0..n));
+    let new = pod(&mut (1..n).step_by(2).chain((0..n).step_by(2)));
+    let schema = Schema::builtin();
+    let root = schema.root("", "v1", "Pod");
+    let opts = krm_merge::diff::Options::default();
+    let mut g = c.benchmark_group("diff");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function("merge2, 20000 containers reordered", |b| {
+        b.iter(|| two_way::diff(&old, &new, &schema, root, &opts).expect("diff"))
+    });
+    g.bench_function("json6902, 20000 containers reordered", |b| {
+        b.iter(|| json_diff::diff(&old, &new, &schema, root, &opts).expect("diff"))
+    });
+    g.bench_function("jsonmerge, 20000 containers reordered", |b| {
+        b.iter(|| merge_diff::diff(&old, &new, &opts).expect("diff"))
+    });
+    g.bench_function("three-way, 20000 containers reordered", |b| {
+        b.iter(|| three_way::diff(Some(&old), &old, &new, &schema, root, &opts).expect("diff"))
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    parse_and_emit,
+    selection,
+    walkers,
+    wide,
+    function,
+    diff
+);
 criterion_main!(benches);

@@ -282,7 +282,7 @@ fn run(case: &str, n: usize) -> (usize, Duration) {
             p.insert_str(0, &removes);
             let (mut dest, patch) = (parse(&d), parse(&p));
             let ops = json6902::parse_ops(&patch).expect("ops");
-            let t = time(|| json6902::apply(&mut dest, &ops).expect("applies"));
+            let t = time(|| json6902::patch(&mut dest, &ops).expect("applies"));
             (d.len() + p.len(), t)
         }
         "merge3-map" | "apply-map" => {

@@ -139,6 +139,56 @@ for a, b in [
     for flags in (b"\x00", b"\x07"):
         put("merges", flags + (a + "---\n" + b + "---\n" + b).encode())
 
+# Wildcards: one operation at every place its `[*]` select, and `at:` places, through aliases
+# (each alias a copy when a change goes through it, every place and copy spent from the patch's
+# budget), with values the rules skip, make or refuse.
+FAN_DOC = """\
+l0: &l0 [{name: a, env: [{name: X}]}, {name: b}, {}]
+l1: &l1 [*l0, *l0, {name: c, env: *l0}]
+top: [*l1, *l1, [*l0, {name: d}]]
+keep: *l1
+"""
+FAN_OPS = [
+    "- {op: add, path: '/top/[*]/[*]/[*]/k', value: {v: 1}}\n",
+    "- {op: add, path: '/top/[*]/[*]/env/-', value: {name: Y}}\n- {op: remove, path: '/top/[*]/[*]/env/[name=X]'}\n",
+    "- {op: replace, path: '/top/[*]/[*]/[*]/name', value: z}\n- {op: test, path: '/top/[*]/[*]/[*]/name', value: z}\n",
+    "- {op: copy, from: '/top/[*]/[*]/[*]/name', path: '/top/[*]/[*]/[*]/was'}\n",
+    "- {op: move, from: '/top/[*]/[*]', path: /moved/-}\n",
+    "- {op: copy, from: /keep, path: '/top/[*]/[*]'}\n",
+    "- {op: add, path: '/top/[*]/[*]', value: &v {x: [1]}}\n- {op: add, path: /top/0/-, value: *v}\n",
+]
+for ops in FAN_OPS:
+    for flags in (b"\x00", b"\x04", b"\x07"):
+        put("merges", flags + (FAN_DOC + "---\n" + ops + "---\n" + ops).encode())
+FAN_ITEMS = """\
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: w, annotations: {internal.config.kubernetes.io/path: w.yaml}}
+  spec:
+    template:
+      spec:
+        initContainers: &cs [{name: init, image: i}, {name: app, image: a, env: [{name: X, value: "1"}]}]
+        containers: *cs
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: g, annotations: {internal.config.kubernetes.io/path: g.yaml}}
+  row: &row [{}, {}, {}]
+  grid: [*row, *row, [*row]]
+"""
+FAN_PATCHES = [
+    "- target: {kind: Deployment}\n  at: '@containers'\n  patch: |\n    env: [{name: Y, value: '2'}]\n",
+    "- target: {kind: Deployment}\n  at: '@containers[name=app]'\n  type: json6902\n  patch: |\n    - {op: add, path: /env/-, value: {name: Z}}\n    - {op: remove, path: '/env/[name=X]'}\n",
+    "- target: {kind: ConfigMap}\n  at: 'grid[*][*]'\n  patch: |\n    k: v\n",
+    "- target: {kind: ConfigMap}\n  at: 'grid[*]'\n  type: json6902\n  patch: |\n    - {op: add, path: '/[*]/k', value: v}\n",
+    "- target: {kind: ConfigMap}\n  type: json6902\n  patch: |\n    - {op: copy, from: /row, path: '/grid/[*]/[*]/row'}\n",
+    "- target: {kind: Deployment}\n  at: '@containers'\n  type: jsonmerge\n  patch: |\n    image: j\n",
+]
+for patches in FAN_PATCHES:
+    config = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata: {name: seed}\nspec:\n  patches:\n" + indent(patches)
+    rl = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + FAN_ITEMS + "functionConfig:\n" + indent(config)
+    put("function", b"\x00" + rl.encode())
+    put("function", b"\x01" + config.encode())
+
 # The fast reader: the YAML that real packages are made of, which it reads itself,
 # and everything the YAML seeds above hold, which it leaves to granit-parser from some point.
 ROOT = os.path.join(HERE, "..")

@@ -19,6 +19,7 @@
 
 use std::fmt;
 
+use crate::budget::BudgetError;
 use crate::config::PatchKind;
 use crate::krm::{FnResult, Severity};
 use crate::merge::MergeError;
@@ -99,11 +100,14 @@ pub enum Cause {
     /// The patch failed at one of the places its `at:` names (a JSON patch or a JSON merge
     /// patch: a merge's own error carries the whole path already).
     At { place: Path, cause: Box<Cause> },
+    /// The patch would pass a bound on what it may cost on the resource (see
+    /// [`crate::budget`]).
+    Budget(BudgetError),
     /// The patch's result breaks a promise every patch keeps, whatever its type.
     Broken(Broken),
 }
 
-/// A patch's result that would break a promise every patch keeps on every resource (README
+/// A patch's result that would break a promise every patch keeps on every resource (doc/GUIDE.md
 /// "Selecting resources"), checked on the result whatever route the patch took.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Broken {
@@ -157,6 +161,7 @@ impl fmt::Display for Cause {
             Cause::PreviousIds(e) => write!(f, "cannot tell the resource's original name: {e}"),
             Cause::Place(e) => e.fmt(f),
             Cause::At { place, cause } => write!(f, "at {place}: {cause}"),
+            Cause::Budget(e) => e.fmt(f),
             Cause::Broken(e) => e.fmt(f),
         }
     }

@@ -10,8 +10,9 @@
 //! | plan | [`config`] | a functionConfig read into a typed [`Plan`] |
 //! | select | [`select`] | resource identity, kustomize-style targets, label selectors |
 //! | merge / patch | [`merge`], [`patch`] | one walker per operation, over the merge [`schema`] |
+//! | run | [`run`] | the engine that applies a plan's steps to the items, and the ways of reading input it runs over |
 //! | diff | [`diff`] | the reverse: the patch that turns one version of a resource (or package) into another |
-//! | emit | [`krm`] | the wire format (ResourceList, `List`, stream) and the pipeline that runs a plan |
+//! | emit | [`krm`] | the wire format: ResourceList, `List`, stream, read and written, and results |
 //!
 //! [`path`] names places in a resource for errors and results; [`error`] holds the error type of
 //! each layer.
@@ -19,7 +20,7 @@
 //! # Running a plan over resources
 //!
 //! ```
-//! use krm_merge::{config, krm, yaml};
+//! use krm_merge::{config, run, yaml};
 //!
 //! let fn_config = yaml::parse_stream(
 //!     "apiVersion: fn.krm-merge.dev/v1alpha1
@@ -45,7 +46,7 @@
 //! spec:
 //!   replicas: 1
 //! ";
-//! let out = krm::run_stream(resources, &plan, None);
+//! let out = run::run_stream(resources, &plan, None);
 //! assert!(!out.failed());
 //! assert_eq!(
 //!     out.text,
@@ -54,7 +55,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`krm::run_resource_list`] does the same for a KRM `ResourceList` whose `functionConfig` says
+//! [`run::run_resource_list`] does the same for a KRM `ResourceList` whose `functionConfig` says
 //! what to do, as kpt and kustomize call the function.
 //!
 //! # Merging two trees
@@ -95,6 +96,7 @@
 //! overflow checks and debug assertions on.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod budget;
 pub mod config;
 pub mod diff;
 pub mod error;
@@ -103,9 +105,10 @@ pub mod krm;
 pub mod merge;
 pub mod patch;
 pub mod path;
+pub mod run;
 pub mod schema;
 pub mod select;
 pub mod yaml;
 
 pub use config::{plan, Plan};
-pub use krm::{run_resource_list, run_stream, Output};
+pub use run::{run_resource_list, run_stream, Output};

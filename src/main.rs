@@ -22,6 +22,7 @@ fn main() -> ExitCode {
             let mut io = cli::Io {
                 stdout: &mut out,
                 stderr: &mut err,
+                stdout_is: cli::StdoutIs::probe(),
             };
             return exit(io.out_code(text.as_bytes(), 0));
         }
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
             let mut io = cli::Io {
                 stdout: &mut out,
                 stderr: &mut err,
+                stdout_is: cli::StdoutIs::probe(),
             };
             // clap's message names the argument; it starts `error: ` like every other.
             io.text(&format!("krm-merge: {text}"));
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
             let mut io = cli::Io {
                 stdout: &mut out,
                 stderr: &mut err,
+                stdout_is: cli::StdoutIs::probe(),
             };
             let stdin = cli::Stdin {
                 read: &mut stdin.lock(),

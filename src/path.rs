@@ -2,10 +2,13 @@
 //! and [`Pattern`]s, the paths with `[*]` and named starts that say where a patch applies (`at:`).
 //!
 //! A path names where something happened, a pattern where something is to happen; neither does
-//! lookups or walks trees (`select::places` resolves patterns). Errors build
+//! lookups or walks trees (`select::places` resolves patterns). JSON patch's pointers, which
+//! the schema check reads as well as the patch, are in [`pointer`]. Errors build
 //! their path while the stack unwinds ([`Path::within`]), so the happy path never allocates one.
 
 use std::fmt;
+
+pub mod pointer;
 
 /// One step of a [`Path`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,15 +1,18 @@
-//! The whole function, in memory: `krm_merge::krm::run_resource_list` (KRM mode) on a
-//! ResourceList.
+//! The whole function, in memory: `krm_merge::run::run_krm` (KRM mode) on a ResourceList.
 //!
 //! The first byte chooses the input: even, the rest is stdin as it is (any text, any shape);
 //! odd, the rest is a functionConfig, indented under `functionConfig:` of a ResourceList with a
 //! few fixed items (with kpt's bookkeeping annotations, and an anchor one item shares with
-//! another). (Bytes that are not UTF-8 never reach the library: the command line reports them.)
+//! another). Its other bits choose how the input is cut into pieces (`KRM_MERGE_PIECES`): as
+//! one piece, or in pieces of 1 to 64 bytes (each at least one item or document). (Bytes that
+//! are not UTF-8 never reach the library: the command line reports them.)
 //!
-//! Whatever comes in, no panic, and the promises of README "Input and output" hold on the result:
+//! Whatever comes in, no panic, and the promises of doc/GUIDE.md "Input and output" hold on the result:
 //! * the output is a ResourceList that reads back as YAML (no alias without its anchor);
-//! * reading the input whole (`run_stream`, which reads a ResourceList whole) gives the same
-//!   items as `run_resource_list` (item by item where it can): every way of reading agrees;
+//! * the input in pieces gives exactly what it gives as one piece: the same text, the same
+//!   results; and the same as a stream (`run_stream_with`), with the items of a stream;
+//! * reading the input whole (`run_input_with` over `Input::read`) gives the same items as
+//!   `run_krm` (item by item where it can): every way of reading agrees;
 //! * the output re-reads to the intended data: the same input with its aliases expanded (every
 //!   item then stands alone) gives the same items, as data, when both runs succeed;
 //! * every item that came in with a `internal.config.kubernetes.io/path` goes out with exactly
@@ -20,7 +23,10 @@
 #![no_main]
 
 use krm_merge::config;
-use krm_merge::krm::{run_resource_list, run_stream, Input};
+use krm_merge::krm::Input;
+use krm_merge::run::{
+    run_input_with, run_krm, run_resource_list, run_stream_with, Options, Pieces,
+};
 use krm_merge::select::bookkeeping;
 use krm_merge::select::identity::Id;
 use krm_merge::yaml::{self, anchors, Document, Node};
@@ -169,7 +175,21 @@ fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(&input) else {
         return;
     };
-    let output = run_resource_list(src);
+    let pieces = match mode >> 1 {
+        0 => Pieces::Whole,
+        n => Pieces::Size(usize::from(n % 64) + 1),
+    };
+    let whole = run_krm(src, &Options::default());
+    let output = run_krm(
+        src,
+        &Options {
+            pieces,
+            ..Options::default()
+        },
+    );
+    // As one piece or in pieces: the same, byte for byte, results included.
+    assert_eq!(output.text, whole.text, "{pieces:?}\n{src}");
+    assert_eq!(output.results, whole.results, "{pieces:?}\n{src}");
     let failed = output.failed();
     let out = output.text;
     let docs =
@@ -214,7 +234,15 @@ fuzz_target!(|data: &[u8]| {
         });
         if let Ok(plan) = config::plan(fc, base.as_deref()) {
             let id = Id::of(fc).into_owned();
-            let whole = run_stream(src, &plan, Some(&id));
+            // The plan known first (standalone mode), as one piece and in pieces: the same.
+            let one = run_stream_with(src, &plan, Some(&id), Pieces::Whole);
+            let cut = run_stream_with(src, &plan, Some(&id), pieces);
+            assert_eq!(one.text, cut.text, "{pieces:?}\n{src}");
+            assert_eq!(one.results, cut.results, "{pieces:?}\n{src}");
+            let Ok(again) = Input::read(src) else {
+                return;
+            };
+            let whole = run_input_with(src, again, &plan, Some(&id));
             assert!(!whole.failed(), "read whole, the run fails\n{}", whole.text);
             // (Unless the two writers, a document's and an item's, disagree on the items:
             // that is the YAML layer's business.)

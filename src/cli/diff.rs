@@ -37,7 +37,7 @@ use krm_merge::yaml::{self, Document, Node};
 
 use super::args::{DiffRequest, Source};
 use super::files::{self, Budget, ReadFailure};
-use super::{conclude, out, read_failed, usage, Io, Stdin, WAITING};
+use super::{conclude, guard, read_failed, usage, writeback, Io, Stdin, WAITING};
 
 /// The most a `--schema` file may hold, as a `spec.schema.openAPI.path` file.
 const MAX_SCHEMA: u64 = files::MAX_CONFIG;
@@ -58,6 +58,9 @@ pub fn run(req: &DiffRequest, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
         .any(|s| s == Some(&Source::Stdin));
     if uses_stdin && stdin.terminal {
         return usage(io, WAITING);
+    }
+    if let Err(e) = refuse_overwrites(req, io) {
+        return usage(io, &e);
     }
     let mut reading: Vec<FnResult> = Vec::new();
     let mut budget = Budget::new(files::MAX_INPUT);
@@ -137,6 +140,30 @@ pub fn run(req: &DiffRequest, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
     }
 }
 
+/// `--added`, `--results` and stdout checked against every file the sides (and `--schema`)
+/// are read from, listed before anything is read.
+fn refuse_overwrites(req: &DiffRequest, io: &Io<'_>) -> Result<(), String> {
+    let mut reads = guard::Reads::default();
+    for side in [Some(&req.old), Some(&req.new), req.original.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(listed) = files::list_inputs(std::slice::from_ref(side), None, false) {
+            reads.extend(&listed.reads);
+        }
+    }
+    if let Some(schema) = &req.schema {
+        reads.add(schema);
+    }
+    if let Some(added) = &req.added {
+        reads.refuse("--added", added)?;
+    }
+    if let Some(results) = &req.report.results {
+        reads.refuse("--results", results)?;
+    }
+    reads.refuse_stdout(&io.stdout_is)
+}
+
 /// Reads one side.
 fn read_side(
     which: &str,
@@ -174,7 +201,7 @@ fn read_side(
                 .map_err(|e| ReadFailure::Error(format!("{}: malformed YAML: {e}", file.name)))?;
             let roots: Vec<Node<'static>> = parsed
                 .into_iter()
-                .filter_map(|d| d.root)
+                .filter_map(krm::content)
                 .map(Node::into_owned)
                 .collect();
             match roots.iter().position(|r| !is_resource(r)) {
@@ -400,11 +427,9 @@ fn summary(results: &[FnResult], id: &Id<'_>, changed: bool, what: &str) -> Opti
     Some(r)
 }
 
-/// A patch as the one YAML document written.
+/// A patch as the one YAML document written, as the library checked it.
 fn patch_text(patch: &Node<'_>) -> String {
-    let mut text = String::new();
-    yaml::emit_document(&Document::new(patch.clone()), &mut text);
-    text
+    krm_merge::diff::patch_text(patch)
 }
 
 /// The result for a three-way conflict.
@@ -551,7 +576,7 @@ fn packages_diff(
         let docs: Vec<Document<'_>> = d.added.iter().cloned().map(Document::new).collect();
         let mut text = String::new();
         yaml::emit_stream(&docs, &mut text);
-        if let Err(e) = out::write_atomic(file, text.as_bytes()) {
+        if let Err(e) = writeback::write_file(file, text.as_bytes()) {
             io.line(&format!("error: --added: {e}"));
             return 1;
         }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, Plan};
 use krm_merge::error::NotUtf8;
-use krm_merge::krm::package::SourceFile;
+use krm_merge::run::package::SourceFile;
 use krm_merge::select::identity::Id;
 
 use super::args::Source;
@@ -172,8 +172,9 @@ pub fn read_file(path: &Path, budget: &mut Budget) -> Result<String, ReadFailure
 pub struct Inputs {
     pub sources: Vec<SourceFile>,
     pub files: Vec<InputFile>,
-    /// Kustomize build files of the directories read, for `--output` to copy.
-    pub kustomizations: Vec<(PathBuf, PathBuf)>,
+    /// The other files of the directories read (not resources), for `--output` to copy: each
+    /// path and its place relative to the directory given.
+    pub others: Vec<(PathBuf, PathBuf)>,
     /// Paths skipped, one line each (warnings).
     pub warnings: Vec<String>,
     /// Paths skipped on purpose, for `-v`.
@@ -193,6 +194,50 @@ pub struct InputFile {
     pub kptfile: bool,
 }
 
+/// The inputs as listed before anything is read: what will be read, in order, and every file
+/// and directory looked at (by metadata: nothing but `.krmignore`s is read to list them).
+#[derive(Debug, Default)]
+pub struct Listing {
+    entries: Vec<Entry>,
+    others: Vec<(PathBuf, PathBuf)>,
+    warnings: Vec<String>,
+    notes: Vec<String>,
+    first_dir: Option<PathBuf>,
+    /// Every file and directory the run reads or lists, by key: what nothing may overwrite.
+    pub reads: HashMap<FileKey, PathBuf>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Stdin,
+    File {
+        path: PathBuf,
+        rel: PathBuf,
+        /// Found in a directory (read as kpt reads a package's file), not named.
+        strict: bool,
+        kptfile: bool,
+    },
+}
+
+impl Listing {
+    /// The files given by name (not found in a directory) that are not regular files (a pipe,
+    /// `/dev/stdin`), and whether stdin is read: what cannot be written back.
+    pub fn not_rewritable(&self) -> Option<String> {
+        for e in &self.entries {
+            match e {
+                Entry::Stdin => return Some("stdin".to_owned()),
+                Entry::File { path, .. } => {
+                    let regular = fs::metadata(path).is_ok_and(|m| m.is_file());
+                    if !regular {
+                        return Some(path.display().to_string());
+                    }
+                }
+            }
+        }
+        None
+    }
+}
+
 /// Reads the inputs in the order given. `config`: the functionConfig file's key, which is
 /// never read as resources.
 pub fn read_inputs(
@@ -210,11 +255,96 @@ pub fn read_inputs_within(
     config: Option<FileKey>,
     budget: &mut Budget,
 ) -> Result<Inputs, ReadFailure> {
+    read_listed(list_inputs(inputs, config, false)?, stdin, budget)
+}
+
+/// Lists the inputs: each path as given, each directory walked as kpt reads a package. Nothing
+/// is read but `.krmignore`s. `config`: the functionConfig file's key, never read as resources.
+/// `others`: list the directories' other files too, for `--output` to copy.
+pub fn list_inputs(
+    inputs: &[Source],
+    config: Option<FileKey>,
+    others: bool,
+) -> Result<Listing, ReadFailure> {
     let mut seen: HashMap<FileKey, PathBuf> = HashMap::new();
-    let mut out = Inputs::default();
+    let mut out = Listing::default();
     for input in inputs {
-        match input {
+        let p = match input {
             Source::Stdin => {
+                out.entries.push(Entry::Stdin);
+                continue;
+            }
+            Source::Path(p) => p,
+        };
+        let meta = fs::metadata(p)
+            .map_err(|e| ReadFailure::Usage(format!("{}: {}", p.display(), describe(p, &e))))?;
+        if meta.is_dir() {
+            out.first_dir.get_or_insert_with(|| p.clone());
+            let w = walk::walk(p, &mut seen, &mut out.reads, config, others)
+                .map_err(ReadFailure::Usage)?;
+            out.warnings.extend(w.warnings);
+            out.notes.extend(w.notes);
+            for f in w.found {
+                match f {
+                    Found::Resources { path, rel, kptfile } => out.entries.push(Entry::File {
+                        path,
+                        rel,
+                        strict: true,
+                        kptfile,
+                    }),
+                    Found::Other { path, rel } => out.others.push((path, rel)),
+                }
+            }
+            continue;
+        }
+        let k = walk::key(&meta);
+        if Some(k) == config {
+            out.notes
+                .push(format!("{}: the functionConfig file; skipped", p.display()));
+            continue;
+        }
+        if let Some(first) = seen.get(&k).filter(|_| meta.is_file()) {
+            out.warnings.push(format!(
+                "{}: the same file as {}; read once",
+                p.display(),
+                first.display()
+            ));
+            continue;
+        }
+        if meta.is_file() {
+            seen.insert(k, p.clone());
+            out.reads.entry(k).or_insert_with(|| p.clone());
+        }
+        let rel = p
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| p.clone());
+        out.entries.push(Entry::File {
+            path: p.clone(),
+            rel,
+            strict: false,
+            kptfile: false,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads what [`list_inputs`] listed, in order.
+pub fn read_listed(
+    listing: Listing,
+    stdin: &mut dyn Read,
+    budget: &mut Budget,
+) -> Result<Inputs, ReadFailure> {
+    let mut out = Inputs {
+        others: listing.others,
+        warnings: listing.warnings,
+        notes: listing.notes,
+        first_dir: listing.first_dir,
+        ..Inputs::default()
+    };
+    for e in listing.entries {
+        match e {
+            Entry::Stdin => {
                 let text = read_stdin(stdin, budget)?;
                 out.push(
                     "stdin".into(),
@@ -225,59 +355,15 @@ pub fn read_inputs_within(
                     false,
                 );
             }
-            Source::Path(p) => {
-                let meta = fs::metadata(p).map_err(|e| {
-                    ReadFailure::Usage(format!("{}: {}", p.display(), describe(p, &e)))
-                })?;
-                if meta.is_dir() {
-                    out.first_dir.get_or_insert_with(|| p.clone());
-                    let w = walk::walk(p, &mut seen, config).map_err(ReadFailure::Usage)?;
-                    out.warnings.extend(w.warnings);
-                    out.notes.extend(w.notes);
-                    for f in w.found {
-                        match f {
-                            Found::Resources { path, rel, kptfile } => {
-                                let text = read_file(&path, budget)?;
-                                let name = path.display().to_string();
-                                out.push(name, text, true, Some(path), rel, kptfile);
-                            }
-                            Found::Kustomization { path, rel } => {
-                                out.kustomizations.push((path, rel));
-                            }
-                        }
-                    }
-                    continue;
-                }
-                let k = walk::key(&meta);
-                if Some(k) == config {
-                    out.notes
-                        .push(format!("{}: the functionConfig file; skipped", p.display()));
-                    continue;
-                }
-                if let Some(first) = seen.get(&k).filter(|_| meta.is_file()) {
-                    out.warnings.push(format!(
-                        "{}: the same file as {}; read once",
-                        p.display(),
-                        first.display()
-                    ));
-                    continue;
-                }
-                if meta.is_file() {
-                    seen.insert(k, p.clone());
-                }
-                let text = read_file(p, budget)?;
-                let rel = p
-                    .file_name()
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| p.clone());
-                out.push(
-                    p.display().to_string(),
-                    text,
-                    false,
-                    Some(p.clone()),
-                    rel,
-                    false,
-                );
+            Entry::File {
+                path,
+                rel,
+                strict,
+                kptfile,
+            } => {
+                let text = read_file(&path, budget)?;
+                let name = path.display().to_string();
+                out.push(name, text, strict, Some(path), rel, kptfile);
             }
         }
     }
@@ -317,11 +403,12 @@ pub enum ConfigFailure {
     Invalid(String),
 }
 
-/// A functionConfig read into a plan: the plan, the config's identity, and its file's key.
+/// A functionConfig read into a plan: the plan, the config's identity, and the files its fields
+/// named (`path:`, `originalPath:`, a schema's), which the run reads too.
 pub struct Loaded {
     pub plan: Plan,
     pub id: Id<'static>,
-    pub key: Option<FileKey>,
+    pub files: Vec<PathBuf>,
 }
 
 /// Reads a functionConfig file into a plan; `root` is where its `path:` files are (default:
@@ -332,7 +419,6 @@ pub fn load_config(
     root: Option<&Path>,
     restrictor: LoadRestrictor,
 ) -> Result<Loaded, ConfigFailure> {
-    let key = fs::metadata(path).ok().map(|m| walk::key(&m));
     let text = match read_file(path, &mut Budget::new(MAX_CONFIG)) {
         Ok(t) => t,
         Err(ReadFailure::Usage(m)) => return Err(ConfigFailure::Unreadable(m)),
@@ -355,11 +441,11 @@ pub fn load_config(
         .map(Path::to_path_buf)
         .or_else(|| path.parent().map(Path::to_path_buf));
     let load = config::Load::new(dir.as_deref()).restricted(restrictor);
-    let plan = config::plan_with(node, &load).map_err(|e| invalid(e.to_string()))?;
+    let (plan, files) = config::plan_reading(node, &load).map_err(|e| invalid(e.to_string()))?;
     Ok(Loaded {
         plan,
         id: Id::of(node).into_owned(),
-        key,
+        files,
     })
 }
 

@@ -1,8 +1,12 @@
 //! The command line: arguments into a [`Mode`] ([`args`]), files and stdin in ([`files`],
-//! directories as packages by [`walk`]), the library's run, bytes and messages out ([`out`]).
+//! directories as packages by [`walk`]), every path written checked against every path read
+//! before anything is read ([`guard`]), the library's run, the package as files ([`emit`]),
+//! files written as one transaction ([`writeback`]), bytes and messages out ([`out`]); the
+//! results file last, with any write failure in it.
 //!
 //! Exit codes: 0 success, 1 when any result has severity `error` (or, with `--check`, when a
-//! file would change; or when the output cannot be written), 2 for usage errors.
+//! file would change; or when the output cannot be written), 2 for usage errors (a path
+//! written that the run reads among them).
 //!
 //! * **KRM mode** (no arguments) is the KRM Functions Specification's: the ResourceList comes
 //!   back with its results inside, on an error too (the items as they came); each error is
@@ -18,24 +22,26 @@
 
 mod args;
 mod diff;
+mod emit;
 mod files;
+mod guard;
 mod out;
 mod walk;
+mod writeback;
 
-use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, PatchKind, PatchOptions};
 use krm_merge::error::exit_code;
-use krm_merge::krm::package::{self, FileOutput, PackageOutput};
 use krm_merge::krm::{self, FnResult, Input, Severity};
+use krm_merge::run::package;
 use krm_merge::yaml::{self, Node};
 
 pub use args::{command, parse_args, Mode, Parsed};
 use args::{Level, Report, Source, Write};
-use files::{ConfigFailure, Inputs, ReadFailure};
-pub use out::Io;
+use files::{ConfigFailure, ReadFailure};
+pub use out::{Io, StdoutIs};
 
 /// Standard input, and whether it is a terminal (then nothing is piped in).
 pub struct Stdin<'i> {
@@ -70,11 +76,16 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             if stdin.terminal {
                 return usage(io, WAITING);
             }
+            let pieces = match pieces() {
+                Ok(p) => p,
+                Err(e) => return usage(io, &e),
+            };
+            let options = krm_merge::run::Options { restrictor, pieces };
             let output =
                 match files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT)) {
-                    Ok(src) => krm::pipeline::run_resource_list_with(&src, restrictor),
+                    Ok(src) => krm_merge::run::run_krm(&src, &options),
                     Err(e) => {
-                        krm::pipeline::unreadable(FnResult::new(Severity::Error, e.message()))
+                        krm_merge::run::unreadable(FnResult::new(Severity::Error, e.message()))
                     }
                 };
             for r in output
@@ -115,7 +126,11 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
                 Ok(r) => r,
                 Err(e) => return read_failed(io, &Report::default(), e),
             };
-            let pkg = package::run(&read.sources, &loaded.plan, Some(&loaded.id));
+            let pieces = match pieces() {
+                Ok(p) => p,
+                Err(e) => return usage(io, &e),
+            };
+            let pkg = package::run_with(&read.sources, &loaded.plan, Some(&loaded.id), pieces);
             let report = Report::default();
             if let Some(code) = conclude(io, &report, &[], &pkg.results) {
                 return code;
@@ -143,6 +158,21 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             &report,
             io,
         ),
+    }
+}
+
+/// How input is cut into pieces read on every core: `KRM_MERGE_PIECES`, `auto` (the default:
+/// inputs over 1 MB in pieces of about 64 KB), `whole` (one piece, one thread) or a size in
+/// bytes. Every setting gives the same output and results; it is there for tests and
+/// measurements.
+fn pieces() -> Result<krm_merge::run::Pieces, String> {
+    match std::env::var_os("KRM_MERGE_PIECES") {
+        None => Ok(krm_merge::run::Pieces::Auto),
+        Some(v) => v
+            .to_str()
+            .ok_or_else(|| "not UTF-8".to_owned())
+            .and_then(krm_merge::run::Pieces::parse)
+            .map_err(|e| format!("error: KRM_MERGE_PIECES: {e}")),
     }
 }
 
@@ -177,21 +207,42 @@ fn conclude(
 ) -> Option<i32> {
     let all: Vec<FnResult> = reading.iter().chain(results).cloned().collect();
     io.report(&all, report.level);
-    if let Some(path) = &report.results {
-        let text = if all.is_empty() {
-            "results: []\n".to_owned()
-        } else {
-            krm::results_block(&all)
-        };
-        if let Err(e) = out::write_atomic(path, text.as_bytes()) {
-            io.line(&format!("error: --results: {e}"));
-            return Some(1);
-        }
+    if record(io, report, &all) != 0 {
+        return Some(1);
     }
     (exit_code(&all) != 0).then_some(1)
 }
 
-/// `--config FN [PATH...]`.
+/// Writes `--results` (when asked): 0, or 1 when it cannot be written (said on stderr).
+fn record(io: &mut Io<'_>, report: &Report, all: &[FnResult]) -> i32 {
+    let Some(path) = &report.results else {
+        return 0;
+    };
+    let text = if all.is_empty() {
+        "results: []\n".to_owned()
+    } else {
+        krm::results_block(all)
+    };
+    match writeback::write_file(path, text.as_bytes()) {
+        Ok(()) => 0,
+        Err(e) => {
+            io.line(&format!("error: --results: {e}"));
+            1
+        }
+    }
+}
+
+/// Ends a run whose output was written (or failed to be): `--results` last, with every result
+/// and the failure; the exit code.
+fn finish(io: &mut Io<'_>, report: &Report, results: &[FnResult], code: i32) -> i32 {
+    match record(io, report, results) {
+        0 => code,
+        failed => failed,
+    }
+}
+
+/// `--config FN [PATH...]`. Everything the run reads is listed (by metadata) and checked
+/// against what it writes before anything is read; the results file is written last.
 fn standalone(
     config: &Path,
     inputs: &[Source],
@@ -206,172 +257,145 @@ fn standalone(
             return usage(io, &e);
         }
     }
+    // A missing config is said first (before a terminal where stdin is read).
+    let config_key = match std::fs::metadata(config) {
+        Ok(m) => Some(walk::key(&m)),
+        Err(e) => return usage(io, &format!("{}: {e}", config.display())),
+    };
+    if stdin.terminal && inputs.contains(&Source::Stdin) {
+        return usage(io, WAITING);
+    }
+    let copies = matches!(write, Write::Output(_));
+    let listing = match files::list_inputs(inputs, config_key, copies) {
+        Ok(l) => l,
+        Err(e) => return read_failed(io, report, e),
+    };
+    if *write == Write::InPlace {
+        if let Some(what) = listing.not_rewritable() {
+            return usage(
+                io,
+                &format!(
+                    "--in-place: {what} cannot be written back (not a regular file); give \
+                     files or directories, or write the output elsewhere (stdout, --output DIR)"
+                ),
+            );
+        }
+    }
+    let mut reads = guard::Reads::default();
+    reads.add(config);
+    reads.extend(&listing.reads);
+    if let Err(e) = refuse_overwrites(&reads, write, report, io) {
+        return usage(io, &e);
+    }
     let loaded = match files::load_config(config, None, restrictor) {
         Ok(l) => l,
         Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
         Err(ConfigFailure::Invalid(e)) => return failed(io, report, e),
     };
-    if stdin.terminal && inputs.contains(&Source::Stdin) {
-        return usage(io, WAITING);
+    for f in &loaded.files {
+        reads.add(f);
     }
-    let read = match files::read_inputs(inputs, stdin.read, loaded.key) {
+    if let Err(e) = refuse_overwrites(&reads, write, report, io) {
+        return usage(io, &e);
+    }
+    let mut budget = files::Budget::new(files::MAX_INPUT);
+    let read = match files::read_listed(listing, stdin.read, &mut budget) {
         Ok(r) => r,
         Err(e) => return read_failed(io, report, e),
     };
-    let mut reading: Vec<FnResult> = read
+    let mut results: Vec<FnResult> = read
         .warnings
         .iter()
         .map(|w| FnResult::new(Severity::Warning, w.clone()))
         .collect();
-    reading.extend(
+    results.extend(
         read.notes
             .iter()
             .map(|n| FnResult::new(Severity::Info, n.clone())),
     );
-    let pkg = package::run(&read.sources, &loaded.plan, Some(&loaded.id));
-    if let Some(code) = conclude(io, report, &reading, &pkg.results) {
-        return code;
+    let pieces = match pieces() {
+        Ok(p) => p,
+        Err(e) => return usage(io, &e),
+    };
+    let pkg = package::run_with(&read.sources, &loaded.plan, Some(&loaded.id), pieces);
+    results.extend(pkg.results.iter().cloned());
+    io.report(&results, report.level);
+    if exit_code(&results) != 0 {
+        return finish(io, report, &results, 1);
     }
-    match write {
+    let written = match write {
         Write::Stdout => {
             let text = pkg.stream(&read.sources, |i| {
                 read.files.get(i).is_some_and(|f| !f.kptfile)
             });
-            io.out_code(text.as_bytes(), 0)
+            to_stdout(io, text.as_bytes(), 0)
         }
-        Write::InPlace => write_in_place(&read, &pkg, io),
-        Write::Output(dir) => write_output(dir, &read, &pkg, io),
+        Write::InPlace => writeback::commit(&emit::in_place(&read, &pkg), &writeback::Real)
+            .map(|()| 0)
+            .map_err(|e| Some(e.to_string())),
+        Write::Output(dir) => match emit::output(dir, &read, &pkg) {
+            Ok(files) => writeback::build_dir(dir, &files, &writeback::Real)
+                .map(|()| 0)
+                .map_err(|e| Some(e.to_string())),
+            Err(e) => Err(Some(e)),
+        },
         Write::Diff { check } => {
-            let diff = unified_diffs(&read, &pkg);
-            let code = if *check && pkg.changed() { 1 } else { 0 };
-            io.out_code(diff.as_bytes(), code)
+            let diff = emit::unified_diffs(&read, &pkg);
+            to_stdout(io, diff.as_bytes(), i32::from(*check && pkg.changed()))
         }
         Write::Check => {
-            let changes = changes(&read, &pkg);
+            let changes = emit::changes(&read, &pkg);
             if report.level >= Level::Normal {
                 for (name, what) in &changes {
                     io.line(&format!("{name}: would be {what}"));
                 }
             }
-            i32::from(!changes.is_empty())
+            Ok(i32::from(!changes.is_empty()))
         }
-    }
-}
-
-/// The name a file is shown by in diffs and messages, and where a new file goes.
-fn shown(read: &Inputs, i: usize) -> String {
-    read.sources
-        .get(i)
-        .map(|s| s.name.clone())
-        .unwrap_or_default()
-}
-
-/// Where `--in-place` puts a resource a patch added: the first directory given, else the
-/// directory of the first file.
-fn new_file_dir(read: &Inputs) -> PathBuf {
-    read.first_dir
-        .clone()
-        .or_else(|| {
-            read.files
-                .iter()
-                .find_map(|f| f.path.as_ref())
-                .and_then(|p| p.parent().map(Path::to_path_buf))
-        })
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// The new files' paths for `--in-place` and `--diff`: in `dir`, never over a file that exists.
-fn new_file_paths(dir: &Path, pkg: &PackageOutput) -> Vec<PathBuf> {
-    let mut taken: BTreeSet<PathBuf> = BTreeSet::new();
-    pkg.added
-        .iter()
-        .map(|n| {
-            let (stem, ext) = n.name.rsplit_once('.').unwrap_or((&n.name, "yaml"));
-            let mut path = dir.join(&n.name);
-            let mut k = 2;
-            while path.exists() || taken.contains(&path) {
-                path = dir.join(format!("{stem}-{k}.{ext}"));
-                k += 1;
-            }
-            taken.insert(path.clone());
-            path
-        })
-        .collect()
-}
-
-/// Each file that would change, and how: `changed`, `removed` or `created`.
-fn changes(read: &Inputs, pkg: &PackageOutput) -> Vec<(String, &'static str)> {
-    let mut out = Vec::new();
-    for (i, f) in pkg.files.iter().enumerate() {
-        match f {
-            FileOutput::Changed(_) => out.push((shown(read, i), "changed")),
-            FileOutput::Emptied => out.push((shown(read, i), "removed")),
-            FileOutput::Unchanged | FileOutput::NotResources => {}
-        }
-    }
-    let dir = new_file_dir(read);
-    for p in new_file_paths(&dir, pkg) {
-        out.push((p.display().to_string(), "created"));
-    }
-    out
-}
-
-/// `--diff`: every change as a unified diff, file by file.
-fn unified_diffs(read: &Inputs, pkg: &PackageOutput) -> String {
-    let mut text = String::new();
-    for (i, f) in pkg.files.iter().enumerate() {
-        let before = read.sources.get(i).map(|s| s.text.as_str());
-        let name = shown(read, i);
-        match f {
-            FileOutput::Changed(after) => {
-                text.push_str(&out::unified_diff(&name, before, Some(after)))
-            }
-            FileOutput::Emptied => text.push_str(&out::unified_diff(&name, before, None)),
-            FileOutput::Unchanged | FileOutput::NotResources => {}
-        }
-    }
-    let dir = new_file_dir(read);
-    for (path, new) in new_file_paths(&dir, pkg).iter().zip(&pkg.added) {
-        text.push_str(&out::unified_diff(
-            &path.display().to_string(),
-            None,
-            Some(&new.text),
-        ));
-    }
-    text
-}
-
-/// `--in-place`: each changed file rewritten atomically, each emptied file removed, each new
-/// resource in a file of its own; unchanged files are not touched.
-fn write_in_place(read: &Inputs, pkg: &PackageOutput, io: &mut Io<'_>) -> i32 {
-    let mut code = 0;
-    let mut fail = |io: &mut Io<'_>, e: String| {
-        io.line(&format!("error: {e}"));
-        code = 1;
     };
-    for (f, file) in pkg.files.iter().zip(&read.files) {
-        let Some(path) = &file.path else { continue };
-        match f {
-            FileOutput::Changed(text) => {
-                if let Err(e) = out::write_atomic(path, text.as_bytes()) {
-                    fail(io, e);
-                }
+    match written {
+        Ok(code) => finish(io, report, &results, code),
+        Err(message) => {
+            if let Some(m) = message {
+                let r = FnResult::new(Severity::Error, m);
+                io.report(std::slice::from_ref(&r), report.level);
+                results.push(r);
+            } else {
+                results.push(FnResult::new(
+                    Severity::Error,
+                    "cannot write to stdout: the reader went away",
+                ));
             }
-            FileOutput::Emptied => {
-                if let Err(e) = std::fs::remove_file(path) {
-                    fail(io, format!("{}: cannot remove: {e}", path.display()));
-                }
-            }
-            FileOutput::Unchanged | FileOutput::NotResources => {}
+            finish(io, report, &results, 1)
         }
     }
-    let dir = new_file_dir(read);
-    for (path, new) in new_file_paths(&dir, pkg).iter().zip(&pkg.added) {
-        if let Err(e) = out::write_atomic(path, new.text.as_bytes()) {
-            fail(io, e);
-        }
+}
+
+/// Writes stdout's bytes: `Ok(code)`, or `Err` with what to say (`None` for a reader that went
+/// away, which is said nowhere but in `--results`).
+fn to_stdout(io: &mut Io<'_>, b: &[u8], code: i32) -> Result<i32, Option<String>> {
+    match io.out(b) {
+        Ok(()) => Ok(code),
+        Err(out::WriteFailed::Closed) => Err(None),
+        Err(out::WriteFailed::Error(e)) => Err(Some(format!("cannot write to stdout: {e}"))),
     }
-    code
+}
+
+/// The paths `write` and `report` write, each checked against what the run reads.
+fn refuse_overwrites(
+    reads: &guard::Reads,
+    write: &Write,
+    report: &Report,
+    io: &Io<'_>,
+) -> Result<(), String> {
+    if let Some(path) = &report.results {
+        reads.refuse("--results", path)?;
+    }
+    match write {
+        Write::Output(dir) => reads.refuse("--output", dir),
+        Write::Stdout | Write::Diff { .. } => reads.refuse_stdout(&io.stdout_is),
+        Write::InPlace | Write::Check => Ok(()),
+    }
 }
 
 /// `--output DIR` must be a new or an empty directory.
@@ -387,61 +411,6 @@ fn output_dir_is_free(dir: &Path) -> Result<(), String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(format!("--output {}: {e}", dir.display())),
     }
-}
-
-/// `--output DIR`: every file read, at its place under DIR (patched, or as it is when it is not
-/// resources), the kustomize build files as they are, and the new resources; none of an
-/// emptied file.
-fn write_output(dir: &Path, read: &Inputs, pkg: &PackageOutput, io: &mut Io<'_>) -> i32 {
-    let mut plan: Vec<(PathBuf, &[u8])> = Vec::new();
-    for (i, file) in read.files.iter().enumerate() {
-        let text = match pkg.files.get(i) {
-            Some(FileOutput::NotResources) => read.sources.get(i).map(|s| s.text.as_str()),
-            _ => pkg.text_of(&read.sources, i),
-        };
-        if let Some(t) = text {
-            plan.push((dir.join(&file.rel), t.as_bytes()));
-        }
-    }
-    let mut copies = Vec::new();
-    for (path, rel) in &read.kustomizations {
-        match std::fs::read(path) {
-            Ok(bytes) => copies.push((dir.join(rel), bytes)),
-            Err(e) => return failed(io, &Report::default(), format!("{}: {e}", path.display())),
-        }
-    }
-    plan.extend(copies.iter().map(|(p, b)| (p.clone(), b.as_slice())));
-    for (n, new) in pkg.added.iter().enumerate() {
-        let mut path = dir.join(&new.name);
-        if plan.iter().any(|(p, _)| *p == path) {
-            path = dir.join(format!("{n}-{}", new.name));
-        }
-        plan.push((path, new.text.as_bytes()));
-    }
-    let mut seen = BTreeSet::new();
-    for (p, _) in &plan {
-        if !seen.insert(p.clone()) {
-            return usage(
-                io,
-                &format!(
-                    "--output: two inputs would both be written to {}",
-                    p.display()
-                ),
-            );
-        }
-    }
-    for (path, bytes) in plan {
-        let made = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .map_err(|e| format!("{}: {e}", path.display()))
-            .and_then(|()| out::write_atomic(&path, bytes));
-        if let Err(e) = made {
-            io.line(&format!("error: {e}"));
-            return 1;
-        }
-    }
-    0
 }
 
 /// `merge2 SRC DEST` / `merge3 ORIGINAL UPDATED DEST`: DEST's documents, merged, on stdout.
@@ -461,6 +430,18 @@ fn merge_files(
     report: &Report,
     io: &mut Io<'_>,
 ) -> i32 {
+    let mut reads = guard::Reads::default();
+    for p in [Some(patch), original, Some(dest)].into_iter().flatten() {
+        reads.add(p);
+    }
+    let refused = report
+        .results
+        .as_deref()
+        .map_or(Ok(()), |r| reads.refuse("--results", r))
+        .and_then(|()| reads.refuse_stdout(&io.stdout_is));
+    if let Err(e) = refused {
+        return usage(io, &e);
+    }
     let mut budget = files::Budget::new(files::MAX_INPUT);
     let mut read = |p: &Path| files::read_file(p, &mut budget);
     let texts = (read(patch), original.map(&mut read).transpose(), read(dest));
@@ -500,7 +481,7 @@ fn merge_files(
     }
     let single = patch_docs.len() == 1 && resources == 1 && original_docs.len() <= 1;
     let plan = config::command_line(kind, patch_docs, original_docs, opts, single);
-    let output = krm::run_input(&dest_text, input, &plan);
+    let output = krm_merge::run::run_input(&dest_text, input, &plan);
     if let Some(code) = conclude(io, report, &[], &output.results) {
         return code;
     }

@@ -1,20 +1,22 @@
-//! Bytes out: stdout written and checked, one escaped line per message on stderr, files
-//! written atomically, and unified diffs.
+//! Bytes out: stdout written and checked, one escaped line per message on stderr, and unified
+//! diffs. (Files are written by [`super::writeback`].)
 //!
 //! **Every write is checked.** A failed or short write to stdout (a full disk, a closed file)
 //! is a message on stderr and exit 1; a closed pipe (`| head`) is exit 1 without a message.
-//! **One line per message.** Control characters in a message (a resource name holding a line
-//! break or an escape sequence) are written escaped (`\n`, `\x1b`), so that a message is one
-//! line and never drives the terminal; the results themselves (in a ResourceList, in
-//! `--results`) keep the exact text. **Atomic files.** A file is written to a temporary file in
-//! its own directory, flushed to disk and renamed over the old one, which keeps its
-//! permissions: a reader sees the old file or the new one, never a part.
+//! A stdout the shell closed (`>&-`) is an error as soon as something is written to it:
+//! whether it was closed is looked at before `main` ([`STDOUT_CLOSED`]), since the Rust runtime
+//! then puts `/dev/null` in its place, which is what `>/dev/null` gives too (and what the
+//! writes would vanish into). **One line per message.** Control characters in a message (a
+//! resource name holding a line break or an escape sequence) are written escaped (`\n`,
+//! `\x1b`), so that a message is one line and never drives the terminal; the results
+//! themselves (in a ResourceList, in `--results`) keep the exact text. **Diff headers** name a
+//! file with control characters, `"` or `\` in its name C-quoted, as git does
+//! (`--- "a/x\nb"`), so that a diff never names a file that was not changed.
 //!
 //! What it must not do: decide what to write, or exit.
 
-use std::fs;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use krm_merge::krm::{FnResult, Severity};
 
@@ -33,11 +35,69 @@ pub enum WriteFailed {
 pub struct Io<'o> {
     pub stdout: &'o mut dyn Write,
     pub stderr: &'o mut dyn Write,
+    /// What stdout is: closed, or a file (which must not be one the run reads).
+    pub stdout_is: StdoutIs,
+}
+
+/// Whether file descriptor 1 was closed when the process started (`>&-`). Set before `main`
+/// by [`LOOK_AT_STDOUT`]: by `main`, the Rust runtime has put `/dev/null` (opened for reading
+/// and writing) on a closed standard stream, which cannot be told from a `/dev/null` the
+/// caller gave (Python's `subprocess.DEVNULL` is one).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Run by the C runtime with the program's other initialisers, before the Rust runtime's.
+#[cfg(all(target_os = "linux", not(test)))]
+#[used]
+#[link_section = ".init_array"]
+static LOOK_AT_STDOUT: extern "C" fn() = look_at_stdout;
+
+#[cfg(all(target_os = "linux", not(test)))]
+extern "C" fn look_at_stdout() {
+    if rustix::fs::fcntl_getfl(rustix::stdio::stdout()).is_err() {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// What the process's stdout is, found when it starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StdoutIs {
+    /// The shell closed it (`>&-`): writing to it is an error.
+    pub closed: bool,
+    /// A regular file that holds something, by device and inode. An empty one (what the shell's
+    /// `>` leaves, `krm-merge diff base/ prod/ > base/fn-config.yaml`) is not: the run reads
+    /// nothing from it, so writing it overwrites nothing the run read.
+    pub file: Option<(u64, u64)>,
+}
+
+impl StdoutIs {
+    /// Looks at the process's stdout.
+    pub fn probe() -> StdoutIs {
+        use std::os::fd::AsFd;
+        let stdout = io::stdout();
+        let fd = stdout.as_fd();
+        let closed = STDOUT_CLOSED.load(Ordering::Relaxed);
+        let Ok(stat) = rustix::fs::fstat(fd) else {
+            return StdoutIs { closed, file: None };
+        };
+        let regular = rustix::fs::FileType::from_raw_mode(stat.st_mode)
+            == rustix::fs::FileType::RegularFile
+            && stat.st_size > 0;
+        StdoutIs {
+            closed,
+            #[allow(clippy::useless_conversion)]
+            file: regular.then(|| (u64::from(stat.st_dev), u64::from(stat.st_ino))),
+        }
+    }
 }
 
 impl Io<'_> {
     /// Writes bytes to stdout and flushes them.
     pub fn out(&mut self, b: &[u8]) -> Result<(), WriteFailed> {
+        if self.stdout_is.closed && !b.is_empty() {
+            return Err(WriteFailed::Error(io::Error::other(
+                "stdout is closed (>&-)",
+            )));
+        }
         let r = self.stdout.write_all(b).and_then(|()| self.stdout.flush());
         r.map_err(|e| {
             if e.kind() == io::ErrorKind::BrokenPipe {
@@ -112,60 +172,6 @@ pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, synced, then
-/// renamed over `path`. An existing file keeps its permissions; a symbolic link is written
-/// through (its target is replaced, the link stays). `Err` names the path.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let say = |e: io::Error| format!("{}: cannot write: {e}", path.display());
-    let target = match fs::canonicalize(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => path.to_path_buf(),
-        Err(e) => return Err(say(e)),
-    };
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let perms = fs::metadata(&target).ok().map(|m| m.permissions());
-    let (tmp, mut file) = temp_file(&dir, &name).map_err(say)?;
-    let written = (|| {
-        file.write_all(bytes)?;
-        if let Some(p) = perms {
-            file.set_permissions(p)?;
-        }
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&tmp, &target)
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(say(e));
-    }
-    Ok(())
-}
-
-/// A new temporary file beside `name` in `dir`, never one that exists.
-fn temp_file(dir: &Path, name: &str) -> io::Result<(PathBuf, fs::File)> {
-    let pid = std::process::id();
-    let mut n = 0u32;
-    loop {
-        let tmp = dir.join(format!(".{name}.krm-merge-{pid}-{n}.tmp"));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// A unified diff from `before` to `after` (`None`: the file does not exist on that side),
 /// with `a/` and `b/` headers as git writes them; empty when they are the same.
 pub fn unified_diff(name: &str, before: Option<&str>, after: Option<&str>) -> String {
@@ -175,12 +181,12 @@ pub fn unified_diff(name: &str, before: Option<&str>, after: Option<&str>) -> St
     }
     let name = name.trim_start_matches('/');
     let a = if before.is_some() {
-        format!("a/{name}")
+        quote_path(&format!("a/{name}"))
     } else {
         "/dev/null".to_owned()
     };
     let b = if after.is_some() {
-        format!("b/{name}")
+        quote_path(&format!("b/{name}"))
     } else {
         "/dev/null".to_owned()
     };
@@ -197,6 +203,40 @@ pub fn unified_diff(name: &str, before: Option<&str>, after: Option<&str>) -> St
     text
 }
 
+/// A path as git writes it in a diff header: as it is, or C-quoted when it holds a control
+/// character, `"` or `\` (`"a/x\nb"`; `\a \b \t \n \v \f \r \" \\`, other control
+/// characters as three octal digits). Other characters stay as they are (git's
+/// `core.quotePath=false`).
+pub fn quote_path(p: &str) -> String {
+    if !p.chars().any(|c| c.is_control() || c == '"' || c == '\\') {
+        return p.to_owned();
+    }
+    let mut out = String::with_capacity(p.len() + 2);
+    out.push('"');
+    for c in p.chars() {
+        match c {
+            '\x07' => out.push_str("\\a"),
+            '\x08' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\x0b' => out.push_str("\\v"),
+            '\x0c' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let mut buf = [0; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("\\{b:03o}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +251,7 @@ mod tests {
         let mut io = Io {
             stdout: &mut out,
             stderr: &mut err,
+            stdout_is: StdoutIs::default(),
         };
         io.line("error: ConfigMap evil\n\x1b[2Jname: bad");
         assert_eq!(
@@ -234,6 +275,7 @@ mod tests {
         let mut io = Io {
             stdout: &mut full,
             stderr: &mut err,
+            stdout_is: StdoutIs::default(),
         };
         assert_eq!(io.out_code(b"data", 0), 1);
         assert!(String::from_utf8(err)
@@ -251,5 +293,10 @@ mod tests {
         assert!(unified_diff("n.yaml", None, Some("k: v\n"))
             .starts_with("--- /dev/null\n+++ b/n.yaml\n"));
         assert!(unified_diff("g.yaml", Some("k: v\n"), None).contains("+++ /dev/null\n"));
+        // A name with a line break cannot fake a header line.
+        assert!(unified_diff("x\n+++ b/y", Some("k: v\n"), None)
+            .starts_with("--- \"a/x\\n+++ b/y\"\n+++ /dev/null\n"));
+        assert_eq!(quote_path("a/\"q\"\\\x1b"), "\"a/\\\"q\\\"\\\\\\033\"");
+        assert_eq!(quote_path("a/é"), "a/é");
     }
 }

@@ -1,15 +1,22 @@
-//! Which files of a directory make the package, as kpt reads one (README "Reading a
+//! Which files of a directory make the package, as kpt reads one (doc/GUIDE.md "Reading a
 //! directory"): `*.yaml`, `*.yml`, `*.json` and `Kptfile`, recursively, in name order,
 //! subpackages included; `.krmignore` honoured at the package's top and at each subpackage's
 //! (a directory holding a `Kptfile`), its patterns covering only that package.
 //!
-//! Unlike kpt: files and directories whose names start with `.` are skipped (`.git`,
-//! `.github`, kpt's `.expected`); `kustomization.yaml`, `kustomization.yml` and `Kustomization`
-//! are kustomize's build files, not resources ([`Found::Kustomization`]); the functionConfig
-//! file itself is skipped. Nothing that is not a regular file is ever opened: a FIFO, a socket
-//! or a device is skipped with a warning that says what it is. Symbolic links are followed, but a
-//! directory is read once (a link back to a parent, or two links to one directory, is skipped
-//! with a warning), and so is a file.
+//! Unlike kpt: files and directories whose names start with `.` are not read as resources
+//! (`.git`, `.github`, kpt's `.expected`); `kustomization.yaml`, `kustomization.yml` and
+//! `Kustomization` are kustomize's build files, not resources; the functionConfig file itself is
+//! not read. Every other regular file of the package — those, the files `.krmignore` leaves out,
+//! files of other names, dot files and the files of dot directories (but for `.git`, a
+//! repository's store) — is [`Found::Other`]: not read, copied as it is by `--output`; those are
+//! listed only when `--output` asks (otherwise dot directories and ignored directories are not
+//! walked, as before). Nothing
+//! that is not a regular file is ever opened: a FIFO, a socket or a device is skipped with a
+//! warning that says what it is. Symbolic links are followed, but a directory is read once (a
+//! link back to a parent, or two links to one directory, is skipped with a warning), and so is
+//! a file of resources. A name the walk cannot look at (no permission to search its directory,
+//! a path longer than the system takes) is an error, like a directory that cannot be listed:
+//! never a package with files missing.
 //!
 //! What it must not do: read a file's content (only `.krmignore`s), or parse YAML.
 
@@ -17,8 +24,6 @@ use std::collections::HashMap;
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-
-use regex::Regex;
 
 /// A file or directory, by device and inode: the same one through any link.
 pub type FileKey = (u64, u64);
@@ -37,8 +42,9 @@ pub enum Found {
         rel: PathBuf,
         kptfile: bool,
     },
-    /// A kustomize build file: not read as resources, copied as it is by `--output`.
-    Kustomization { path: PathBuf, rel: PathBuf },
+    /// Any other regular file of the package: not read as resources, copied as it is by
+    /// `--output`.
+    Other { path: PathBuf, rel: PathBuf },
 }
 
 /// The walk of one directory: its files, and what it skipped and why.
@@ -51,20 +57,29 @@ pub struct Walk {
     pub notes: Vec<String>,
 }
 
-/// Walks `root`. `seen` holds the files and directories already read (by this walk and by the
-/// arguments before it), `config` the functionConfig file's key. `Err`: a directory that cannot
-/// be listed, or a `.krmignore` that cannot be read.
+/// Walks `root`. `seen` holds the files of resources and the directories already read (by this
+/// walk and by the arguments before it), `config` the functionConfig file's key; `looked_at`
+/// gets every directory and file the walk lists or reads (the package, for the check that
+/// nothing written is one of them). `Err`: a directory that cannot be listed, a name that
+/// cannot be looked at, or a `.krmignore` that cannot be read.
 pub fn walk(
     root: &Path,
     seen: &mut HashMap<FileKey, PathBuf>,
+    looked_at: &mut HashMap<FileKey, PathBuf>,
     config: Option<FileKey>,
+    others: bool,
 ) -> Result<Walk, String> {
     let mut w = Walker {
         seen,
+        looked_at,
         config,
+        others,
         out: Walk::default(),
     };
     let meta = fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    w.looked_at
+        .entry(key(&meta))
+        .or_insert_with(|| root.to_path_buf());
     if let Some(first) = w.seen.get(&key(&meta)) {
         w.out.warnings.push(format!(
             "{}: the directory {} already read; skipped",
@@ -74,21 +89,43 @@ pub fn walk(
         return Ok(w.out);
     }
     w.seen.insert(key(&meta), root.to_path_buf());
-    let ignore = Ignore::read(root)?;
-    w.dir(root, Path::new(""), &[(PathBuf::new(), ignore)])?;
+    let ignore = w.ignore_of(root)?;
+    w.dir(root, Path::new(""), &[(PathBuf::new(), ignore)], false)?;
     Ok(w.out)
 }
 
 struct Walker<'a> {
     seen: &'a mut HashMap<FileKey, PathBuf>,
+    looked_at: &'a mut HashMap<FileKey, PathBuf>,
     config: Option<FileKey>,
+    /// List the files that are not resources ([`Found::Other`]), for `--output`; without it,
+    /// dot directories and the directories `.krmignore` leaves out are not walked at all.
+    others: bool,
     out: Walk,
 }
 
 impl Walker<'_> {
+    /// The `.krmignore` of directory `dir`, noted as read.
+    fn ignore_of(&mut self, dir: &Path) -> Result<Ignore, String> {
+        let path = dir.join(".krmignore");
+        if let Ok(m) = fs::metadata(&path) {
+            self.looked_at
+                .entry(key(&m))
+                .or_insert_with(|| path.clone());
+        }
+        Ignore::read(&path)
+    }
+
     /// Reads directory `dir` (`rel` from the root). `ignores`: the `.krmignore` of the package
     /// `dir` is in, with the package's directory relative to the root (the last one applies).
-    fn dir(&mut self, dir: &Path, rel: &Path, ignores: &[(PathBuf, Ignore)]) -> Result<(), String> {
+    /// `hidden`: `dir` is a dot directory, or in one: its files are only copied.
+    fn dir(
+        &mut self,
+        dir: &Path,
+        rel: &Path,
+        ignores: &[(PathBuf, Ignore)],
+        hidden: bool,
+    ) -> Result<(), String> {
         let mut names: Vec<std::ffi::OsString> = fs::read_dir(dir)
             .map_err(|e| format!("{}: {e}", dir.display()))?
             .map(|e| e.map(|e| e.file_name()))
@@ -96,14 +133,15 @@ impl Walker<'_> {
             .map_err(|e| format!("{}: {e}", dir.display()))?;
         names.sort();
         for name in names {
-            let Some(name_str) = name.to_str() else {
-                self.out.warnings.push(format!(
-                    "{}: a name that is not UTF-8; skipped",
-                    dir.join(&name).display()
-                ));
-                continue;
-            };
-            if name_str.starts_with('.') {
+            let name_str = name.to_str();
+            let dot = name_str.is_none_or(|n| n.starts_with('.'));
+            if name == ".git" || (dot && !self.others) {
+                if name_str.is_none() {
+                    self.out.warnings.push(format!(
+                        "{}: a name that is not UTF-8; skipped",
+                        dir.join(&name).display()
+                    ));
+                }
                 continue;
             }
             let path = dir.join(&name);
@@ -111,29 +149,38 @@ impl Walker<'_> {
             let meta = match fs::metadata(&path) {
                 Ok(m) => m,
                 Err(e) => {
-                    let what =
-                        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                            "a broken symbolic link".to_owned()
-                        } else {
-                            e.to_string()
-                        };
-                    self.out
-                        .warnings
-                        .push(format!("{}: {what}; skipped", path.display()));
-                    continue;
+                    if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                        self.out.warnings.push(format!(
+                            "{}: a broken symbolic link; skipped",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                    return Err(format!("{}: {e}", path.display()));
                 }
             };
+            if name_str.is_none() && !hidden {
+                self.out.warnings.push(format!(
+                    "{}: a name that is not UTF-8; not read as resources",
+                    path.display()
+                ));
+            }
             let (pkg_dir, ignore) = ignores
                 .last()
                 .map(|(d, i)| (d.as_path(), Some(i)))
                 .unwrap_or((Path::new(""), None));
             let in_pkg = rel.strip_prefix(pkg_dir).unwrap_or(&rel);
             if meta.is_dir() {
-                let subpackage = path.join("Kptfile").is_file();
-                // A pattern cannot ignore a subpackage (kpt).
-                if !subpackage && ignore.is_some_and(|i| i.ignores(in_pkg, true)) {
+                let subpackage = !hidden && !dot && path.join("Kptfile").is_file();
+                // A pattern cannot ignore a subpackage (kpt); an ignored directory's files are
+                // only copied (or, when nothing is copied, not walked).
+                let ignored = !subpackage && ignore.is_some_and(|i| i.ignores(in_pkg, true));
+                if ignored && !self.others {
                     continue;
                 }
+                self.looked_at
+                    .entry(key(&meta))
+                    .or_insert_with(|| path.clone());
                 if let Some(first) = self.seen.get(&key(&meta)) {
                     self.out.warnings.push(format!(
                         "{}: a link to the directory {}, already read; skipped",
@@ -145,24 +192,11 @@ impl Walker<'_> {
                 self.seen.insert(key(&meta), path.clone());
                 if subpackage {
                     let mut inner = ignores.to_vec();
-                    inner.push((rel.clone(), Ignore::read(&path)?));
-                    self.dir(&path, &rel, &inner)?;
+                    inner.push((rel.clone(), self.ignore_of(&path)?));
+                    self.dir(&path, &rel, &inner, false)?;
                 } else {
-                    self.dir(&path, &rel, ignores)?;
+                    self.dir(&path, &rel, ignores, hidden || dot || ignored)?;
                 }
-                continue;
-            }
-            let kptfile = name_str == "Kptfile";
-            let kustomization = matches!(
-                name_str,
-                "kustomization.yaml" | "kustomization.yml" | "Kustomization"
-            );
-            let resource_name = kptfile
-                || [".yaml", ".yml", ".json"]
-                    .iter()
-                    .any(|x| name_str.ends_with(x));
-            if !(resource_name || kustomization) || ignore.is_some_and(|i| i.ignores(in_pkg, false))
-            {
                 continue;
             }
             if let Some(what) = special(&meta) {
@@ -172,11 +206,38 @@ impl Walker<'_> {
                 ));
                 continue;
             }
+            self.looked_at
+                .entry(key(&meta))
+                .or_insert_with(|| path.clone());
+            let name_str = name_str.unwrap_or_default();
+            let kptfile = name_str == "Kptfile";
+            let kustomization = matches!(
+                name_str,
+                "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+            );
+            let resource_name = kptfile
+                || [".yaml", ".yml", ".json"]
+                    .iter()
+                    .any(|x| name_str.ends_with(x));
+            let resources = !hidden
+                && !dot
+                && resource_name
+                && !kustomization
+                && !ignore.is_some_and(|i| i.ignores(in_pkg, false));
+            if !resources {
+                if self.others {
+                    self.out.found.push(Found::Other { path, rel });
+                }
+                continue;
+            }
             if Some(key(&meta)) == self.config {
                 self.out.notes.push(format!(
                     "{}: the functionConfig file; skipped",
                     path.display()
                 ));
+                if self.others {
+                    self.out.found.push(Found::Other { path, rel });
+                }
                 continue;
             }
             if let Some(first) = self.seen.get(&key(&meta)) {
@@ -188,11 +249,7 @@ impl Walker<'_> {
                 continue;
             }
             self.seen.insert(key(&meta), path.clone());
-            self.out.found.push(if kustomization {
-                Found::Kustomization { path, rel }
-            } else {
-                Found::Resources { path, rel, kptfile }
-            });
+            self.out.found.push(Found::Resources { path, rel, kptfile });
         }
         Ok(())
     }
@@ -218,28 +275,28 @@ pub fn special(meta: &fs::Metadata) -> Option<&'static str> {
     }
 }
 
-/// The patterns of a `.krmignore`: gitignore's syntax (kpt's subset of it, plus `**`). Blank
-/// lines and `#` comments are skipped; `!` negates; a trailing `/` matches directories only; a
-/// pattern with a `/` elsewhere is anchored at the file's directory, one without matches a name
-/// at any depth; `*`, `?` and `[...]` do not match `/`, `**` does. The last pattern that matches
-/// decides.
-#[derive(Clone, Debug, Default)]
+/// The patterns of a `.krmignore`: gitignore's syntax, matched by the `ignore` crate's gitignore
+/// matcher (git's own rules: blank lines and `#` comments skipped, `!` negates, a trailing `/`
+/// matches directories only, a pattern with a `/` elsewhere is anchored at the file's
+/// directory, one without matches a name at any depth, `*`, `?` and `[...]` do not match `/`,
+/// `**` does; the last pattern that matches decides).
+#[derive(Clone, Debug)]
 pub struct Ignore {
-    rules: Vec<Rule>,
+    matcher: ignore::gitignore::Gitignore,
 }
 
-#[derive(Clone, Debug)]
-struct Rule {
-    negate: bool,
-    dir_only: bool,
-    regex: Regex,
+impl Default for Ignore {
+    fn default() -> Self {
+        Ignore {
+            matcher: ignore::gitignore::Gitignore::empty(),
+        }
+    }
 }
 
 impl Ignore {
-    /// The `.krmignore` of directory `dir`; no file is no pattern.
-    fn read(dir: &Path) -> Result<Ignore, String> {
-        let path = dir.join(".krmignore");
-        match fs::read_to_string(&path) {
+    /// The `.krmignore` at `path`; no file is no pattern.
+    fn read(path: &Path) -> Result<Ignore, String> {
+        match fs::read_to_string(path) {
             Ok(text) => Ignore::parse(&text).map_err(|e| format!("{}: {e}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ignore::default()),
             Err(e) => Err(format!("{}: {e}", path.display())),
@@ -248,110 +305,20 @@ impl Ignore {
 
     /// Reads patterns; `Err` names the line of a pattern that cannot be used.
     pub fn parse(text: &str) -> Result<Ignore, String> {
-        let mut rules = Vec::new();
+        // Paths are matched relative to the `.krmignore`'s directory, given as relative paths.
+        let mut b = ignore::gitignore::GitignoreBuilder::new("");
         for (n, line) in text.lines().enumerate() {
-            let line = line.trim_end();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let (negate, pat) = match line.strip_prefix('!') {
-                Some(p) => (true, p),
-                None => (false, line.strip_prefix('\\').unwrap_or(line)),
-            };
-            let (dir_only, pat) = match pat.strip_suffix('/') {
-                Some(p) => (true, p),
-                None => (false, pat),
-            };
-            let anchored = pat.contains('/');
-            let pat = pat.strip_prefix('/').unwrap_or(pat);
-            if pat.is_empty() {
-                continue;
-            }
-            let body = glob_regex(pat);
-            let re = if anchored {
-                format!("^{body}$")
-            } else {
-                format!("^(?:.*/)?{body}$")
-            };
-            let regex = Regex::new(&re).map_err(|e| format!("line {}: {e}", n + 1))?;
-            rules.push(Rule {
-                negate,
-                dir_only,
-                regex,
-            });
+            b.add_line(None, line)
+                .map_err(|e| format!("line {}: {e}", n + 1))?;
         }
-        Ok(Ignore { rules })
+        let matcher = b.build().map_err(|e| e.to_string())?;
+        Ok(Ignore { matcher })
     }
 
     /// Whether `rel` (relative to the `.krmignore`'s directory) is ignored.
     pub fn ignores(&self, rel: &Path, is_dir: bool) -> bool {
-        let Some(rel) = rel.to_str() else {
-            return false;
-        };
-        let mut ignored = false;
-        for r in &self.rules {
-            if (!r.dir_only || is_dir) && r.regex.is_match(rel) {
-                ignored = !r.negate;
-            }
-        }
-        ignored
+        self.matcher.matched(rel, is_dir).is_ignore()
     }
-}
-
-/// A glob as a regular expression (unanchored).
-fn glob_regex(pat: &str) -> String {
-    let mut re = String::new();
-    let chars: Vec<char> = pat.chars().collect();
-    let mut i = 0;
-    while let Some(&c) = chars.get(i) {
-        match c {
-            '*' if chars.get(i + 1) == Some(&'*') => {
-                let slash_after = chars.get(i + 2) == Some(&'/');
-                let at_start = i == 0 || chars.get(i.wrapping_sub(1)) == Some(&'/');
-                if at_start && slash_after {
-                    re.push_str("(?:.*/)?");
-                    i += 3;
-                } else {
-                    re.push_str(".*");
-                    i += 2;
-                }
-                continue;
-            }
-            '*' => re.push_str("[^/]*"),
-            '?' => re.push_str("[^/]"),
-            '[' => {
-                let close = chars
-                    .get(i + 1..)
-                    .and_then(|rest| rest.iter().position(|&c| c == ']'))
-                    .map(|p| i + 1 + p);
-                match close {
-                    Some(end) if end > i + 1 => {
-                        re.push('[');
-                        let mut body: String =
-                            chars.get(i + 1..end).unwrap_or_default().iter().collect();
-                        if let Some(rest) = body.strip_prefix('!') {
-                            body = format!("^{rest}");
-                        }
-                        re.push_str(&body.replace('\\', "\\\\").replace('[', "\\["));
-                        re.push(']');
-                        i = end + 1;
-                        continue;
-                    }
-                    _ => re.push_str("\\["),
-                }
-            }
-            '\\' => {
-                if let Some(&next) = chars.get(i + 1) {
-                    re.push_str(&regex::escape(&next.to_string()));
-                    i += 2;
-                    continue;
-                }
-            }
-            c => re.push_str(&regex::escape(&c.to_string())),
-        }
-        i += 1;
-    }
-    re
 }
 
 #[cfg(test)]

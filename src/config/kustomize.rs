@@ -1,6 +1,6 @@
 //! How kustomize reads a patch, for the steps that ask for its behaviour.
 //!
-//! README "Differences from kustomize": with `newListItems: prepend` and `inferMergeKeys: false`
+//! doc/KUSTOMIZE.md: with `newListItems: prepend` and `inferMergeKeys: false`
 //! ([`Compat::Kustomize`]), `merge2` and `json6902` patches give the output of
 //! kustomize v5's `patches:` field, quirks included. Some of those quirks come from the way
 //! kustomize reads the patch before it applies anything, and are reproduced here, at plan time:

@@ -12,7 +12,7 @@
 //! # Forms
 //!
 //! * **`kind: Merge`** (`apiVersion: fn.krm-merge.dev/v1alpha1`): `spec.patches` and
-//!   `spec.schema`, as the README's functionConfig section describes them.
+//!   `spec.schema`, as the guide's "The functionConfig" section (doc/GUIDE.md) describes them.
 //! * **kustomize's builtin `PatchTransformer`** (any apiVersion, usually `builtin`): `patch` or
 //!   `path`, `target`, `options` (`allowNameChange`, `allowKindChange`) at the top level; one
 //!   step. Its other options take kustomize's behaviour ([`PatchOptions::kustomize`]), so a
@@ -49,7 +49,7 @@
 //!   targeted item — except in the PatchTransformer form, which keeps kustomize's rule that a
 //!   strategic merge patch with a target is one document.
 //!
-//! `at` (README "Patching inside resources") says where inside each selected resource a step
+//! `at` (doc/GUIDE.md "Patching inside resources") says where inside each selected resource a step
 //! applies: a [`Pattern`], read once here. It needs a target (the documents of a patch applied
 //! at places are not resources, so they cannot select by identity), and `apply` takes none
 //! (kubectl's last-applied configuration is the whole resource's). `spec.schema.workloads`
@@ -141,7 +141,7 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "strict",
 ];
 
-/// What one patch operation does (the README's table of patch types).
+/// What one patch operation does (the guide's table of patch types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PatchKind {
     /// `merge2`: a 2-way strategic merge of a partial resource.
@@ -157,7 +157,7 @@ pub enum PatchKind {
 }
 
 impl PatchKind {
-    /// Every kind, in the README's order.
+    /// Every kind, in the guide's order.
     pub const ALL: [PatchKind; 5] = [
         PatchKind::Merge2,
         PatchKind::Json6902,
@@ -228,10 +228,10 @@ pub enum Conflicts {
 /// Whose behaviour a step reproduces where tools differ.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Compat {
-    /// krm-merge's own rules (README "Patch types").
+    /// krm-merge's own rules (doc/GUIDE.md "Patch types").
     #[default]
     Native,
-    /// kustomize v5's `patches:` field, quirks included (README "Differences from kustomize"):
+    /// kustomize v5's `patches:` field, quirks included (doc/KUSTOMIZE.md):
     /// how the patch text is read, kyaml's strategic-merge walk, the JSON patch library's
     /// leniencies, no empty `annotations` map left behind.
     Kustomize,
@@ -573,15 +573,25 @@ pub fn plan(
 /// [`plan`], with the files the config names read and confined as `load` says (see [`Load`]
 /// and [`LoadRestrictor`]; [`plan`] is `Load::new(base_dir)`: confined to `base_dir`'s tree).
 pub fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, ConfigError> {
+    plan_reading(function_config, load).map(|(plan, _)| plan)
+}
+
+/// [`plan_with`], and the files the config named and were read (where they resolve), so that a
+/// caller that writes files can make sure it never writes over one of them.
+pub fn plan_reading(
+    function_config: &Node<'_>,
+    load: &Load,
+) -> Result<(Plan, Vec<std::path::PathBuf>), ConfigError> {
     let mut ctx = Ctx::new(load);
     let mut root = function_config.clone().into_owned();
     ctx.expand(&mut root, &Path::root())?;
-    match form_of(&root)? {
+    let plan = match form_of(&root)? {
         ConfigForm::Merge => merge_form(&root, &mut ctx),
         ConfigForm::PatchTransformer => patch_transformer_form(&root, &mut ctx),
         ConfigForm::ConfigMap => configmap_form(&root, &mut ctx),
         ConfigForm::Empty | ConfigForm::CommandLine => Ok(empty_plan()),
-    }
+    }?;
+    Ok((plan, ctx.files_read()))
 }
 
 /// The plan of `krm-merge merge2 SRC DEST` and `krm-merge merge3 ORIGINAL UPDATED DEST`: one

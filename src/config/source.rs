@@ -162,6 +162,11 @@ impl<'d> Ctx<'d> {
         }
     }
 
+    /// The files read so far, where they resolve.
+    pub(super) fn files_read(&self) -> Vec<PathBuf> {
+        self.files.keys().cloned().collect()
+    }
+
     /// Expands the aliases of `node`, charging the nodes it gains to the budget.
     pub(super) fn expand(&mut self, node: &mut Node<'_>, field: &Path) -> Result<(), ConfigError> {
         let before = node.node_count();

@@ -1,5 +1,5 @@
 //! JSON patch creation (RFC 6902): the operations that turn OLD into NEW, for
-//! `json6902::apply` to run.
+//! `json6902::patch` to run.
 //!
 //! Mappings give `add` for a field only NEW has, `remove` for one only OLD has, and the
 //! operations of each changed field; other values that changed are `replace`d. Lists whose
@@ -12,6 +12,20 @@
 //! one cannot, the list is edited by index. Other lists are edited by index (element by element,
 //! then `add` or `remove` at the end), or replaced whole when that takes fewer operations.
 //!
+//! Mapping keys are paired as data ([`key_text`]): a field both versions have is addressed as
+//! OLD spells it; a field only NEW has is added under the text of its key as data (a JSON
+//! pointer makes a string key: `0x1` is added as `1`, the same key to Kubernetes). Fields that
+//! go are removed before any is added.
+//!
+//! What the operations cost the engine is counted from above ([`Cost`]: the list elements key
+//! selectors examine, the elements inserts and removes shift), and a collection is edited in
+//! place only while its own operations cost at most [`allowance`] (eight times `n log n` for
+//! `n` elements) and the whole patch stays within the engine's budgets: a keyed list reordered
+//! through and through (20,000 containers, the odd ones first, would take 10,000 moves, each
+//! reading the list) is edited by index instead, or replaced whole when that takes fewer
+//! operations; a mapping whose removes would shift too much is replaced whole. So making the
+//! patch and applying it stay O(n log n).
+//!
 //! With [`Options::kustomize`] no selector is written: kustomize's JSON patch library
 //! (evanphx/json-patch) knows only indices, so every list is edited by index.
 //!
@@ -21,18 +35,31 @@
 //! What it must not do: apply the patch, or look at anything but the two nodes, the schema and
 //! the options.
 
+use crate::budget::{SCAN_BUDGET, SHIFT_BUDGET};
 use crate::hash::{HashMap, HashSet};
 use crate::merge::align::{self, key_values, ListKind};
 use crate::patch::json6902::{Selector, Token};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Entry, Kind, Node};
 
-use super::nodes::{expanded, plain_copy, same};
-use super::{Diff, DiffError, Options};
+use super::nodes::{expanded, key_text, plain_copy, same, KeyIndex};
+use super::{checked, verify, written, Diff, DiffError, Options};
 
 /// The JSON patch (a list of operations) that turns `old` into `new`, resources of the kind at
 /// `root` in `schema` (whose merge keys decide the keyed pointers).
 pub fn diff<'n>(
+    old: &Node<'_>,
+    new: &Node<'n>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+) -> Result<Diff<'n>, DiffError> {
+    let d = make(old, new, schema, root, opts)?;
+    checked(old, new, d, verify::Engine::json6902(opts), schema, root)
+}
+
+/// [`diff`]'s operations, not yet checked (the package diff checks them as it writes them).
+pub(super) fn make<'n>(
     old: &Node<'_>,
     new: &Node<'n>,
     schema: &Schema,
@@ -45,11 +72,13 @@ pub fn diff<'n>(
         infer: opts.infers(),
         selectors: !opts.kustomize,
         ops: Vec::new(),
+        cost: Cost::default(),
+        here: 0,
     };
     g.value(&old, &new, &mut Vec::new(), &FieldMeta::default(), root);
     let changed = !g.ops.is_empty();
     Ok(Diff {
-        patch: Node::seq_of(g.ops),
+        patch: written(Node::seq_of(g.ops)),
         changed,
         warnings: Vec::new(),
     })
@@ -62,6 +91,29 @@ struct Gen<'s, 'n> {
     /// kustomize, whose JSON patch library has none) every list is edited by index.
     selectors: bool,
     ops: Vec<Node<'n>>,
+    /// What the operations so far cost the engine, from above.
+    cost: Cost,
+    /// The list elements the key selectors of the current pointer examine (the lengths of the
+    /// lists they choose in): what every operation below it pays again.
+    here: usize,
+}
+
+/// What applying operations costs `json6902::apply`, in the units of its budgets: list elements
+/// key selectors examine ([`SCAN_BUDGET`]), elements inserts and removes shift
+/// ([`SHIFT_BUDGET`]). Counted from above (a list's length for a selector or a shift).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cost {
+    scans: usize,
+    shifts: usize,
+}
+
+/// The most a collection of `n` elements may cost to edit in place (its operations, and those
+/// below it): a small multiple of `n log n`, so that editing any resource stays O(n log n).
+/// Past it the collection is replaced whole, or its elements edited by index.
+fn allowance(n: usize) -> usize {
+    let n = n.saturating_add(1);
+    let log = usize::BITS - n.leading_zeros();
+    n.saturating_mul(8).saturating_mul(log as usize + 1)
 }
 
 /// A pointer as its tokens, each already escaped for RFC 6901.
@@ -102,6 +154,7 @@ fn selector(fields: &[(String, String)]) -> Option<String> {
 }
 
 impl<'n> Gen<'_, 'n> {
+    /// An operation; its pointers pay for the selectors above them ([`Gen::here`]).
     fn op(
         &mut self,
         verb: &str,
@@ -109,6 +162,8 @@ impl<'n> Gen<'_, 'n> {
         path: &[String],
         value: Option<&Node<'n>>,
     ) {
+        let pointers = if from.is_some() { 2 } else { 1 };
+        self.charge(self.here.saturating_mul(pointers), 0);
         let mut entries = vec![Entry::new("op", Node::string(verb.to_owned()))];
         if let Some(f) = from {
             entries.push(Entry::new("from", Node::string(text(f))));
@@ -118,6 +173,25 @@ impl<'n> Gen<'_, 'n> {
             entries.push(Entry::new("value", plain_copy(v)));
         }
         self.ops.push(Node::map_of(entries));
+    }
+
+    /// Counts what an operation costs; gives the sum.
+    fn charge(&mut self, scans: usize, shifts: usize) -> usize {
+        self.cost.scans = self.cost.scans.saturating_add(scans);
+        self.cost.shifts = self.cost.shifts.saturating_add(shifts);
+        scans.saturating_add(shifts)
+    }
+
+    /// Whether a collection of `n` elements whose own operations cost `own` may be edited in
+    /// place: within [`allowance`], and the whole patch within the engine's budgets.
+    fn affordable(&self, own: usize, n: usize) -> bool {
+        own <= allowance(n) && self.cost.scans <= SCAN_BUDGET && self.cost.shifts <= SHIFT_BUDGET
+    }
+
+    /// Takes back the operations from `mark` on, and what they cost.
+    fn undo(&mut self, mark: usize, before: Cost) {
+        self.ops.truncate(mark);
+        self.cost = before;
     }
 
     fn value(
@@ -141,26 +215,47 @@ impl<'n> Gen<'_, 'n> {
         }
     }
 
+    /// Fields OLD has and NEW does not are removed first (a field NEW adds may have the text of
+    /// one that goes: `"0x1"` after `0x1`), then NEW's fields added or changed. A field both
+    /// have is named as OLD spells it (the engine finds a member by its text); a field only
+    /// NEW has by its key as data ([`key_text`]: JSON pointers make string keys, so `0x1` is
+    /// added as `1`, which Kubernetes reads as the same key). Replaced whole when its removes
+    /// would shift more than [`allowance`] lets.
     fn map(&mut self, old: &Node<'_>, new: &Node<'n>, ptr: &mut Ptr, at: Cursor) {
-        let index = align::FieldIndex::new(Some(old));
+        let (mark, before) = (self.ops.len(), self.cost);
+        let new_index = KeyIndex::new(new);
+        let last = old.entries().len().saturating_sub(1);
+        let mut own = 0usize;
+        for (p, oe) in old.entries().iter().enumerate() {
+            if new_index.get(&oe.key).is_none() {
+                let p_text = with(ptr, name(oe.key.as_str().unwrap_or_default()));
+                // Removed front to back: the members after it move up.
+                own = own.saturating_add(self.charge(0, last - p));
+                self.op("remove", None, &p_text, None);
+            }
+        }
+        let index = KeyIndex::new(old);
         for ne in new.entries() {
-            let key = ne.key.as_str().unwrap_or_default();
-            ptr.push(name(key));
             match index.get(&ne.key) {
-                None => self.op("add", None, ptr, Some(&ne.value)),
+                None => {
+                    let key = key_text(&ne.key).unwrap_or_default();
+                    ptr.push(name(&key));
+                    self.op("add", None, ptr, Some(&ne.value));
+                }
                 Some(oe) => {
+                    let key = oe.key.as_str().unwrap_or_default();
+                    ptr.push(name(key));
                     let (meta, child) = align::field(self.schema, at, key, &[&oe.key, &ne.key]);
                     self.value(&oe.value, &ne.value, ptr, &meta, child);
                 }
             }
             ptr.pop();
         }
-        let new_index = align::FieldIndex::new(Some(new));
-        for oe in old.entries() {
-            if new_index.get(&oe.key).is_none() {
-                let p = with(ptr, name(oe.key.as_str().unwrap_or_default()));
-                self.op("remove", None, &p, None);
-            }
+        // (The document itself is never replaced.)
+        let n = old.entries().len().max(new.entries().len());
+        if !ptr.is_empty() && !self.affordable(own, n) {
+            self.undo(mark, before);
+            self.op("replace", None, ptr, Some(new));
         }
     }
 
@@ -183,26 +278,47 @@ impl<'n> Gen<'_, 'n> {
             }
             _ => None,
         };
-        let mark = self.ops.len();
-        let done = keyed.is_some_and(|keys| self.keyed(old, new, ptr, &keys, at));
+        let (mark, before) = (self.ops.len(), self.cost);
+        let n = old.items().len().max(new.items().len());
+        let own = keyed.and_then(|keys| self.keyed(old, new, ptr, &keys, at));
+        let done = match own {
+            Some(own) if self.affordable(own, n) => true,
+            Some(_) => {
+                // Too many moves, each reading the list and shifting it: by index instead.
+                self.undo(mark, before);
+                false
+            }
+            None => false,
+        };
         if !done {
-            self.positional(old, new, ptr, at);
-            // Replacing the list says it in one operation.
-            if self.ops.len() - mark > new.items().len() + 1 {
-                self.ops.truncate(mark);
+            self.positional(old, new, ptr, at, new.items().len() + 1);
+            // Replacing the list says it in one operation, and costs least.
+            if self.ops.len() - mark > new.items().len() + 1 || !self.affordable(0, n) {
+                self.undo(mark, before);
                 self.op("replace", None, ptr, Some(new));
             }
         }
     }
 
-    /// Element by element, then `add` or `remove` at the end.
-    fn positional(&mut self, old: &Node<'_>, new: &Node<'n>, ptr: &mut Ptr, at: Cursor) {
+    /// Element by element, then `add` or `remove` at the end; it stops once it has made more
+    /// than `most` operations (the caller then replaces the list).
+    fn positional(
+        &mut self,
+        old: &Node<'_>,
+        new: &Node<'n>,
+        ptr: &mut Ptr,
+        at: Cursor,
+        most: usize,
+    ) {
         let (oi, ni) = (old.items(), new.items());
-        let common = oi.len().min(ni.len());
+        let (common, mark) = (oi.len().min(ni.len()), self.ops.len());
         for (i, (o, n)) in oi.iter().zip(ni).enumerate() {
             ptr.push(i.to_string());
             self.value(o, n, ptr, &FieldMeta::default(), at);
             ptr.pop();
+            if self.ops.len() - mark > most {
+                return;
+            }
         }
         for (i, n) in ni.iter().enumerate().skip(common) {
             self.op("add", None, &with(ptr, i.to_string()), Some(n));
@@ -212,7 +328,9 @@ impl<'n> Gen<'_, 'n> {
         }
     }
 
-    /// Keyed pointers; `false` (and no operation) when some element cannot be selected.
+    /// Keyed pointers; what this list's own operations and selectors cost (the selector's
+    /// scan again for every operation below it), or `None` (and no operation) when some
+    /// element cannot be selected.
     fn keyed(
         &mut self,
         old: &Node<'_>,
@@ -220,24 +338,18 @@ impl<'n> Gen<'_, 'n> {
         ptr: &mut Ptr,
         keys: &[MapKey],
         at: Cursor,
-    ) -> bool {
+    ) -> Option<usize> {
         let (oi, ni) = (old.items(), new.items());
-        let Some(old_keys) = oi
+        let old_keys = oi
             .iter()
             .map(|i| key_values(i, keys))
-            .collect::<Option<Vec<_>>>()
-        else {
-            return false;
-        };
-        let Some(new_keys) = ni
+            .collect::<Option<Vec<_>>>()?;
+        let new_keys = ni
             .iter()
             .map(|i| key_values(i, keys))
-            .collect::<Option<Vec<_>>>()
-        else {
-            return false;
-        };
+            .collect::<Option<Vec<_>>>()?;
         let (Some(old_pos), Some(new_pos)) = (positions(&old_keys), positions(&new_keys)) else {
-            return false;
+            return None;
         };
         // Each element of OLD is selected by the key fields it has on both sides.
         let mut sels: Vec<Vec<(String, String)>> = Vec::with_capacity(oi.len());
@@ -254,36 +366,19 @@ impl<'n> Gen<'_, 'n> {
                 })
                 .collect();
             if fields.is_empty() {
-                return false;
+                return None;
             }
             sels.push(fields);
         }
         if !selectors_unique(&sels, oi.iter().chain(ni), keys) {
-            return false;
+            return None;
         }
-        let Some(tokens) = sels
+        let tokens = sels
             .iter()
             .map(|f| selector(f))
-            .collect::<Option<Vec<String>>>()
-        else {
-            return false;
-        };
-        // 1. Elements NEW dropped.
-        for (k, t) in old_keys.iter().zip(&tokens) {
-            if !new_pos.contains_key(k.as_slice()) {
-                self.op("remove", None, &with(ptr, t.clone()), None);
-            }
-        }
-        // 2. Elements both have, changed in place.
-        for ((o, k), t) in oi.iter().zip(&old_keys).zip(&tokens) {
-            if let Some(&j) = new_pos.get(k.as_slice()) {
-                ptr.push(t.clone());
-                self.value(o, &ni[j], ptr, &FieldMeta::default(), at);
-                ptr.pop();
-            }
-        }
-        // 3. Order: the longest run already in NEW's order stays, the others go to the end,
-        //    then each element is put at its place in NEW's order.
+            .collect::<Option<Vec<String>>>()?;
+        // The order: the elements both have, by their places in OLD and NEW; of them, the
+        // longest run already in NEW's order stays where it is (step 3).
         let kept: Vec<(usize, usize)> = old_keys
             .iter()
             .enumerate()
@@ -294,10 +389,43 @@ impl<'n> Gen<'_, 'n> {
                 .into_iter()
                 .filter_map(|x| kept.get(x).map(|&(_, j)| j))
                 .collect();
+        // What a selector here examines, and what an insert or a remove shifts, at most.
+        let n = oi.len().max(ni.len());
+        // What the removes, moves and adds alone cost: past the allowance, nothing is made.
+        let moves = kept.len() - stays.len();
+        let (removes, adds) = (oi.len() - kept.len(), ni.len() - kept.len());
+        let direct = n.saturating_mul(2 * removes + 5 * moves + adds);
+        if direct > allowance(n) {
+            return Some(direct);
+        }
+        let mut own = 0usize;
+        // 1. Elements NEW dropped.
+        for (k, t) in old_keys.iter().zip(&tokens) {
+            if !new_pos.contains_key(k.as_slice()) {
+                own = own.saturating_add(self.charge(n, n));
+                self.op("remove", None, &with(ptr, t.clone()), None);
+            }
+        }
+        // 2. Elements both have, changed in place.
+        for ((o, k), t) in oi.iter().zip(&old_keys).zip(&tokens) {
+            if let Some(&j) = new_pos.get(k.as_slice()) {
+                ptr.push(t.clone());
+                self.here = self.here.saturating_add(n);
+                let below = self.ops.len();
+                self.value(o, &ni[j], ptr, &FieldMeta::default(), at);
+                // Each operation below reads this list again, once or twice (`from`).
+                own = own.saturating_add(n.saturating_mul(2 * (self.ops.len() - below)));
+                self.here = self.here.saturating_sub(n);
+                ptr.pop();
+            }
+        }
+        // 3. Order: the longest run already in NEW's order stays, the others go to the end,
+        //    then each element is put at its place in NEW's order.
         let mut moved: HashMap<usize, &String> = HashMap::default();
         for &(i, j) in &kept {
             if !stays.contains(&j) {
                 if let Some(t) = tokens.get(i) {
+                    own = own.saturating_add(self.charge(n, n));
                     self.op(
                         "move",
                         Some(&with(ptr, t.clone())),
@@ -308,15 +436,18 @@ impl<'n> Gen<'_, 'n> {
                 }
             }
         }
+        let n_max = n;
         for (j, (n, k)) in ni.iter().zip(&new_keys).enumerate() {
             let at_j = with(ptr, j.to_string());
             if !old_pos.contains_key(k.as_slice()) {
+                own = own.saturating_add(self.charge(0, n_max));
                 self.op("add", None, &at_j, Some(n));
             } else if let Some(t) = moved.get(&j) {
+                own = own.saturating_add(self.charge(n_max, 2 * n_max));
                 self.op("move", Some(&with(ptr, (*t).clone())), &at_j, None);
             }
         }
-        true
+        Some(own)
     }
 }
 
@@ -427,7 +558,7 @@ mod tests {
         .unwrap();
         let ops = json6902::parse_ops(&d.patch).unwrap();
         let mut applied = old.clone();
-        json6902::apply(&mut applied, &ops)
+        json6902::patch(&mut applied, &ops)
             .unwrap_or_else(|e| panic!("{e}\n{}", emit_node(&d.patch, Default::default())));
         assert_eq!(
             to_json(&applied).unwrap(),

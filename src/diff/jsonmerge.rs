@@ -1,9 +1,9 @@
 //! JSON merge patch creation (RFC 7386): the merge patch that turns OLD into NEW, for
 //! `jsonmerge::merge` to apply.
 //!
-//! Mappings are compared field by field: a field only NEW has, or whose value changed, is
-//! NEW's value (mappings on both sides give the patch of their fields); a field only OLD has is
-//! `null`. Lists are never merged: a list that changed is NEW's list, whole. A NEW that is not a
+//! Mappings are compared field by field, keys as data (`1` and `0x1` are one field, named in
+//! the patch as OLD spells it): a field only NEW has, or whose value changed, is NEW's value
+//! (mappings on both sides give the patch of their fields); a field only OLD has is `null`. Lists are never merged: a list that changed is NEW's list, whole. A NEW that is not a
 //! mapping is the patch itself (it replaces the document).
 //!
 //! RFC 7386 cannot write `null` into a mapping (`null` removes the field there, and mappings the
@@ -13,17 +13,29 @@
 //! What it must not do: consult a schema (merge patches have none), apply the patch, or look at
 //! anything but the two nodes and the options.
 
-use crate::merge::align::FieldIndex;
 use crate::path::{Path, Seg};
 use crate::yaml::{Entry, Kind, Node};
 
 use super::identity::with_identity;
-use super::nodes::{expanded, plain_copy, same, shell};
-use super::{Diff, DiffError, Options, Warning, WarningKind};
+use super::nodes::{bare, expanded, plain_copy, same, shell, KeyIndex};
+use super::{checked, verify, written, Diff, DiffError, Options, Warning, WarningKind};
+use crate::schema::{Cursor, Schema};
 
 /// The JSON merge patch that turns `old` into `new`. With [`Options::identity`] a mapping patch
 /// starts with OLD's identity fields.
 pub fn diff<'n>(old: &Node<'_>, new: &Node<'n>, opts: &Options) -> Result<Diff<'n>, DiffError> {
+    let d = make(old, new, opts)?;
+    // A merge patch knows no schema.
+    let engine = verify::Engine::JsonMerge;
+    checked(old, new, d, engine, &Schema::builtin(), Cursor::default())
+}
+
+/// [`diff`]'s patch, not yet checked (the package diff checks it as it writes it).
+pub(super) fn make<'n>(
+    old: &Node<'_>,
+    new: &Node<'n>,
+    opts: &Options,
+) -> Result<Diff<'n>, DiffError> {
     let (old, new) = (expanded(old)?, expanded(new)?);
     let mut d = Differ {
         path: Vec::new(),
@@ -33,7 +45,7 @@ pub fn diff<'n>(old: &Node<'_>, new: &Node<'n>, opts: &Options) -> Result<Diff<'
         // A patch that is not a mapping replaces the whole document.
         let changed = !same(&old, &new);
         return Ok(Diff {
-            patch: plain_copy(&new),
+            patch: written(plain_copy(&new)),
             changed,
             warnings: d.warnings,
         });
@@ -50,7 +62,7 @@ pub fn diff<'n>(old: &Node<'_>, new: &Node<'n>, opts: &Options) -> Result<Diff<'
         body
     };
     Ok(Diff {
-        patch,
+        patch: written(patch),
         changed,
         warnings: d.warnings,
     })
@@ -70,12 +82,13 @@ impl Differ {
     }
 
     fn map<'n>(&mut self, old: &Node<'_>, new: &Node<'n>) -> Node<'n> {
-        let index = FieldIndex::new(Some(old));
+        let index = KeyIndex::new(old);
         let mut out: Vec<Entry<'n>> = Vec::new();
         for ne in new.entries() {
             self.path
                 .push(Seg::field(ne.key.as_str().unwrap_or_default()));
-            let value = match index.get(&ne.key) {
+            let oe = index.get(&ne.key);
+            let value = match oe {
                 Some(oe) if oe.value.is_map() && ne.value.is_map() => {
                     let sub = self.map(&oe.value, &ne.value);
                     (!sub.entries().is_empty()).then_some(sub)
@@ -84,20 +97,21 @@ impl Differ {
                 _ => Some(self.copy(&ne.value)),
             };
             if let Some(value) = value {
-                out.push(Entry {
-                    key: ne.key.clone(),
-                    value,
-                });
+                // A field both have is named as the resource spells it (`merge` finds it by
+                // its text); a new one as NEW does.
+                let key = match oe {
+                    Some(oe) if oe.key.as_str() != ne.key.as_str() => bare(&oe.key),
+                    _ => ne.key.clone(),
+                };
+                out.push(Entry { key, value });
             }
             self.path.pop();
         }
-        let new_index = FieldIndex::new(Some(new));
+        let new_index = KeyIndex::new(new);
         for oe in old.entries() {
             if new_index.get(&oe.key).is_none() {
-                let mut key = plain_copy(&oe.key).into_owned();
-                *key.comments_mut() = Default::default();
                 out.push(Entry {
-                    key,
+                    key: bare(&oe.key),
                     value: Node::null(),
                 });
             }

@@ -12,12 +12,16 @@
 //!   as a `Merge` functionConfig or a kustomization's `patches:` (made for kustomize:
 //!   [`Options::kustomize`]).
 //!
-//! The promise: applying a generated patch to OLD with the matching walker (`merge2::merge`
-//! with [`Options::merge2_options`], `json6902::apply` — with kustomize's options for the
-//! kustomize flavour —, `jsonmerge::merge`) gives NEW as data,
-//! except where a [`Warning`] says why it cannot (a strategic merge patch or a JSON merge patch
-//! cannot write a `null` into a mapping). Values copied from NEW keep NEW's comments and scalar
-//! styles.
+//! The rule, checked on every patch before it is handed out ([`verify`]): the patch, written
+//! and read back, applied to OLD by the engine it is made for (`merge2::merge` with
+//! [`Options::merge2_options`], `json6902::patch` — with kustomize's options for the kustomize
+//! flavour —, `jsonmerge::merge`) gives NEW as data, except where a [`Warning`] says why it
+//! cannot (a strategic merge patch or a JSON merge patch cannot write a `null` into a
+//! mapping); a patch that does not is an error ([`DiffErrorKind::NotReproduced`]), never
+//! output. "As data" is as Kubernetes reads it: mapping keys are compared by the text of their
+//! value (`nodes.rs`: `1`, `0x1` and `1.0` are one key), and a key both versions hold keeps
+//! OLD's spelling in a patch (the engines find a field by its text); a key only NEW has is
+//! written as NEW spells it. Values copied from NEW keep NEW's comments and scalar styles.
 //!
 //! What it must not do: apply patches (the walkers in [`crate::merge`] and [`crate::patch`] do),
 //! read or write text, select resources or know the wire format. Every function takes nodes, a
@@ -30,6 +34,7 @@ mod nodes;
 pub mod package;
 pub mod three_way;
 pub mod two_way;
+mod verify;
 
 use std::fmt;
 
@@ -177,6 +182,11 @@ pub enum DiffErrorKind {
     /// Aliases in an input name no anchor, or expand past the budget.
     #[error("{0}")]
     Alias(AliasError),
+    /// The patch made, written and read back and applied to OLD by the engine it is made for,
+    /// does not give NEW (see [`verify`]): it is not handed out. Says what went wrong: the patch
+    /// does not read back or does not apply, or where the result differs from NEW.
+    #[error("{0}")]
+    NotReproduced(String),
     /// With [`Options::kustomize`]: kyaml's strategic merge cannot be made to give NEW here.
     #[error(
         "kustomize's strategic merge cannot give the new version here: {0}; a json6902 patch can"
@@ -191,6 +201,34 @@ impl DiffError {
             kind,
         }
     }
+}
+
+/// A patch ready to be written: its plain strings that YAML 1.1 reads as another type (`on`,
+/// `0777`, `1:30`) quoted ([`Node::quote_yaml11_lookalikes`]), since kubectl and kustomize read
+/// patches as YAML 1.1 and this crate, like NEW's author, as YAML 1.2.
+fn written(mut patch: Node<'_>) -> Node<'_> {
+    patch.quote_yaml11_lookalikes();
+    patch
+}
+
+/// `d`, the patch made between `old` and `new` for `engine`, once [`verify`] holds it to the
+/// rule (as the text it is written as).
+fn checked<'n>(
+    old: &Node<'_>,
+    new: &Node<'_>,
+    d: Diff<'n>,
+    engine: verify::Engine,
+    schema: &crate::schema::Schema,
+    root: crate::schema::Cursor,
+) -> Result<Diff<'n>, DiffError> {
+    let text = verify::text_of(&d.patch);
+    verify::two_way(old, new, &text, engine, schema, root, &d.warnings)?;
+    Ok(d)
+}
+
+/// A patch as the one YAML document `krm-merge diff` writes: the text the patch is checked as.
+pub fn patch_text(patch: &Node<'_>) -> String {
+    verify::text_of(patch)
 }
 
 /// One YAML document as a node, for the tests of this module's files.

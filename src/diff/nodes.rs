@@ -1,15 +1,23 @@
-//! The node plumbing every patch generator shares: inputs with their aliases expanded, equality
-//! as data (mappings without key order), copies of NEW's nodes that can go into a patch, and
-//! the text forms that messages and apimachinery's orderings need.
+//! The node plumbing every patch generator shares: inputs with their aliases expanded, mapping
+//! keys as data ([`key_text`], [`KeyIndex`]), equality as data (mappings without key order),
+//! copies of NEW's nodes that can go into a patch, and the text forms that messages and
+//! apimachinery's orderings need.
+//!
+//! A mapping key is the same key as another when Kubernetes would read the two as one field:
+//! both sides are JSON object keys there, so a key's identity is its text when it is a string
+//! and the text of its value otherwise ([`key_text`]): `1`, `0x1`, `1.0` and `"1"` are one key,
+//! `true` and `True` another, `null` and `~` a third; `"0x1"` (a string) is not `0x1` (the
+//! number one).
 //!
 //! What it must not do: decide what goes into a patch; the generators do.
 
 use std::borrow::Cow;
 
-use crate::merge::align::{FieldIndex, ScalarKey};
+use crate::hash::HashMap;
+use crate::merge::align::{data_hash, ScalarKey};
 use crate::yaml::one_line;
 use crate::yaml::scalar::Resolved;
-use crate::yaml::{Kind, Node};
+use crate::yaml::{Entry, Kind, Node};
 
 use super::{DiffError, DiffErrorKind};
 
@@ -28,10 +36,79 @@ pub(super) fn expanded<'x, 'a>(node: &'x Node<'a>) -> Result<Cow<'x, Node<'a>>, 
     Ok(Cow::Owned(copy))
 }
 
-/// Whether two nodes hold the same data, as JSON would see them: scalars that resolve to the
-/// same value, sequences with equal items in the same order, mappings with the same keys and
-/// equal values in any order. Comments and styles do not count.
-pub(super) fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
+/// A mapping key's identity as data: a string's text; the text of another scalar's value as
+/// Kubernetes' YAML-to-JSON conversion writes it (`1` for `0x1` and `1.0`, `true` for `True`,
+/// `null` for `~`; integral floats as integers, other floats as Go prints them); `None` for a
+/// key that is a collection or an alias, which has no text.
+pub(crate) fn key_text<'x>(key: &'x Node<'_>) -> Option<Cow<'x, str>> {
+    Some(match key.resolved()? {
+        Resolved::Str(s) => Cow::Borrowed(s),
+        Resolved::Null => Cow::Borrowed("null"),
+        Resolved::Bool(b) => Cow::Borrowed(if b { "true" } else { "false" }),
+        Resolved::Int(i) => Cow::Owned(i.to_string()),
+        Resolved::Float(f) if f.is_nan() => Cow::Borrowed(".nan"),
+        Resolved::Float(f) if f.is_infinite() => {
+            Cow::Borrowed(if f > 0.0 { ".inf" } else { "-.inf" })
+        }
+        Resolved::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
+            Cow::Owned(format!("{}", f as i128))
+        }
+        Resolved::Float(f) => Cow::Owned(go_float(f)),
+    })
+}
+
+/// The entries of a mapping by key as data ([`key_text`]; keys without text by their data), so
+/// that pairing the fields of two mappings costs a lookup per field. The first of two entries
+/// with one key wins.
+pub(crate) struct KeyIndex<'n, 'x> {
+    by_text: HashMap<Cow<'n, str>, &'n Entry<'x>>,
+    others: HashMap<u64, Vec<&'n Entry<'x>>>,
+}
+
+impl<'n, 'x> KeyIndex<'n, 'x> {
+    pub(crate) fn new(map: &'n Node<'x>) -> Self {
+        let mut idx = KeyIndex {
+            by_text: HashMap::default(),
+            others: HashMap::default(),
+        };
+        for e in map.entries() {
+            match key_text(&e.key) {
+                Some(t) => {
+                    idx.by_text.entry(t).or_insert(e);
+                }
+                None => idx.others.entry(data_hash(&e.key)).or_default().push(e),
+            }
+        }
+        idx
+    }
+
+    /// The entry whose key is `key` as data.
+    pub(crate) fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
+        match key_text(key) {
+            Some(t) => self.by_text.get(t.as_ref()).copied(),
+            None => self
+                .others
+                .get(&data_hash(key))?
+                .iter()
+                .copied()
+                .find(|e| e.key.same_data(key)),
+        }
+    }
+}
+
+/// Whether two keys are one key as data ([`key_text`]).
+pub(crate) fn same_key(a: &Node<'_>, b: &Node<'_>) -> bool {
+    match (key_text(a), key_text(b)) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => a.same_data(b),
+        _ => false,
+    }
+}
+
+/// Whether two nodes hold the same data, as Kubernetes would see them: scalars that resolve to
+/// the same value, sequences with equal items in the same order, mappings with the same keys
+/// (as data: [`key_text`]) and equal values in any order. Comments and styles do not count.
+pub(crate) fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
     match (a.kind(), b.kind()) {
         (Kind::Map, Kind::Map) => {
             let (ea, eb) = (a.entries(), b.entries());
@@ -41,13 +118,19 @@ pub(super) fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
             if ea
                 .iter()
                 .zip(eb)
-                .all(|(x, y)| x.key.same_data(&y.key) && same(&x.value, &y.value))
+                .all(|(x, y)| same_key(&x.key, &y.key) && same(&x.value, &y.value))
             {
                 return true;
             }
-            let index = FieldIndex::new(Some(b));
-            ea.iter()
-                .all(|x| index.get(&x.key).is_some_and(|y| same(&x.value, &y.value)))
+            // Each of `a`'s entries pairs with one of `b`'s, a different one each time (two keys
+            // of `a` that are one key as data must not both find the same entry).
+            let index = KeyIndex::new(b);
+            let mut used = crate::hash::HashSet::default();
+            ea.iter().all(|x| {
+                index
+                    .get(&x.key)
+                    .is_some_and(|y| used.insert(std::ptr::from_ref(y)) && same(&x.value, &y.value))
+            })
         }
         (Kind::Seq, Kind::Seq) => {
             a.items().len() == b.items().len()
@@ -65,6 +148,14 @@ pub(super) fn plain_copy<'n>(node: &Node<'n>) -> Node<'n> {
         strip_anchors(&mut copy);
     }
     copy
+}
+
+/// A copy of a scalar without comments, anchors or place, borrowing nothing.
+pub(super) fn bare(n: &Node<'_>) -> Node<'static> {
+    let mut c = plain_copy(n).into_owned();
+    *c.comments_mut() = crate::yaml::Comments::default();
+    c.set_blank_lines(0);
+    c
 }
 
 fn has_anchor(node: &Node<'_>) -> bool {

@@ -24,7 +24,7 @@ use crate::select::bookkeeping::is_bookkeeping_annotation;
 use crate::select::identity::{Id, DEFAULT_NAMESPACE};
 use crate::yaml::{emit_node, Entry, Node, ScalarStyle};
 
-use super::{json6902, jsonmerge, two_way, DiffError, Options, Warning};
+use super::{json6902, jsonmerge, two_way, verify, DiffError, Options, Warning};
 
 /// Which patch type a package diff writes for changed resources.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -199,17 +199,32 @@ pub fn diff<'n>(
         let (old, new) = (without_bookkeeping(b), without_bookkeeping(v));
         let (g, ver) = id.group_version();
         let root = schema.root(g, ver, &id.kind);
-        let d = match opts.patch_type {
-            PatchType::Merge2 => {
-                two_way::diff(&old, &new, schema, root, &with_identity(&diff_opts))
-            }
-            PatchType::Json6902 => json6902::diff(&old, &new, schema, root, &diff_opts),
-            PatchType::JsonMerge => jsonmerge::diff(&old, &new, &with_identity(&diff_opts)),
-        }
-        .map_err(|source| PackageError::Diff {
+        let failed = |source| PackageError::Diff {
             id: Box::new(id.clone().into_owned()),
             source,
-        })?;
+        };
+        let (d, engine) = match opts.patch_type {
+            PatchType::Merge2 => {
+                let o = with_identity(&diff_opts);
+                let d = two_way::make(&old, &new, schema, root, &o);
+                (d, verify::Engine::merge2(&o))
+            }
+            PatchType::Json6902 => (
+                json6902::make(&old, &new, schema, root, &diff_opts),
+                verify::Engine::json6902(&diff_opts),
+            ),
+            PatchType::JsonMerge => (
+                jsonmerge::make(&old, &new, &with_identity(&diff_opts)),
+                verify::Engine::JsonMerge,
+            ),
+        };
+        let d = d.map_err(failed)?;
+        // The patch as it is written: the kustomization's text, or the config's patch.
+        let text = match opts.format {
+            Format::Kustomization => kustomize_text(d.patch.clone()),
+            Format::Merge => verify::text_of(&d.patch),
+        };
+        verify::two_way(&old, &new, &text, engine, schema, root, &d.warnings).map_err(failed)?;
         if !d.changed {
             continue;
         }
@@ -475,7 +490,8 @@ fn config<'n>(opts: &PackageOptions, patches: Vec<Node<'n>>) -> Node<'n> {
 mod tests {
     use super::*;
     use crate::config;
-    use crate::krm::{engine, Item, Origin};
+    use crate::krm::{Item, Origin};
+    use crate::run::engine;
     use crate::yaml::{parse_stream, to_json};
 
     fn docs(text: &str) -> Vec<Node<'static>> {

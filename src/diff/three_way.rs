@@ -27,7 +27,7 @@ use crate::yaml::{Entry, Kind, Node};
 use super::identity::with_identity;
 use super::nodes::{expanded, go_text, same};
 use super::two_way::{Differ, Mode, PATCH, RETAIN_KEYS, SET_ORDER};
-use super::{DiffError, DiffErrorKind, Options, Warning};
+use super::{verify, written, DiffError, DiffErrorKind, Options, Warning};
 use crate::yaml::one_line;
 
 /// A three-way patch and what it overwrites.
@@ -124,11 +124,13 @@ pub fn diff<'n>(
     };
     finder.maps(&body, &changed_live, root, false);
     let changed = !body.entries().is_empty();
-    let patch = if opts.identity {
+    let patch = written(if opts.identity {
         with_identity(&current, body, &mut warnings)
     } else {
         body
-    };
+    });
+    let text = verify::text_of(&patch);
+    verify::three_way(&original, &current, &modified, &text, schema, root, opts)?;
     Ok(ThreeWay {
         patch,
         changed,

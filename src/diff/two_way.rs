@@ -5,7 +5,9 @@
 //! `merge2`: built-in kinds, CRDs, declarations, per-field comments, and, with
 //! [`Options::infer_keys`], kyaml's associative keys):
 //!
-//! * a field only NEW has: NEW's value; a field only OLD has: `null`;
+//! * fields pair by key as data (`1` and `0x1` are one field, named as OLD spells it, since
+//!   `merge2` finds a field by its text); a field only NEW has: NEW's value; a field only OLD
+//!   has: `null`;
 //! * maps on both sides: the patch of their fields, or NEW's whole value where the schema
 //!   replaces the map (patch strategy `replace`); with patch strategy `retainKeys`, a
 //!   `$retainKeys` list of NEW's fields whenever something changed or a field went away;
@@ -41,8 +43,12 @@ use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::{Comments, Entry, Kind, Node};
 
 use super::identity::with_identity;
-use super::nodes::{expanded, go_text, has_duplicate_values, plain_copy, same, shell};
-use super::{Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind};
+use super::nodes::{
+    bare, expanded, go_text, has_duplicate_values, plain_copy, same, shell, KeyIndex,
+};
+use super::{
+    checked, verify, written, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind,
+};
 
 pub(super) const PATCH: &str = "$patch";
 pub(super) const RETAIN_KEYS: &str = "$retainKeys";
@@ -84,6 +90,18 @@ pub fn diff<'n>(
     root: Cursor,
     opts: &Options,
 ) -> Result<Diff<'n>, DiffError> {
+    let d = make(old, new, schema, root, opts)?;
+    checked(old, new, d, verify::Engine::merge2(opts), schema, root)
+}
+
+/// [`diff`]'s patch, not yet checked (the package diff checks it as it writes it).
+pub(super) fn make<'n>(
+    old: &Node<'_>,
+    new: &Node<'n>,
+    schema: &Schema,
+    root: Cursor,
+    opts: &Options,
+) -> Result<Diff<'n>, DiffError> {
     let (old, new) = (expanded(old)?, expanded(new)?);
     if !old.is_map() {
         return Err(DiffError::new(DiffErrorKind::NotAMap("old")));
@@ -115,7 +133,7 @@ pub fn diff<'n>(
         body
     };
     Ok(Diff {
-        patch,
+        patch: written(patch),
         changed,
         warnings,
     })
@@ -195,7 +213,7 @@ impl<'s> Differ<'s> {
         at: Cursor,
         retain: bool,
     ) -> Result<Node<'n>, DiffError> {
-        let old_index = align::FieldIndex::new(Some(old));
+        let old_index = KeyIndex::new(old);
         if self.kustomize {
             // kyaml refuses a patch value of another kind than the resource's (a mapping for a
             // scalar, ...): the map is replaced whole instead.
@@ -229,13 +247,16 @@ impl<'s> Differ<'s> {
                 None => Ok(()),
                 Some(oe) => {
                     let (meta, child) = align::field(self.schema, at, key, &[&oe.key, &ne.key]);
-                    self.value(&oe.value, ne, &meta, child, &mut out)
+                    match respelled(oe, ne) {
+                        Some(ne) => self.value(&oe.value, &ne, &meta, child, &mut out),
+                        None => self.value(&oe.value, ne, &meta, child, &mut out),
+                    }
                 }
             };
             self.path.pop();
             done?;
         }
-        let new_index = align::FieldIndex::new(Some(new));
+        let new_index = KeyIndex::new(new);
         let mut dropped = false;
         for oe in old.entries() {
             if new_index.get(&oe.key).is_some() {
@@ -254,13 +275,14 @@ impl<'s> Differ<'s> {
                 });
             }
         }
-        // kyaml knows no `$retainKeys`; the nulls for the fields that went do its work.
+        // kyaml knows no `$retainKeys`; the nulls for the fields that went do its work. The
+        // fields are named as the resource will spell them (OLD's spelling for what both have).
         if retain && !self.kustomize && (!out.is_empty() || dropped) {
             let mut keep: Vec<&str> = new
                 .entries()
                 .iter()
                 .filter(|e| !e.value.is_null())
-                .filter_map(|e| e.key.as_str())
+                .filter_map(|e| old_index.get(&e.key).map_or(&e.key, |o| &o.key).as_str())
                 .collect();
             if !keep.is_empty() {
                 keep.sort_unstable();
@@ -1086,6 +1108,19 @@ impl DiffError {
     }
 }
 
+/// NEW's entry `ne` under the key of OLD's entry `oe` when the two spell one key (as data)
+/// differently (`1` and `0x1`): the merges find a resource's field by its text, so a patch names
+/// a field both versions have as the resource does. `None` when the spellings agree.
+pub(super) fn respelled<'n>(oe: &Entry<'_>, ne: &Entry<'n>) -> Option<Entry<'n>> {
+    if oe.key.as_str() == ne.key.as_str() {
+        return None;
+    }
+    Some(Entry {
+        key: bare(&oe.key),
+        value: ne.value.clone(),
+    })
+}
+
 /// The node at `steps` (entry or item positions) below `node`.
 fn descend<'x, 'n>(node: &'x mut Node<'n>, steps: &[usize]) -> Option<&'x mut Node<'n>> {
     let Some((&first, rest)) = steps.split_first() else {
@@ -1123,14 +1158,6 @@ fn key_fields<'n>(item: &Node<'_>, keys: &[MapKey]) -> Vec<Entry<'n>> {
             value: bare(&e.value),
         })
         .collect()
-}
-
-/// A copy of a scalar without comments, anchors or place, borrowing nothing.
-fn bare(n: &Node<'_>) -> Node<'static> {
-    let mut c = plain_copy(n).into_owned();
-    *c.comments_mut() = Comments::default();
-    c.set_blank_lines(0);
-    c
 }
 
 #[cfg(test)]
@@ -1240,7 +1267,8 @@ mod tests {
             &format!("{pod}  - name: a\n    image: x\n  - name: a\n    image: y\n"),
             NO_ID,
         );
-        assert_eq!(p, "spec:\n  containers:\n  - $patch: replace\n  - name: a\n    image: x\n  - name: a\n    image: y\n");
+        // (`y` is a boolean to YAML 1.1: quoted.)
+        assert_eq!(p, "spec:\n  containers:\n  - $patch: replace\n  - name: a\n    image: x\n  - name: a\n    image: \"y\"\n");
         // Repeated in OLD and dropped in NEW: one marker deletes them all.
         let (p, _) = run(
             &format!("{pod}  - name: a\n  - name: b\n  - name: b\n"),

@@ -7,16 +7,10 @@
 //! [`is_list_kind`]) is one item wherever it comes, a document or a ResourceList's item; the
 //! engine reads its items as resources and it is written back as a list.
 //!
-//! What it must not do: merge, select, or decide exit codes.
+//! What it must not do: merge, select, run a plan (`crate::run` does), or decide exit codes.
 
-pub(crate) mod engine;
-mod invariants;
-pub mod package;
-mod parallel;
-pub mod pipeline;
 mod result;
 
-pub use pipeline::{run_input, run_resource_list, run_resource_list_with, run_stream, Output};
 pub use result::{FnResult, Severity};
 
 use crate::select::identity::Id;
@@ -78,7 +72,7 @@ impl<'a> Input<'a> {
     /// document, whose items the engine reads as resources).
     pub fn read(src: &'a str) -> Result<Input<'a>, ReadError> {
         let mut docs = yaml::parse_stream(src)?;
-        docs.iter_mut().for_each(nothing_is_no_root);
+        docs.iter_mut().for_each(forget_empty);
         let content: Vec<usize> = (0..docs.len())
             .filter(|&i| docs[i].root.is_some())
             .collect();
@@ -421,9 +415,9 @@ pub enum Streamed {
 
 /// A document written as nothing (`---` and then no content, comments aside: its root is an
 /// empty plain scalar without tag or anchor) is legal YAML and holds no resource: it gets no
-/// root, so the readers skip it (its text, comments included, is still written back). A null written out (`~`, `null`, `!!null`)
-/// is content, and not a resource.
-fn nothing_is_no_root(doc: &mut Document<'_>) {
+/// root, so the readers skip it (its text, comments included, is still written back). A null
+/// written out (`~`, `null`, `!!null`) is content, and not a resource.
+pub fn forget_empty(doc: &mut Document<'_>) {
     let nothing = doc.root.as_ref().is_some_and(|r| {
         r.as_str() == Some("")
             && r.style() == Some(yaml::ScalarStyle::Plain)
@@ -435,12 +429,32 @@ fn nothing_is_no_root(doc: &mut Document<'_>) {
     }
 }
 
+/// What a document holds: its root, or nothing for an empty document ([`forget_empty`]).
+pub fn content(mut doc: Document<'_>) -> Option<Node<'_>> {
+    forget_empty(&mut doc);
+    doc.root
+}
+
 /// Reads a plain stream document by document, handing each resource to `process` as soon as it
 /// is parsed and writing what comes back (or the document's own text, when `process` did not
 /// touch it) to `out`; a resource `process` drops is not written. One document's tree is alive
-/// at a time.
+/// at a time. A first document that is a ResourceList alone in `src` is a wrapper:
+/// [`Streamed::Wrapped`].
 pub fn stream_items<'a>(
     src: &'a str,
+    process: &mut dyn FnMut(Item<'a>) -> Option<Item<'a>>,
+    out: &mut StreamOut,
+) -> Result<Streamed, ReadError> {
+    let docs = |each: &mut dyn FnMut(Document<'a>)| yaml::parse_each(src, each);
+    stream_documents(docs, true, process, out)
+}
+
+/// [`stream_items`] over the documents `docs` hands its argument one by one (parsed as they
+/// come, or read before); `wrappers`: a first document that is a ResourceList alone is a
+/// wrapper (else a resource: the stream goes on past these documents).
+pub fn stream_documents<'a>(
+    docs: impl FnOnce(&mut dyn FnMut(Document<'a>)) -> Result<(), ParseError>,
+    wrappers: bool,
     process: &mut dyn FnMut(Item<'a>) -> Option<Item<'a>>,
     out: &mut StreamOut,
 ) -> Result<Streamed, ReadError> {
@@ -482,15 +496,16 @@ pub fn stream_items<'a>(
         }
     };
     let mut seen_content = false;
-    yaml::parse_each(src, |mut doc| {
+    docs(&mut |mut doc| {
         if shape.is_some() {
             return;
         }
-        nothing_is_no_root(&mut doc);
-        let is_wrapper = doc
-            .root
-            .as_ref()
-            .is_some_and(|r| r.is_map() && r.str_at(&["kind"]) == Some("ResourceList"));
+        forget_empty(&mut doc);
+        let is_wrapper = wrappers
+            && doc
+                .root
+                .as_ref()
+                .is_some_and(|r| r.is_map() && r.str_at(&["kind"]) == Some("ResourceList"));
         if doc.root.is_some() && !seen_content && is_wrapper {
             seen_content = true;
             held = Some(doc);
@@ -511,63 +526,6 @@ pub fn stream_items<'a>(
         return Ok(Streamed::Wrapped);
     }
     Ok(Streamed::Done)
-}
-
-/// The `functionConfig` entry of a block-style ResourceList, found by reading lines rather than
-/// parsing, so the patches can be known before the items are read: the text from the
-/// `functionConfig:` line to the next top-level key (or the end). `None` when the input does not
-/// look like one block mapping with `kind: ResourceList` and a `functionConfig` key; the caller
-/// must check what it found against the parsed document.
-///
-/// In a block mapping at column 0, every line that starts at column 0 with something other than
-/// a comment, a sequence dash or a document marker is a top-level key: what nests inside is
-/// indented, and so are block scalars and flow continuation lines.
-pub fn probe_function_config(src: &str) -> Option<&str> {
-    let mut start: Option<usize> = None;
-    let mut found: Option<(usize, usize)> = None;
-    let mut resource_list = false;
-    let mut offset = 0;
-    for line in src.split_inclusive('\n') {
-        let at = offset;
-        offset += line.len();
-        let first = line.as_bytes().first().copied().unwrap_or(b'\n');
-        if matches!(first, b' ' | b'\t' | b'#' | b'\n' | b'\r') {
-            continue;
-        }
-        if line.starts_with("---") || line.starts_with("...") {
-            if start.is_some() || found.is_some() || resource_list {
-                // A marker after the content: another document follows, or an explicit end.
-                return None;
-            }
-            continue;
-        }
-        if first == b'-' {
-            continue;
-        }
-        if matches!(first, b'{' | b'[' | b'"' | b'\'' | b'?') {
-            return None;
-        }
-        if let Some(s) = start.take() {
-            found = Some((s, at));
-        }
-        let key = line.trim_end();
-        if key == "kind: ResourceList" {
-            resource_list = true;
-        }
-        if line.starts_with("functionConfig:")
-            && line[15..].starts_with([' ', '\t', '\n', '\r', '#'])
-        {
-            if found.is_some() {
-                return None;
-            }
-            start = Some(at);
-        }
-    }
-    if let Some(s) = start {
-        found = Some((s, src.len()));
-    }
-    let (s, e) = found?;
-    resource_list.then(|| &src[s..e])
 }
 
 /// A ResourceList that could not be read as one (an item is not a resource, `items` is not a

@@ -34,6 +34,7 @@ use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
+use crate::yaml::index::KeyPositions;
 use crate::yaml::place::{replace, Keep};
 use crate::yaml::{Entry, Kind, Node};
 
@@ -56,7 +57,7 @@ pub struct Options {
     pub new_items: NewItems,
     /// Pair list elements by the associative-key heuristic when nothing else says how.
     pub infer_keys: bool,
-    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the README's promise
+    /// Reproduce kustomize (kyaml) where its merge differs from ours, for the promise of doc/KUSTOMIZE.md
     /// ("Differences from kustomize") that kustomize's options give kustomize's output. Set with `prepend` and no inferred
     /// keys; never on its own.
     pub kustomize: bool,
@@ -336,7 +337,7 @@ impl<'a> Merger<'_, '_, 'a> {
         built: bool,
     ) -> Result<(), MergeError> {
         // Keys are found by hash in wide maps, and removals wait for one pass at the end.
-        let mut positions = align::KeyPositions::new(dest);
+        let mut positions = KeyPositions::new(dest);
         let merged = self.each_field(dest, patch, at, built, &mut positions);
         positions.compact(dest);
         merged?;
@@ -381,7 +382,7 @@ impl<'a> Merger<'_, '_, 'a> {
         patch: &Node<'p>,
         at: Cursor,
         built: bool,
-        positions: &mut align::KeyPositions,
+        positions: &mut KeyPositions,
     ) -> Result<(), MergeError> {
         for pe in patch.entries() {
             let key_text = pe.key.as_str();

@@ -16,9 +16,9 @@
 //! What it must not do: consult a schema (RFC 7386 has none: lists are never merged), select
 //! resources, or parse or write text.
 
-use crate::merge::align::{nesting, KeyPositions};
 use crate::path::{Path, Seg};
 use crate::yaml::anchors::{anchors_of, detached, Anchors};
+use crate::yaml::index::KeyPositions;
 use crate::yaml::place::{replace, Keep};
 use crate::yaml::{AliasError, Entry, Node, MAX_DEPTH};
 
@@ -112,7 +112,7 @@ fn merge_value<'a, 'p: 'a>(
     // that is not a mapping.
     let alias = dest.alias_name().map(str::to_owned);
     if anchors.materialize(dest) {
-        let total = depth.saturating_add(nesting(dest));
+        let total = depth.saturating_add(dest.depth());
         if total > MAX_DEPTH {
             return Err(MergePatchError::TooDeep {
                 alias: alias.unwrap_or_default(),

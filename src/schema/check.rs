@@ -46,7 +46,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use crate::hash::HashSet;
-use crate::patch::json6902::{Op, Pointer, Token};
+use crate::path::pointer::{Pointer, PointerUse, Token};
 use crate::path::{Path, Seg};
 use crate::yaml::scalar::{self, Resolved};
 use crate::yaml::{Node, ScalarStyle};
@@ -215,29 +215,29 @@ pub fn check_patch(schema: &Schema, kind: Gvk<'_>, patch: &Node<'_>) -> Vec<Find
     w.findings
 }
 
-/// Checks JSON 6902 operations against `kind` (see the module documentation). No findings when
-/// no layer of `schema` knows the kind's fields.
-pub fn check_json6902(schema: &Schema, kind: Gvk<'_>, ops: &[Op<'_>]) -> Vec<OpFinding> {
+/// Checks JSON 6902 operations against `kind` (see the module documentation): each operation
+/// given as what it does at each of its pointers (`json6902::Op::pointers`), so that the schema,
+/// plain data, needs nothing of the patch but its pointers. No findings when no layer of
+/// `schema` knows the kind's fields.
+pub fn check_json6902<'o, 'n: 'o>(
+    schema: &Schema,
+    kind: Gvk<'_>,
+    ops: impl IntoIterator<Item = impl IntoIterator<Item = (&'o Pointer, PointerUse<&'o Node<'n>>)>>,
+) -> Vec<OpFinding> {
     let mut w = Walker::new(schema, kind);
     let mut out = Vec::new();
     if w.root.is_unknown() {
         return out;
     }
-    for (i, op) in ops.iter().enumerate() {
-        match op {
-            Op::Add { path, value } | Op::Replace { path, value } => {
-                w.pointer(path, Some(value), false);
+    for (i, uses) in ops.into_iter().enumerate() {
+        for (pointer, used) in uses {
+            match used {
+                PointerUse::Put(value) => w.pointer(pointer, Some(value), false),
+                PointerUse::Remove => w.pointer(pointer, None, true),
+                PointerUse::Receive | PointerUse::Read => w.pointer(pointer, None, false),
+                // `test` operations are not checked (see the module documentation).
+                PointerUse::Compare => {}
             }
-            Op::Remove { path } => w.pointer(path, None, true),
-            Op::Move { from, path } => {
-                w.pointer(from, None, true);
-                w.pointer(path, None, false);
-            }
-            Op::Copy { from, path } => {
-                w.pointer(from, None, false);
-                w.pointer(path, None, false);
-            }
-            Op::Test { .. } => {}
         }
         out.extend(
             w.findings

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use super::check::*;
 use super::shape::{self, Shape, Val};
 use super::Schema;
-use crate::patch::json6902::parse_ops;
+use crate::patch::json6902::{parse_ops, Op};
 use crate::yaml::{parse_stream, Node};
 
 // ---- helpers -------------------------------------------------------------------------------
@@ -67,7 +67,7 @@ fn check_builtin(kind: Gvk<'_>, patch: &str) -> Vec<String> {
 fn ops(schema: &Schema, kind: Gvk<'_>, patch: &str) -> Vec<String> {
     let node = yaml(patch);
     let ops = parse_ops(&node).unwrap();
-    check_json6902(schema, kind, &ops)
+    check_json6902(schema, kind, ops.iter().map(Op::pointers))
         .iter()
         .map(|f| format!("op {}: {}", f.op, f.finding))
         .collect()
@@ -654,7 +654,7 @@ fn odd_patches_never_panic() {
     }
     let node = yaml("- op: add\n  path: /spec/template/spec/containers/0/0/0\n  value: 1\n- op: add\n  path: /spec/replicas/x\n  value: 1\n- op: add\n  path: ''\n  value: {spec: 1}\n");
     let ops = parse_ops(&node).unwrap();
-    let f: Vec<String> = check_json6902(&s, DEPLOYMENT, &ops)
+    let f: Vec<String> = check_json6902(&s, DEPLOYMENT, ops.iter().map(Op::pointers))
         .iter()
         .map(|f| format!("op {}: {}", f.op, f.finding))
         .collect();

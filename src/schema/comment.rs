@@ -18,7 +18,7 @@
 //! (`{"$openapi": ...}`) carries no merge metadata and is not read.
 //!
 //! Which comment to read, and where comments rank against the other sources, is the merge code's
-//! business (README "Merge keys": after the declared schema, before the heuristic).
+//! business (doc/GUIDE.md "Merge keys": after the declared schema, before the heuristic).
 
 use serde_json::{Map, Value};
 

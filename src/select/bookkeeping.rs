@@ -18,7 +18,7 @@ pub const INDEX: &str = "internal.config.kubernetes.io/index";
 pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
 
 /// Prefixes (and whole keys) of the annotations hosts use for bookkeeping, which no patch may
-/// add, change or remove (README "Selecting resources").
+/// add, change or remove (doc/GUIDE.md "Selecting resources").
 const BOOKKEEPING: &[&str] = &[
     "config.kubernetes.io/",
     "internal.config.kubernetes.io/",

@@ -21,8 +21,14 @@
 //! its keys (`containers[name=app]`), others by position. Two places of which one holds the
 //! other would make the second's route stale once the first changes: that is an error.
 //!
+//! **Bounds.** Each place found is spent from the patch's [`Budget`] on the resource, with what
+//! the patch will add there: through aliases a few hundred bytes reach a million places, and a
+//! patch put at each of them would need gigabytes. Past the budget, [`find`] stops with an error
+//! naming the place where it ran out, before the places or the patch's copies take the memory.
+//!
 //! What it must not do: change anything on its own, select resources, or merge.
 
+use crate::budget::{Added, Budget};
 use crate::path::{Part, Path, Pattern, Seg};
 use crate::schema::{Cursor, FieldMeta, ListMerge, Schema};
 use crate::yaml::anchors::Anchors;
@@ -50,13 +56,17 @@ pub struct PlaceError {
 }
 
 /// The places `pattern` names in `root`, a resource of the kind `group`/`version`/`kind` whose
-/// schema position is `cursor`, in document order. See the module documentation.
+/// schema position is `cursor`, in document order. Each place found is spent from `budget`,
+/// with `per_place` bytes of growth (what the patch will add there, at most). See the module
+/// documentation.
 pub fn find(
     root: &Node<'_>,
     pattern: &Pattern,
     schema: &Schema,
     (group, version, kind): (&str, &str, &str),
     cursor: Cursor,
+    budget: &mut Budget,
+    per_place: usize,
 ) -> Result<Vec<Place>, PlaceError> {
     let bases = match pattern.start {
         None => vec![Vec::new()],
@@ -73,6 +83,8 @@ pub fn find(
         route: Vec::new(),
         path: Vec::new(),
         out: Vec::new(),
+        budget,
+        per_place,
     };
     for base in bases {
         let parts: Vec<Part> = base
@@ -106,6 +118,8 @@ struct Finder<'s, 'v, 'n, 'a> {
     route: Vec<usize>,
     path: Vec<Seg>,
     out: Vec<Place>,
+    budget: &'s mut Budget,
+    per_place: usize,
 }
 
 impl<'a> Finder<'_, '_, '_, 'a> {
@@ -120,6 +134,16 @@ impl<'a> Finder<'_, '_, '_, 'a> {
     ) -> Result<(), PlaceError> {
         let node = self.anchors.follow(node);
         let Some((part, rest)) = parts.split_first() else {
+            let spent = self
+                .budget
+                .place()
+                .and_then(|()| self.budget.grow(self.per_place, Added::AtPlaces));
+            if let Err(e) = spent {
+                return Err(PlaceError {
+                    path: Path(self.path.clone()),
+                    reason: e.to_string(),
+                });
+            }
             self.out.push(Place {
                 route: self.route.clone(),
                 path: Path(self.path.clone()),
@@ -247,24 +271,31 @@ fn describe(kind: Kind) -> &'static str {
 
 /// The node at `route` from `root`, for changing: each alias on the way, and the node itself if
 /// it is one, becomes a copy of its anchored node (from `anchors`, the resource's), so that a
-/// change there changes that place only. `None` when the route leads nowhere (it was found on
-/// another tree).
+/// change there changes that place only. Also says what those copies weigh
+/// ([`Node::weight`]), which the caller charges to the patch's growth. `None` when the route
+/// leads nowhere (it was found on another tree).
 pub fn reach<'d, 'a>(
     root: &'d mut Node<'a>,
     route: &[usize],
     anchors: &Anchors<Node<'a>>,
-) -> Option<&'d mut Node<'a>> {
+) -> Option<(&'d mut Node<'a>, usize)> {
     let mut cur = root;
+    let mut copied = 0;
+    let mut materialize = |n: &mut Node<'a>| {
+        if anchors.materialize(n) {
+            copied += n.weight();
+        }
+    };
     for &i in route {
-        anchors.materialize(cur);
+        materialize(cur);
         cur = if cur.is_map() {
             cur.entries_mut()?.get_mut(i).map(|e| &mut e.value)?
         } else {
             cur.items_mut()?.get_mut(i)?
         };
     }
-    anchors.materialize(cur);
-    Some(cur)
+    materialize(cur);
+    Some((cur, copied))
 }
 
 /// Removes the place at `route` (not the root) from its mapping or list: what a strategic merge
@@ -273,7 +304,7 @@ pub fn remove<'a>(root: &mut Node<'a>, route: &[usize], anchors: &Anchors<Node<'
     let Some((&last, parent)) = route.split_last() else {
         return false;
     };
-    let Some(parent) = reach(root, parent, anchors) else {
+    let Some((parent, _)) = reach(root, parent, anchors) else {
         return false;
     };
     if parent.is_map() {
@@ -327,9 +358,17 @@ spec:
         let (g, v) = id.group_version();
         let cursor = schema.root(g, v, &id.kind);
         let pattern: Pattern = pattern.parse().unwrap();
-        find(&root, &pattern, &schema, (g, v, &id.kind), cursor)
-            .map(|ps| ps.iter().map(|p| p.path.to_string()).collect())
-            .map_err(|e| e.to_string())
+        find(
+            &root,
+            &pattern,
+            &schema,
+            (g, v, &id.kind),
+            cursor,
+            &mut Budget::new(),
+            0,
+        )
+        .map(|ps| ps.iter().map(|p| p.path.to_string()).collect())
+        .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -426,6 +465,8 @@ spec:
             &schema,
             ("", "v1", "ConfigMap"),
             Cursor::default(),
+            &mut Budget::new(),
+            0,
         )
         .unwrap_err();
         assert_eq!(
@@ -445,11 +486,14 @@ spec:
             &schema,
             ("", "v1", "ConfigMap"),
             Cursor::default(),
+            &mut Budget::new(),
+            0,
         )
         .unwrap();
         assert_eq!(places.len(), 1);
         let anchors = anchors_of(&root).unwrap();
-        let node = reach(&mut root, &places[0].route, &anchors).unwrap();
+        let (node, copied) = reach(&mut root, &places[0].route, &anchors).unwrap();
+        assert!(copied > 0, "the alias became a copy");
         node.set("k", Node::plain("2"));
         assert_eq!(root.str_at(&["base", "k"]), Some("1"));
         assert_eq!(root.str_at(&["use", "k"]), Some("2"));

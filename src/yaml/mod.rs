@@ -72,19 +72,21 @@ mod event;
 mod fast;
 mod feed;
 mod granit;
+pub mod index;
 mod json;
 mod node;
 mod parse;
 pub mod place;
 pub mod scalar;
 mod scan;
+pub mod split;
 
 pub use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
 #[doc(hidden)]
 pub use feed::{check_fast_reader, fast_reader_coverage, fast_reader_events, fast_reader_stops};
 pub use json::{from_json, to_json, ToJsonError};
-pub use node::{Entry, Kind};
+pub use node::{Entry, Kind, NODE_WEIGHT};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
 #[doc(hidden)]
 pub use parse::{parse_each_granit, parse_split_granit, parse_stream_granit};

@@ -710,7 +710,65 @@ impl<'a> Node<'a> {
             _ => 0,
         }
     }
+
+    /// Levels of collections in this tree, as a YAML reader counts them against
+    /// [`MAX_DEPTH`](super::MAX_DEPTH): 0 for a scalar or an alias, 1 for a collection of
+    /// scalars, one more for each collection inside another — in a key (`? [a, b]: v`) as in a
+    /// value, since a reader nests a key's collections in the mapping too. Aliases count as
+    /// written (0), not as the nodes they stand for.
+    ///
+    /// This is the one measure of nesting the walkers check a result against (an alias that
+    /// becomes a copy of its anchored node, a value put at a depth); JSON patch used to count
+    /// values only, which let a patch value with a collection key nest one reader level past
+    /// the bound.
+    pub fn depth(&self) -> usize {
+        let below = match &self.repr {
+            Repr::Seq { items, .. } => items.iter().map(Node::depth).max(),
+            Repr::Map { entries, .. } => entries
+                .iter()
+                .map(|e| e.key.depth().max(e.value.depth()))
+                .max(),
+            Repr::Scalar { .. } | Repr::Alias { .. } => return 0,
+        };
+        1 + below.unwrap_or(0)
+    }
+
+    /// This tree's size in memory, roughly, in bytes: [`NODE_WEIGHT`] a node plus the text of
+    /// its scalars, alias names, tags, anchors and comments. Aliases count as written (an
+    /// alias node and its name), not as the nodes they stand for.
+    ///
+    /// What budgets on growth count (a JSON patch's copies, a value a patch adds at many
+    /// places): cheap to compute, and within a small factor of what the tree really holds.
+    pub fn weight(&self) -> usize {
+        let text = |s: Option<&str>| s.map_or(0, str::len);
+        let c = self.comments();
+        let comments: usize = c
+            .head
+            .iter()
+            .chain(c.line.iter())
+            .chain(c.foot.iter())
+            .map(|c| c.text.len())
+            .sum();
+        let own = NODE_WEIGHT
+            + text(self.as_str())
+            + text(self.alias_name())
+            + text(self.tag())
+            + text(self.anchor())
+            + comments;
+        own + match &self.repr {
+            Repr::Seq { items, .. } => items.iter().map(Node::weight).sum(),
+            Repr::Map { entries, .. } => entries
+                .iter()
+                .map(|e| e.key.weight() + e.value.weight())
+                .sum(),
+            _ => 0,
+        }
+    }
 }
+
+/// Bytes a node counts for in [`Node::weight`], besides its text: its size in the tree, with
+/// room for what it owns.
+pub const NODE_WEIGHT: usize = 48;
 
 fn own(c: Cow<'_, str>) -> Cow<'static, str> {
     Cow::Owned(c.into_owned())

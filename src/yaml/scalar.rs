@@ -4,9 +4,12 @@
 //! Resolution follows the YAML 1.2 core schema, which is what kyaml and JSON conversion use.
 //! Quoting is stricter: a string is written plain only when neither YAML 1.2 nor YAML 1.1 (which
 //! the Kubernetes API machinery still speaks through go-yaml v2) would read it as anything but
-//! that string — so `on`, `yes`, `0777`, `1e3`, `1_000`, `null`, `~`, `.inf` are quoted.
+//! that string — so `on`, `yes`, `0777`, `1e3`, `1_000`, `null`, `~`, `.inf`, `._`, `-_1` are
+//! quoted. What YAML 1.1 readers take for another type is `scalar/yaml11.rs`'s, form by form.
 
 use super::ScalarStyle;
+
+pub(crate) mod yaml11;
 
 /// The value of a scalar.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -148,112 +151,21 @@ pub fn needs_quotes(text: &str, flow: bool) -> bool {
 
 /// True when a string that YAML 1.2 reads from plain `t` is something else to a YAML 1.1 reader
 /// such as Kubernetes' own: the 1.1 booleans (`yes`, `on`, `n`, ...), base-60 numbers (`1:30`),
-/// numbers with underscores or a `0b` prefix, dates and timestamps. Unlike [`needs_quotes`],
-/// which guards the strings krm-merge writes, this judges text a user wrote plain, so it
-/// follows what 1.1 readers do rather than the letter of the 1.1 float pattern: `1.2.3` and
-/// `203.0.113.10` are strings to all of them and stay plain.
+/// numbers with underscores or a `0b` prefix, dates and timestamps (the set is
+/// `scalar/yaml11.rs`'s).
+/// Unlike [`needs_quotes`], which guards the strings krm-merge writes, this judges text a user
+/// wrote plain, so it follows what 1.1 readers do rather than the letter of the 1.1 float
+/// pattern: `1.2.3` and `203.0.113.10` are strings to all of them and stay plain. `<<` and `=`
+/// (1.1's merge and value keys) are left to mean what the user meant by them.
 pub fn yaml11_lookalike(t: &str) -> bool {
-    if !matches!(resolve_plain(t), Resolved::Str(_)) {
-        return false;
-    }
-    if t.contains(':') {
-        let b = t.as_bytes();
-        let timestamp = b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-';
-        return timestamp || is_base60(t);
-    }
-    // What a 1.1 reader takes for a boolean or a number (but not `1.2.3`: see above). Without
-    // a ':' no base-60 number is left to find.
-    !resolves_as_string_everywhere(t) && t.matches('.').count() <= 1 && t != "<<" && t != "="
-}
-
-/// `[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?`: a YAML 1.1 sexagesimal number.
-fn is_base60(t: &str) -> bool {
-    let t = t.strip_prefix(['-', '+']).unwrap_or(t);
-    let (whole, fraction) = match t.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (t, None),
-    };
-    if fraction.is_some_and(|f| !f.bytes().all(|c| c.is_ascii_digit() || c == b'_')) {
-        return false;
-    }
-    let mut parts = whole.split(':');
-    let head = parts.next().unwrap_or("");
-    let head_ok = head.as_bytes().first().is_some_and(u8::is_ascii_digit)
-        && head.bytes().all(|c| c.is_ascii_digit() || c == b'_');
-    let mut sixties = 0;
-    for p in parts {
-        let b = p.as_bytes();
-        let ok = match b {
-            [d] => d.is_ascii_digit(),
-            [a, d] => (b'0'..=b'5').contains(a) && d.is_ascii_digit(),
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-        sixties += 1;
-    }
-    head_ok && sixties > 0
+    matches!(resolve_plain(t), Resolved::Str(_))
+        && yaml11::non_string(t, yaml11::Floats::Readers)
+        && t != "<<"
+        && t != "="
 }
 
 fn resolves_as_string_everywhere(t: &str) -> bool {
-    if !matches!(resolve_plain(t), Resolved::Str(_)) {
-        return false;
-    }
-    // YAML 1.1 words.
-    if matches!(
-        t,
-        "y" | "Y"
-            | "yes"
-            | "Yes"
-            | "YES"
-            | "n"
-            | "N"
-            | "no"
-            | "No"
-            | "NO"
-            | "on"
-            | "On"
-            | "ON"
-            | "off"
-            | "Off"
-            | "OFF"
-            | "<<"
-            | "="
-    ) {
-        return false;
-    }
-    let unsigned = t.strip_prefix(['-', '+']).unwrap_or(t);
-    // YAML 1.1 numbers (binary, old octal, underscores, sexagesimal, floats with odd dots) and
-    // timestamps: anything that starts like a number and only has number-ish characters.
-    let b = unsigned.as_bytes();
-    let starts_numeric = match b {
-        [c, ..] if c.is_ascii_digit() => true,
-        [b'.', c, ..] => c.is_ascii_digit(),
-        _ => false,
-    };
-    let radix_body = |rest: &[u8], ok: fn(&u8) -> bool| {
-        !rest.is_empty() && rest.iter().all(|c| ok(c) || *c == b'_')
-    };
-    let numberish = match b {
-        [b'0', b'x' | b'X', rest @ ..] => radix_body(rest, u8::is_ascii_hexdigit),
-        [b'0', b'o' | b'O' | b'b' | b'B', rest @ ..] => radix_body(rest, u8::is_ascii_digit),
-        _ => {
-            starts_numeric
-                && b.iter().all(|c| {
-                    c.is_ascii_digit()
-                        || matches!(c, b'_' | b'.' | b':' | b'e' | b'E' | b'+' | b'-')
-                })
-        }
-    };
-    if numberish {
-        return false;
-    }
-    // 1.1 timestamps such as 2001-12-14t21:59:43.10-05:00.
-    if b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' {
-        return false;
-    }
-    true
+    matches!(resolve_plain(t), Resolved::Str(_)) && !yaml11::non_string(t, yaml11::Floats::Letter)
 }
 
 /// Whether YAML allows `c` written as itself in a stream (the `c-printable` set of YAML 1.2,

@@ -6,7 +6,7 @@
 //!   must be `.expected/diff.patch`, and the first render's results `.expected/results.yaml`;
 //! * `functions/krm-merge/krm-function-definition.yaml` is generated from `krm-merge schema`;
 //! * the README's mdtogo sections are `krm-merge --help`; `metadata.yaml` lists the examples;
-//! * every functionConfig of the examples and of the READMEs validates against the schema, and
+//! * every functionConfig of the examples and of the documents validates against the schema, and
 //!   against the definition's OpenAPI form of it;
 //! * the top-level Kptfile's package holds the definition and the examples, nothing else.
 //!
@@ -474,7 +474,7 @@ fn the_metadata_lists_the_examples_and_the_image() {
 // ----- schema validation ----------------------------------------------------------------------
 
 /// Every Merge functionConfig the project shows: the examples' config files, the quickstart's,
-/// and the YAML blocks of the READMEs.
+/// and the YAML blocks of the documents (the README, the catalog entry's, `doc/*.md`).
 fn documented_configs() -> Vec<(String, Value)> {
     let mut found = Vec::new();
     let mut files: Vec<PathBuf> = examples()
@@ -487,8 +487,18 @@ fn documented_configs() -> Vec<(String, Value)> {
             found.push((f.display().to_string(), d));
         }
     }
-    for readme in ["README.md", "functions/krm-merge/README.md"] {
-        let text = read(&root().join(readme));
+    let mut documents = vec![
+        "README.md".to_owned(),
+        "functions/krm-merge/README.md".to_owned(),
+    ];
+    for doc in fs::read_dir(root().join("doc")).expect("doc/") {
+        let path = doc.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "md") {
+            documents.push(format!("doc/{}", name(&path)));
+        }
+    }
+    for readme in documents {
+        let text = read(&root().join(&readme));
         for (i, block) in text.split("```yaml\n").skip(1).enumerate() {
             let block = block.split("\n```").next().expect("a block");
             if !block.contains("apiVersion: fn.krm-merge.dev/") {

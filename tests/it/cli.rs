@@ -1,4 +1,4 @@
-//! The binary's surface, as the README's "Standalone" and "Input and output" sections describe
+//! The binary's surface, as the guide's (doc/GUIDE.md) "Hosts" and "Input and output" sections describe
 //! it: modes, wire forms, exit codes, results, errors for bad input, and what the output keeps.
 
 use std::fs;

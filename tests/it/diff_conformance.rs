@@ -172,7 +172,7 @@ fn kind(schema: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// The test schema as an OpenAPI v2 document (as tests/conformance.rs builds it): one definition
+/// The test schema as an OpenAPI v2 document (as conformance.rs builds it): one definition
 /// per type, `$ref`s between them, the patch extensions on the fields, the root type bound to the
 /// wrapped documents' kind.
 fn openapi(schema: &Value) -> Value {

@@ -16,7 +16,8 @@
 //!   `idempotent: true` (the config run again on `expected.yaml` changes nothing).
 //! * any other file the config names (`path:` patches are read relative to the case directory).
 //!
-//! The runner, in the case directory:
+//! The runner, in the case directory, runs each command twice, as one piece and as many
+//! (`pieces.rs`: the same output, stderr and `--results` however the input is cut):
 //!
 //! 1. runs `krm-merge --config config.yaml input.yaml` (the standalone filter), or with no
 //!    `config.yaml`, `krm-merge < input.yaml` (KRM mode), and compares the exit code with `exit`,
@@ -282,13 +283,13 @@ fn run_case(group: &str, name: &str) {
     let has_config = dir.join("config.yaml").is_file();
     let wrapped = is_wrapped(&input);
     let out = if has_config {
-        krm_in(&["--config", "config.yaml", "input.yaml"], "", Some(&dir))
+        crate::pieces::krm_in(&["--config", "config.yaml", "input.yaml"], "", Some(&dir))
     } else {
         assert!(
             wrapped,
             "{name}: without config.yaml the input must be a ResourceList with its functionConfig"
         );
-        krm_in(&[], &input, Some(&dir))
+        crate::pieces::krm_in(&[], &input, Some(&dir))
     };
     assert_eq!(
         out.code, case.exit,
@@ -318,7 +319,7 @@ fn run_case(group: &str, name: &str) {
             has_config && !wrapped,
             "{name}: idempotent is checked on plain streams"
         );
-        let again = krm_in(&["--config", "config.yaml"], &out.stdout, Some(&dir));
+        let again = crate::pieces::krm_in(&["--config", "config.yaml"], &out.stdout, Some(&dir));
         assert_eq!(again.code, 0, "{name}: run again: {}", again.stderr);
         assert!(
             again.stdout == out.stdout,
@@ -329,7 +330,7 @@ fn run_case(group: &str, name: &str) {
 
     if has_config && !wrapped {
         let config = node(&read(&dir.join("config.yaml")));
-        let krm = krm_in(&[], &resource_list(&input, config), Some(&dir));
+        let krm = crate::pieces::krm_in(&[], &resource_list(&input, config), Some(&dir));
         assert_eq!(
             krm.code, out.code,
             "{name}: KRM mode's exit code differs from the standalone filter's\n{}",

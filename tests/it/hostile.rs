@@ -1,7 +1,7 @@
 //! Hostile input, through the binary: each case ends in an error result that says where (or,
 //! where the input is legal, is handled correctly), exits 1 for errors, finishes (no timing
 //! assertions: a test that hangs is the failure), and in KRM mode still writes a ResourceList.
-//! Sizes are moderate where the point is the bound; README "Limits" lists the bounds.
+//! Sizes are moderate where the point is the bound; doc/GUIDE.md, "Limits", lists the bounds.
 //!
 //! Cases that found a bug say so; the fix is in the same commit.
 
@@ -13,12 +13,12 @@ use crate::support::*;
 
 /// Runs the binary with `args` and raw `stdin` bytes.
 fn run(args: &[&str], stdin: &[u8]) -> Out {
-    out_of(&run_bytes(args, stdin))
+    out_of(&crate::pieces::run_in(args, stdin, None))
 }
 
 /// Like [`run`], keeping stdout as bytes.
 fn run_raw(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
-    let out = run_bytes(args, stdin);
+    let out = crate::pieces::run_in(args, stdin, None);
     (
         out.status.code().unwrap_or(-1),
         out.stdout,
@@ -1323,7 +1323,7 @@ fn the_merge_commands_refuse_what_would_replace_or_remove_dest() {
         let (code, stdout, stderr) = run_raw(&["merge2", &src_file, &dest_file], b"");
         assert_eq!(code, 1, "{src:?}: {stderr}");
         assert!(stderr.contains(want), "{src:?}: {stderr}");
-        // As in every mode but KRM mode, an error writes nothing (README "Input and output").
+        // As in every mode but KRM mode, an error writes nothing (doc/GUIDE.md, "Input and output").
         assert_eq!(
             String::from_utf8_lossy(&stdout),
             "",
@@ -1715,13 +1715,7 @@ fn files_outside_the_config_directory_are_not_loaded() {
         assert!(!stderr.contains("s3cr3t"));
         // KRM mode, no file known for the config: confined to the current directory.
         let input = rl(&as_item(cm), &patch_at(written));
-        let out = out_of(
-            &cmd()
-                .current_dir(&pkg)
-                .write_stdin(input.into_bytes())
-                .output()
-                .expect("run"),
-        );
+        let out = out_of(&crate::pieces::run_in(&[], input.as_bytes(), Some(&pkg)));
         krm_error(&out, &["refused by the load restrictor rootOnly", written]);
         assert!(!out.stdout.contains("s3cr3t"));
     }
@@ -1733,13 +1727,8 @@ fn files_outside_the_config_directory_are_not_loaded() {
         "  name: hostile\n  annotations:\n    config.kubernetes.io/path: sub/deeper/fn.yaml\n",
     );
     std::fs::create_dir_all(pkg.join("sub/deeper")).expect("dirs");
-    let out = out_of(
-        &cmd()
-            .current_dir(&pkg)
-            .write_stdin(rl(&as_item(cm), &config).into_bytes())
-            .output()
-            .expect("run"),
-    );
+    let input = rl(&as_item(cm), &config);
+    let out = out_of(&crate::pieces::run_in(&[], input.as_bytes(), Some(&pkg)));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(items_of(&out.stdout)[0]["data"]["inside"], "yes");
 }
@@ -1883,7 +1872,7 @@ fn merging_into_an_alias_cannot_nest_past_the_limit() {
 /// `$deleteFromPrimitiveList` of 40,000 took 104 s, a keyed `env` merge of 160,000 took 44 s, a
 /// map merge of 80,000 keys 8 s). They pair by hash now; these run 100,000 elements through the
 /// debug binary, which at the old cost would not finish for hours. No timing is asserted: a test
-/// that does not finish is the failure. Figures are in README "Performance".
+/// that does not finish is the failure. Figures are in doc/PERFORMANCE.md.
 #[test]
 fn merges_and_patches_of_100000_elements_finish() {
     let n = 100_000;
@@ -2033,6 +2022,178 @@ fn a_patch_file_named_many_times_is_read_once_and_bounded_in_all() {
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("spec.patches[4].path") && stderr.contains("268435456 bytes together"),
+        "{stderr}"
+    );
+    assert!(stdout.is_empty());
+}
+
+// ----- wildcards: places reached through aliases ----------------------------------------
+
+/// A ConfigMap whose aliases nest `levels` lists of ten under `top`: 10^levels places for
+/// `top` followed by `levels` `[*]`, from a few hundred bytes. From six levels on it holds more
+/// than the million nodes past which a resource's aliases stay aliases (an alias bomb), so a
+/// patch follows them.
+fn alias_grid(name: &str, levels: usize) -> String {
+    let mut s = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n");
+    s.push_str("l0: &l0 [{}, {}, {}, {}, {}, {}, {}, {}, {}, {}]\n");
+    for i in 1..levels - 1 {
+        let list = vec![format!("*l{}", i - 1); 10].join(", ");
+        s.push_str(&format!("l{i}: &l{i} [{list}]\n"));
+    }
+    let list = vec![format!("*l{}", levels - 2); 10].join(", ");
+    s.push_str(&format!("top: [{list}]\n"));
+    s
+}
+
+/// `path` followed by `n` `[*]`.
+fn stars(path: &str, n: usize) -> String {
+    format!("{path}{}", "/[*]".repeat(n))
+}
+
+/// [`standalone`] with at most 2 GiB of address space (`ulimit -v`): an allocation that fails
+/// under it aborts the process, which the promise of these tests rules out.
+fn standalone_in_2gib(test: &str, config: &str, resources: &[u8]) -> (i32, Vec<u8>, String) {
+    let d = dir(test);
+    let (c, r) = (d.join("fn.yaml"), d.join("resources.yaml"));
+    std::fs::write(&c, config).expect("config file");
+    std::fs::write(&r, resources).expect("resources file");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v 2097152 && exec "$0" --config "$1" "$2""#)
+        .arg(bin())
+        .arg(&c)
+        .arg(&r)
+        .env_remove("KUSTOMIZE_PLUGIN_CONFIG_STRING")
+        .output()
+        .expect("run krm-merge under sh");
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A 4 KB value added at a million places that a 400-byte resource's aliases reach would
+/// need 4 GB: the process aborted on a failed allocation, losing the run. What a patch adds at
+/// its places counts against the resource's growth budget (its own size and 16 MiB): past
+/// it, an error naming the resource, the patch, the operation, its pointer and the place,
+/// exit 1, under a 2 GiB address space.
+#[test]
+fn a_value_added_at_a_million_places_through_aliases_is_refused_not_an_abort() {
+    let grid = alias_grid("grid", 6);
+    assert!(grid.len() < 500);
+    let path = format!("{}/k", stars("/top", 6));
+    let p = format!(
+        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    patch: '[{{op: add, path: \"{path}\", value: {}}}]'\n",
+        "x".repeat(4096)
+    );
+    let (code, stdout, stderr) = standalone_in_2gib("million-adds", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    for want in [
+        "ConfigMap grid",
+        &format!("patch[0] (json6902): op 0 (add {path}): at /top/"),
+        "would grow the resource by more than",
+    ] {
+        assert!(stderr.contains(want), "{want:?} not in {stderr}");
+    }
+    assert!(stdout.is_empty(), "an error writes nothing");
+    // In KRM mode: an error result, and the item as it came.
+    let out = run(&[], rl(&as_item(&grid), &merge_fn(&p)).as_bytes());
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("would grow the resource"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout.contains("top: [*l4, *l4, *l4"),
+        "{}",
+        head(&out.stdout)
+    );
+}
+
+/// The same through a strategic merge at `at: "grid[*][*]"`, a thousand rows that are aliases
+/// of one row of a thousand: each place is spent, with what the patch adds there, when the
+/// places are found, so the run stops before a million places or their copies take memory.
+#[test]
+fn a_merge_at_a_million_places_through_aliases_is_refused_not_an_abort() {
+    let row = vec!["{}"; 1000].join(", ");
+    let rows = vec!["*row"; 1000].join(", ");
+    let grid = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: grid}}\nrow: &row [{row}]\ngrid: [{rows}]\n"
+    );
+    let p = format!(
+        "  - target: {{kind: ConfigMap}}\n    at: \"grid[*][*]\"\n    patch: '{{k: {}}}'\n",
+        "x".repeat(4096)
+    );
+    let (code, stdout, stderr) =
+        standalone_in_2gib("million-merges", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    for want in [
+        "ConfigMap grid",
+        "patch[0] (merge2",
+        "at grid[",
+        "would grow the resource by more than",
+    ] {
+        assert!(stderr.contains(want), "{want:?} not in {stderr}");
+    }
+    assert!(stdout.is_empty(), "an error writes nothing");
+    // A small patch at a few places of the same resource passes.
+    let p = "  - target: {kind: ConfigMap}\n    at: \"grid[0][*]\"\n    patch: '{k: v}'\n";
+    let (code, stdout, stderr) =
+        standalone_in_2gib("million-merges-ok", &merge_fn(p), grid.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert_eq!(out.matches("k: v").count(), 1000, "{}", head(&out));
+}
+
+/// One `add` at the 100,000 places a 400-byte resource's aliases reach, among a million it
+/// holds, walked every place from the root with the document's anchors read again each time:
+/// more than ten minutes. The anchors are read once for the run (again only after a change to
+/// an anchored node), so it finishes in a moment, every place given its member and the other
+/// aliases left as they were.
+#[test]
+fn a_wildcard_through_aliases_to_100000_places_finishes() {
+    let grid = alias_grid("grid", 6);
+    let path = format!("{}/k", stars("/top/0", 5));
+    let p = format!(
+        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    patch: '[{{op: add, path: \"{path}\", value: v}}]'\n"
+    );
+    let (code, stdout, stderr) = standalone_in_2gib("100000-adds", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 0, "{stderr}");
+    let out = String::from_utf8(stdout).expect("UTF-8");
+    assert_eq!(out.matches("{k: v}").count(), 100_000);
+    assert!(
+        out.contains("*l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4, *l4]"),
+        "{}",
+        head(&out)
+    );
+    let root = yaml::parse_stream(&out)
+        .expect("YAML")
+        .remove(0)
+        .root
+        .expect("a root");
+    let top = root.get("top").expect("top");
+    assert_eq!(top.items().len(), 10);
+    assert_eq!(top.items()[1].alias_name(), Some("l4"));
+}
+
+/// Places cost time and memory even where a patch adds nothing: a patch reaches at most
+/// 1,048,576 of them on a resource (its `at:` and all its operations' `[*]` together); past
+/// that, an error naming the place, before any is tested.
+#[test]
+fn a_wildcard_past_a_million_places_is_refused() {
+    let grid = alias_grid("grid", 7);
+    let path = format!("{}/k", stars("/top", 7));
+    let p = format!(
+        "  - type: json6902\n    target: {{kind: ConfigMap}}\n    patch: '[{{op: test, path: \"{path}\", value: v}}]'\n"
+    );
+    let (code, stdout, stderr) = standalone_in_2gib("places", &merge_fn(&p), grid.as_bytes());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "op 0 (test {path}): the patch reaches more than 1048576 places"
+        )),
         "{stderr}"
     );
     assert!(stdout.is_empty());

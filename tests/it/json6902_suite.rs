@@ -103,7 +103,7 @@ fn run_rfc_case(case: &Node<'_>) -> Result<(), String> {
     let mut doc = inputs.get("doc").ok_or("no doc")?.clone();
     let patch = inputs.get("patch").ok_or("no patch")?;
     let before = emit(&doc);
-    let result = json6902::parse_ops(patch).and_then(|ops| json6902::apply(&mut doc, &ops));
+    let result = json6902::parse_ops(patch).and_then(|ops| json6902::patch(&mut doc, &ops));
     match (case.get("expected"), case.get("expectedError"), result) {
         (Some(want), _, Ok(())) => {
             let (got, want) = (json(&doc), json(want));
@@ -178,7 +178,8 @@ fn run_kustomize_case(case: &Node<'_>) -> Result<(), String> {
     let mut docs = yaml::parse_stream(resources).map_err(|e| e.to_string())?;
     for d in &mut docs {
         if let Some(r) = d.root.as_mut() {
-            json6902::apply_with(r, &ops, &Options::kustomize()).map_err(|e| e.to_string())?;
+            json6902::patch_with(r, &ops, &Options::kustomize(), &mut json6902::Budget::new())
+                .map_err(|e| e.to_string())?;
         }
     }
     let want_docs = yaml::parse_stream(expected).map_err(|e| e.to_string())?;
@@ -218,7 +219,7 @@ fn kustomize_example_needs_replace_to_add() {
     let ops = json6902::parse_ops(root(&patch)).unwrap();
     let resources = yaml::parse_stream(case.str_at(&["inputs", "resources"]).unwrap()).unwrap();
     let mut first = root(&resources).clone();
-    let err = json6902::apply(&mut first, &ops).unwrap_err();
+    let err = json6902::patch(&mut first, &ops).unwrap_err();
     assert_eq!(
         err.to_string(),
         "op 0 (replace /metadata/namespace): path does not exist"
@@ -335,7 +336,7 @@ mod differential {
         let parsed = json6902::parse_ops(pdocs[0].root.as_ref().expect("a patch"))
             .expect("generated ops are well formed");
         let mut node = yaml::from_json(doc);
-        match json6902::apply(&mut node, &parsed) {
+        match json6902::patch(&mut node, &parsed) {
             Ok(()) => Some(yaml::to_json(&node).expect("JSON data")),
             Err(_) => {
                 assert_eq!(

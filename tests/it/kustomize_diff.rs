@@ -1,4 +1,4 @@
-//! Differential test against kustomize: the README ("Differences from kustomize") says that with
+//! Differential test against kustomize: doc/KUSTOMIZE.md says that with
 //! `newListItems: prepend` and `inferMergeKeys: false`, `merge2` and `json6902` patches give the
 //! same resources as kustomize v5's `patches:` field; this test holds it to that. For a few
 //! hundred generated cases (tests/it/kustomize_diff/gen.rs: a package of 1–6 resources and 1–4
@@ -44,24 +44,24 @@ use crate::support::*;
 const DEFAULT_SEED: u64 = 20_251_122;
 const DEFAULT_CASES: usize = 300;
 
-/// Inputs the generator does not produce, because the README's claim does not cover them:
-/// kustomize and krm-merge differ there on purpose (README, "Differences from kustomize"), the
+/// Inputs the generator does not produce, because the claim of doc/KUSTOMIZE.md does not cover them:
+/// kustomize and krm-merge differ there on purpose (doc/KUSTOMIZE.md), the
 /// input is invalid to the API server, or kustomize fails for reasons that are not about
 /// patches: (what, why).
 pub const AVOIDED: &[(&str, &str)] = &[
     (
         "an empty patch (no document, or only comments)",
-        "README: kustomize ignores it; krm-merge reports an error",
+        "doc/KUSTOMIZE.md: kustomize ignores it; krm-merge reports an error",
     ),
     (
         "bookkeeping: `config.kubernetes.io/*` and similar annotations, `local-config` resources, a Kptfile",
-        "README: krm-merge protects them; kustomize patches them like any field",
+        "doc/KUSTOMIZE.md: krm-merge protects them; kustomize patches them like any field",
     ),
     (
         "JSON patch operations on the `metadata.annotations` mapping itself (its path or `from`)",
         "kustomize keeps its own bookkeeping annotations (internal.config.kubernetes.io/previousNames, ...) \
          in that mapping while a JSON patch runs: a `copy` of it carries those keys into the output, a \
-         `test` of it sees them (the README's bookkeeping row). Operations on its members are generated: \
+         `test` of it sees them (the bookkeeping row of doc/KUSTOMIZE.md). Operations on its members are generated: \
          `add` and `replace` under a resource's missing annotations succeed in both",
     ),
     (
@@ -70,7 +70,7 @@ pub const AVOIDED: &[(&str, &str)] = &[
     ),
     (
         "JSON patch operations on apiVersion, kind, metadata.name and metadata.namespace",
-        "kustomize tracks resources by id between patches; renaming through a JSON patch is outside the README's claim",
+        "kustomize tracks resources by id between patches; renaming through a JSON patch is outside the claim of doc/KUSTOMIZE.md",
     ),
     (
         "a multi-document patch whose first document deletes its resource (`$patch: delete`)",
@@ -99,18 +99,18 @@ pub const AVOIDED: &[(&str, &str)] = &[
     ),
     (
         "list kinds whose items have an entry with no value (`key:`) or a port given by name",
-        "README: kustomize reads a list's items through JSON, so such an entry becomes an explicit `null` \
+        "doc/KUSTOMIZE.md: kustomize reads a list's items through JSON, so such an entry becomes an explicit `null` \
          its merges keep, and every string comes back double-quoted (a number a patch sets over a port's \
          name is written as a string); krm-merge patches the items as written",
     ),
     (
         "Helm-quoted strings (`\"http\"`) at the ports a strategic merge patch sets to a number",
-        "README: kustomize gives the new value the old one's quotes (`targetPort: 9999` becomes the string \
+        "doc/KUSTOMIZE.md: kustomize gives the new value the old one's quotes (`targetPort: 9999` becomes the string \
          `\"9999\"`); krm-merge keeps the patch's number",
     ),
 ];
 
-/// Differences this test found, which the README lists ("Differences from kustomize"): on purpose,
+/// Differences this test found, which doc/KUSTOMIZE.md lists: on purpose,
 /// or (said so) not yet reproduced. Their inputs are generated only with `KRM_MERGE_KDIFF_ALL=1`,
 /// which then shows them as mismatches: (what, a reproduction).
 pub const DIFFERENCES: &[(&str, &str)] = &[];

@@ -1,4 +1,4 @@
-//! The standalone filter on packages, through the binary, as the README's "Reading a directory"
+//! The standalone filter on packages, through the binary, as the guide's (doc/GUIDE.md) "Reading a directory"
 //! and "Writing back" sections describe it: a directory read as kpt reads a package
 //! (`.krmignore`, subpackages, the Kptfile, kustomize's build file, files that are not
 //! resources, the functionConfig file itself), each file parsed on its own, symbolic links and
@@ -206,6 +206,9 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
     .expect("write");
     fs::create_dir_all(pkg.join(".git")).expect("dir");
     fs::write(pkg.join(".git/x.yaml"), CM.replace("settings", "git")).expect("write");
+    fs::create_dir_all(pkg.join(".github")).expect("dir");
+    fs::write(pkg.join(".github/ci.yaml"), CM.replace("settings", "ci")).expect("write");
+    fs::write(pkg.join("README.md"), "# pkg\n").expect("write");
 
     let out = krm(&["--config", s(&pkg.join("fn.yaml")), s(&pkg), "-v"], "");
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -237,7 +240,9 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
         out.stderr
     );
     assert!(!out.stderr.contains("kustomization"), "{}", out.stderr);
-    // --output: the package laid out as it was, the Kptfiles and the build file included.
+    // --output: the whole package after the change, laid out as it was: every file of the
+    // directory (the functionConfig, the Kptfiles, .krmignore, the build file, what is not
+    // resources, what .krmignore leaves out, dot directories), but for .git.
     let dest = pkg.parent().expect("dir").join("out");
     let out = krm(
         &["--config", s(&pkg.join("fn.yaml")), s(&pkg), "-o", s(&dest)],
@@ -250,11 +255,19 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
     assert_eq!(
         written,
         [
+            ".github/ci.yaml",
+            ".krmignore",
             "Kptfile",
+            "README.md",
+            "child/.krmignore",
             "child/Kptfile",
+            "child/drop.yaml",
             "child/ignored.yaml",
             "config.yaml",
             "deploy.yaml",
+            "fn.yaml",
+            "gen/x.yaml",
+            "ignored.yaml",
             "kustomization.yaml",
             "sub/service.yaml",
             "values.yaml"
@@ -267,6 +280,13 @@ fn a_directory_is_read_as_kpt_reads_a_package() {
         fs::read_to_string(dest.join("config.yaml")).expect("read"),
         CM
     );
+    for copied in ["fn.yaml", ".krmignore", "gen/x.yaml", ".github/ci.yaml"] {
+        assert_eq!(
+            fs::read(dest.join(copied)).expect("read"),
+            fs::read(pkg.join(copied)).expect("read"),
+            "{copied}"
+        );
+    }
     // A directory that is not empty is refused before anything runs.
     let out = krm(&["--config", s(&cfg), s(&pkg), "--output", s(&dest)], "");
     assert_eq!(out.code, 2);
@@ -425,7 +445,7 @@ spec:
     let dir = tmp_dir("package", "helm");
     let cfg = dir.join("fn.yaml");
     fs::write(&cfg, config("  - target: {kind: Deployment}\n    patch: |\n      spec:\n        template:\n          spec:\n            containers:\n            - name: web\n              image: nginx:1.26\n")).expect("write");
-    // The post-renderer script the README shows.
+    // A post-renderer script of two lines, as Helm 3 runs one (integrations/helm has the one users get).
     let script = dir.join("post-render.sh");
     fs::write(
         &script,
@@ -532,4 +552,158 @@ fn list_files_are_patched_item_by_item_and_keep_their_form() {
     let out = krm(&["--config", s(&cfg), "-i", s(&pkg)], "");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(!pkg.join("role-bindings.yaml").exists());
+}
+
+/// A Deployment and a Service as a chart renders them, with empty documents spelled each way
+/// release files spell them.
+const EMPTY_SPELLINGS: &[(&str, &str)] = &[
+    ("a trailing marker", "{D}---\n{S}---\n"),
+    ("a marker with a comment", "{D}--- # end\n{S}"),
+    (
+        "Helm's source comments",
+        "---\n# Source: chart/templates/empty.yaml\n---\n# Source: chart/templates/deploy.yaml\n{D}---\n# Source: chart/templates/none.yaml\n---\n# Source: chart/templates/svc.yaml\n{S}",
+    ),
+    ("two markers at the start", "---\n---\n{D}---\n{S}"),
+    ("two markers between", "{D}---\n---\n{S}"),
+    ("comments alone between", "{D}---\n# nothing rendered here\n\n---\n{S}"),
+];
+
+fn spelled(spelling: &str, deploy: &str) -> String {
+    spelling.replace("{D}", deploy).replace("{S}", SERVICE)
+}
+
+/// A package file of resources and empty documents is read: its resources reach stdout and are
+/// patched, `--in-place` rewrites it with its empty documents where they were, and nothing
+/// warns that it is not a resource file.
+#[test]
+fn empty_documents_in_a_package_file_hold_nothing_and_lose_nothing() {
+    for (n, (what, spelling)) in EMPTY_SPELLINGS.iter().enumerate() {
+        let dir = tmp_dir("package", &format!("empty-docs-{n}"));
+        let pkg = dir.join("pkg");
+        fs::create_dir_all(&pkg).expect("pkg");
+        let file = pkg.join("release.yaml");
+        let text = spelled(spelling, DEPLOY);
+        fs::write(&file, &text).expect("write");
+        let cfg = dir.join("fn.yaml");
+        fs::write(
+            &cfg,
+            config(&format!(
+                "{SCALE}  - target: {{kind: Service}}\n    patch: |\n      metadata:\n        labels:\n          a: b\n"
+            )),
+        )
+        .expect("write");
+        let out = krm(&["--config", s(&cfg), s(&pkg)], "");
+        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("not a KRM resource file"),
+            "{what}: {}",
+            out.stderr
+        );
+        let got = docs(&out.stdout);
+        assert_eq!(got.len(), 2, "{what}: {}", out.stdout);
+        assert_eq!(got[0]["spec"]["replicas"], 3, "{what}");
+        assert_eq!(got[1]["metadata"]["labels"]["a"], "b", "{what}");
+        let out = krm(&["--config", s(&cfg), "--in-place", s(&pkg)], "");
+        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
+        let want = spelled(spelling, &DEPLOY.replace("replicas: 1", "replicas: 3")).replace(
+            "  name: web\nspec:\n  ports:",
+            "  name: web\n  labels:\n    a: b\nspec:\n  ports:",
+        );
+        assert_eq!(fs::read_to_string(&file).expect("read"), want, "{what}");
+    }
+}
+
+/// `krm-merge diff BASE/ VARIANT/` reads a variant's release file with empty documents: its
+/// resources are there, so none is deleted, and the change is the patch.
+#[test]
+fn diff_of_packages_reads_files_with_empty_documents() {
+    for (n, (what, spelling)) in EMPTY_SPELLINGS.iter().enumerate() {
+        let dir = tmp_dir("package", &format!("empty-docs-diff-{n}"));
+        let (base, variant) = (dir.join("base"), dir.join("variant"));
+        fs::create_dir_all(&base).expect("base");
+        fs::create_dir_all(&variant).expect("variant");
+        fs::write(base.join("release.yaml"), spelled(spelling, DEPLOY)).expect("write");
+        fs::write(
+            variant.join("release.yaml"),
+            spelled(spelling, &DEPLOY.replace("replicas: 1", "replicas: 5")),
+        )
+        .expect("write");
+        let out = krm(&["diff", s(&base), s(&variant)], "");
+        assert_eq!(out.code, 0, "{what}: {}", out.stderr);
+        assert!(
+            !out.stdout.contains("$patch: delete"),
+            "{what}: {}",
+            out.stdout
+        );
+        assert!(
+            !out.stderr.contains("not a KRM resource file"),
+            "{what}: {}",
+            out.stderr
+        );
+        let config = docs(&out.stdout).remove(0);
+        let patches = config["spec"]["patches"].as_array().expect("patches");
+        assert_eq!(patches.len(), 1, "{what}: {}", out.stdout);
+        assert_eq!(patches[0]["target"]["kind"], "Deployment", "{what}");
+        // Run back on BASE, it gives the variant.
+        let fn_yaml = dir.join("fn.yaml");
+        fs::write(&fn_yaml, &out.stdout).expect("write");
+        let run = krm(&["--config", s(&fn_yaml), s(&base)], "");
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        assert_eq!(docs(&run.stdout)[0]["spec"]["replicas"], 5, "{what}");
+    }
+}
+
+/// A file holding a `ResourceList`, named as input, comes back as it was when nothing changes
+/// (no `results:` written into it; one without `items` is not emptied, so `--in-place` leaves
+/// it), and with its items patched otherwise.
+#[test]
+fn resource_list_files_come_back_as_they_were() {
+    let dir = tmp_dir("package", "resource-list-files");
+    let without = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fc}\n";
+    let with = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata: {{name: s}}\n{}",
+        "- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: web\n  spec:\n    replicas: 1\n"
+    );
+    let json = "{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {\"name\": \"j\"}}]}\n";
+    let files = [
+        ("without.yaml", without),
+        ("with.yaml", with.as_str()),
+        ("json.yaml", json),
+    ];
+    for (name, text) in files {
+        fs::write(dir.join(name), text).expect("write");
+        age(&dir.join(name));
+    }
+    let paths: Vec<String> = files
+        .iter()
+        .map(|(n, _)| s(&dir.join(n)).to_owned())
+        .collect();
+    let cfg = dir.join("fn.yaml");
+    fs::write(
+        &cfg,
+        config("  - target: {kind: Service}\n    patch: 'spec: {x: 1}'\n"),
+    )
+    .expect("write");
+    let mut args = vec!["--config", s(&cfg)];
+    args.extend(paths.iter().map(String::as_str));
+    let out = krm(&args, "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, format!("{without}---\n{with}---\n{json}"));
+    let before: Vec<SystemTime> = files.iter().map(|(n, _)| mtime(&dir.join(n))).collect();
+    args.push("--in-place");
+    let out = krm(&args, "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for ((name, text), then) in files.iter().zip(before) {
+        let p = dir.join(name);
+        assert_eq!(fs::read_to_string(&p).expect("kept"), *text, "{name}");
+        assert_eq!(mtime(&p), then, "{name} was rewritten");
+    }
+    // A patch to an item: the file is its ResourceList with that item patched, no results.
+    fs::write(&cfg, config(SCALE)).expect("write");
+    let out = krm(&["--config", s(&cfg), "--in-place", &paths[1]], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        fs::read_to_string(dir.join("with.yaml")).expect("read"),
+        with.replace("replicas: 1", "replicas: 3")
+    );
 }

@@ -1,17 +1,16 @@
 //! One patch for many places: `[*]` in JSON pointers, `at:` on every patch type, and
 //! the named starts `@podTemplate`, `@podSpec`, `@containers` — through the binary, with what
 //! each run must give computed from its input. The byte-for-byte cases are fixtures
-//! (`tests/fixtures/wildcards`); the README's "Patching inside resources" section is the
+//! (`tests/fixtures/wildcards`); the guide's "Patching inside resources" section is the
 //! contract these tests hold.
 //!
-//! The rules for places that are not there (README, json6902 "Wildcards") each have a test
+//! The rules for places that are not there (doc/GUIDE.md, json6902 "Wildcards") each have a test
 //! named for the rule, and a property test holds `at: "@containers"` to what one patch per
 //! container, addressed by name, gives.
 
 use std::fmt::Write as _;
 
 use krm_merge::config;
-use krm_merge::krm;
 use krm_merge::path::{Part, Pattern};
 use krm_merge::schema::Schema;
 use proptest::prelude::*;
@@ -669,6 +668,63 @@ fn a_failure_at_a_place_names_it_and_changes_nothing() {
     );
 }
 
+// ----- what a patch adds at its places: one budget per resource ------------------------------
+
+/// A Deployment with `n` containers.
+fn deployment_with(n: usize) -> String {
+    let mut s = String::from(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: wide}\nspec:\n  template:\n    spec:\n      containers:\n",
+    );
+    for i in 0..n {
+        writeln!(s, "      - {{name: c{i}, image: img}}").unwrap();
+    }
+    s
+}
+
+/// What a patch adds at its places (each copy of its value, or of the whole merge patch)
+/// counts against one budget for the resource: its own size and 16 MiB. Every place of an
+/// `at:` spends from it, and so does every place a `[*]` selects — not a fresh budget at each
+/// place. A megabyte at 10 containers passes; at 40 it is refused, naming the place where the
+/// budget ran out, and the resource is left as it came.
+#[test]
+fn what_a_patch_adds_at_its_places_counts_against_one_budget_per_resource() {
+    let big = "x".repeat(1 << 20);
+    let forms = [
+        format!(
+            "  - target: {{kind: Deployment}}\n    at: \"@containers\"\n    type: json6902\n    patch: '[{{op: add, path: /args, value: [{big}]}}]'\n"
+        ),
+        format!(
+            "  - target: {{kind: Deployment}}\n    type: json6902\n    patch: '[{{op: add, path: \"/spec/template/spec/containers/[*]/args\", value: [{big}]}}]'\n"
+        ),
+        format!(
+            "  - target: {{kind: Deployment}}\n    at: \"@containers\"\n    patch: '{{args: [{big}]}}'\n"
+        ),
+    ];
+    for patch in &forms {
+        let config = merge_fn(patch);
+        let (code, items, results) = run(&config, &deployment_with(10));
+        assert_eq!(code, 0, "{results:?}");
+        let all = containers(&items[0], "/spec/template/spec");
+        assert!(all.iter().all(|c| c["args"][0] == big.as_str()));
+        let many = deployment_with(40);
+        let (code, items, results) = run(&config, &many);
+        assert_eq!(code, 1);
+        assert_eq!(items, docs(&many), "all or nothing");
+        let [error] = &results[..] else {
+            panic!("{results:?}")
+        };
+        assert!(
+            error.starts_with("error: patch[0] (")
+                && error.contains("would grow the resource by more than"),
+            "{error}"
+        );
+        assert!(
+            error.contains(" at ") && error.contains("containers"),
+            "{error}"
+        );
+    }
+}
+
 #[test]
 fn patch_delete_at_a_place_removes_it() {
     let config = merge_fn(
@@ -805,16 +861,16 @@ fn a_wildcard_over_a_long_list_stays_linear() {
     assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
 }
 
-/// The README's table of named starts is what the schema derives: the code and the table
+/// The guide's table of named starts is what the schema derives: the code and the table
 /// cannot drift.
 #[test]
-fn the_readme_table_of_named_starts_is_what_the_schema_derives() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+fn the_guide_table_of_named_starts_is_what_the_schema_derives() {
+    let readme = std::fs::read_to_string(root().join("doc/GUIDE.md")).expect("doc/GUIDE.md");
     let table = readme
         .split("<!-- pod places: begin -->\n")
         .nth(1)
         .and_then(|t| t.split("<!-- pod places: end -->").next())
-        .expect("the README marks its table of named starts");
+        .expect("the guide marks its table of named starts");
     let shown = |parts: &[Vec<Part>]| {
         parts
             .iter()
@@ -834,7 +890,7 @@ fn the_readme_table_of_named_starts_is_what_the_schema_derives() {
         String::from("| apiVersion | kind | `@podTemplate` | `@podSpec` |\n|---|---|---|---|\n");
     for k in Schema::builtin().builtin_pod_kinds() {
         if k.kind.ends_with("List") {
-            continue; // the README says: the same under items[*] (src/schema/pods.rs checks it)
+            continue; // the guide says: the same under items[*] (src/schema/pods.rs checks it)
         }
         let api = if k.group.is_empty() {
             k.version.to_owned()
@@ -1046,8 +1102,8 @@ proptest! {
             CONTAINER_PATCH.lines().map(|l| format!("      {l}\n")).collect::<String>()
         )));
         let each = plan_of(&per_container_config(&ws));
-        let a = krm::run_stream(&input, &at, None);
-        let b = krm::run_stream(&input, &each, None);
+        let a = krm_merge::run_stream(&input, &at, None);
+        let b = krm_merge::run_stream(&input, &each, None);
         prop_assert!(!a.failed() && !b.failed());
         prop_assert_eq!(&a.text, &b.text, "input:\n{}", input);
         prop_assert_eq!(a.text.matches("value: /ca.pem").count(), ws.iter().map(|w| w.init.len() + w.containers.len()).sum::<usize>());

@@ -1,4 +1,4 @@
-//! kustomize's strategic merge where it is not ours, for [`Options::kustomize`]: the README promises
+//! kustomize's strategic merge where it is not ours, for [`Options::kustomize`]: doc/KUSTOMIZE.md promises
 //! kustomize's output under kustomize's options, quirks included. kustomize (v5.5, kyaml v0.18)
 //! walks the resource and the patch together; what follows reproduces the steps of that walk
 //! whose outcome differs from our merge, each checked against `kubectl kustomize`:

@@ -79,7 +79,7 @@ fn map(out: &mut String, v: &Value, indent: usize, style: &Style) {
 /// Keys whose values are an int or a string (IntOrString), which strategic merge patches set
 /// to a number over a name: their strings are never quoted by `quote_strings`, because kustomize
 /// gives a new value the old one's quotes and so writes `targetPort: 9999` over
-/// `targetPort: "http"` as the string `"9999"` (README, "Differences from kustomize").
+/// `targetPort: "http"` as the string `"9999"` (doc/KUSTOMIZE.md).
 pub const INT_OR_STRING: &[&str] = &["targetPort", "port", "containerPort"];
 
 /// What follows `key:` for a value of an entry at `indent`.

@@ -261,7 +261,7 @@ impl Gen {
             // kustomize reads a list's items through JSON: an entry with no value becomes an
             // explicit `null`, which its strategic merges then keep, and every string comes
             // back double-quoted, so a number a patch sets over a port's name is written as a
-            // string (README, "Differences from kustomize").
+            // string (doc/KUSTOMIZE.md).
             if run.iter().any(|r| has_empty_value(r) || has_named_port(r)) {
                 i += len;
                 continue;

@@ -1,0 +1,787 @@
+//! The engine: applies the plan's steps to the items, one item at a time, and reports what
+//! happened.
+//!
+//! Each step sees the output of the previous one. Selection follows doc/GUIDE.md "Selecting
+//! resources": a target selects by kustomize's rules (a warning when it selects nothing);
+//! without one, each patch document selects the items with its own identity (an error when there
+//! is none); bookkeeping items are left alone unless a target names their kind. All or nothing:
+//! when any step fails the run is marked failed, and the caller writes the items as they came in.
+//!
+//! **One item at a time.** A step's effect on a resource depends only on that resource, the
+//! step and the schema, so applying every step to one resource and then to the next gives the
+//! same result as applying each step to every resource in turn — and needs one resource's tree
+//! in memory, not the package's. What is not per resource is handled globally: the schema (the
+//! CRDs among the items, learned by the [`Setup`] before any item is processed), the counts
+//! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources a
+//! merge3 update adds (made at the end, then put through the steps that follow it).
+//!
+//! The engine's state is four values, each with its own module: the [`Report`] (results and
+//! counts), the [`Aliases`] of the document being read, the [`Renames`] written so far, and
+//! kyaml's settled state of the item being processed. A [`Setup`] (the plan, the schema with
+//! the input's CRDs, the functionConfig's identity) is shared by every engine of a run: an
+//! engine for another share of the items ([`Engine::fork`]) is a fresh state over the same
+//! setup, absorbed back in the input's order ([`Engine::absorb`]).
+//!
+//! What it must not do: parse or write text, or know the wire format beyond list kinds.
+
+use crate::config::{Action, Plan};
+use crate::krm::{self, FnResult, Item, Origin, Severity};
+use crate::path::Path;
+use crate::run::aliases::Aliases;
+use crate::run::invariants;
+use crate::run::renames::Renames;
+use crate::run::report::Report;
+use crate::schema::Schema;
+use crate::select::bookkeeping;
+use crate::select::identity::Id;
+use crate::yaml::{self, Node};
+
+/// What every engine of a run shares: the plan, the schema with the input's CRDs (learned
+/// before any item is processed), and the functionConfig's identity.
+pub struct Setup<'p> {
+    pub plan: &'p Plan,
+    /// The plan's schema and the CRDs of the input.
+    pub schema: Schema,
+    /// The functionConfig's identity, when it may be among the items (kpt passes it along).
+    pub config: Option<&'p Id<'static>>,
+    /// One hasher for the identities every engine of the run writes, so that they agree.
+    pub hasher: crate::hash::State,
+    /// What learning the CRDs said (a CRD that cannot be used).
+    warnings: Vec<FnResult>,
+}
+
+impl<'p> Setup<'p> {
+    pub fn new(plan: &'p Plan, config: Option<&'p Id<'static>>) -> Setup<'p> {
+        Setup {
+            plan,
+            schema: plan.schema.clone(),
+            config,
+            hasher: crate::hash::State::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Learns the merge keys of the CRDs a document of the input holds (the document itself,
+    /// or its items for a list kind). Call it for every document before any engine runs.
+    pub fn learn_crds(&mut self, node: &Node<'_>) {
+        krm::for_each_resource(node, &mut |r| {
+            if is_crd(r) {
+                self.add_crd(r);
+            }
+        });
+    }
+
+    fn add_crd(&mut self, node: &Node<'_>) {
+        let loaded = yaml::to_json(node)
+            .map_err(|e| e.to_string())
+            .and_then(|v| self.schema.add_crd(&v).map_err(|e| e.to_string()));
+        if let Err(e) = loaded {
+            self.warnings.push(
+                FnResult::new(
+                    Severity::Warning,
+                    format!("CRD not used for merge keys: {e}"),
+                )
+                .about(node),
+            );
+        }
+    }
+
+    /// The schema a step merges with: with the CRDs of the input, unless the step asks for
+    /// kustomize's behaviour, which reads none.
+    pub fn schema_for(&self, crd_merge_keys: bool) -> &Schema {
+        if crd_merge_keys {
+            &self.schema
+        } else {
+            &self.plan.schema
+        }
+    }
+}
+
+/// A CustomResourceDefinition, whose schema feeds the merges of its kind.
+pub fn is_crd(node: &Node<'_>) -> bool {
+    let id = Id::of(node);
+    id.kind == "CustomResourceDefinition" && id.api_version.starts_with("apiextensions.k8s.io/")
+}
+
+/// Whether the item being processed is as kyaml's walk leaves it, under the schema with the
+/// input's CRDs (`Some(true)`) or without (`Some(false)`): the last change made to it was a
+/// strategic merge with kustomize's options at its root, so the next such merge need not walk
+/// what its patch does not mention ([`crate::merge::merge2::merge_settled`]). `None` otherwise.
+pub type Settled = Option<bool>;
+
+/// Applies a plan to items, one item at a time.
+pub struct Engine<'p> {
+    pub(super) setup: &'p Setup<'p>,
+    pub(super) report: Report,
+    pub(super) aliases: Aliases,
+    pub(super) renames: Renames,
+    /// The item being processed: see [`Settled`].
+    pub(super) settled: Settled,
+}
+
+/// What is left when every item has been processed.
+pub struct Conclusion {
+    /// Resources a merge3 update added, already through the steps after it; they go last.
+    pub added: Vec<Item<'static>>,
+    pub results: Vec<FnResult>,
+    /// Some step failed: the items must be written as they came in.
+    pub failed: bool,
+}
+
+/// The items of [`run_document`], processed.
+pub struct Processed<'a> {
+    pub items: Vec<Item<'a>>,
+    pub results: Vec<FnResult>,
+    pub failed: bool,
+}
+
+/// Applies every step of `plan` to `items` held in memory, each item a document of its own.
+#[cfg(test)]
+pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&Id<'static>>) -> Processed<'a> {
+    run_document(plan, items, config, None)
+}
+
+/// [`run`]; with `wrapper`, the items are one document with the root mapping of the
+/// ResourceList or `List` around them (its `items` entry empty meanwhile): anchors reach from
+/// the part before the items into them, from item to item, and from them into the part after.
+pub fn run_document<'a>(
+    plan: &Plan,
+    items: Vec<Item<'a>>,
+    config: Option<&Id<'static>>,
+    wrapper: Option<&mut Node<'a>>,
+) -> Processed<'a> {
+    let mut setup = Setup::new(plan, config);
+    for item in &items {
+        setup.learn_crds(&item.node);
+    }
+    let mut engine = Engine::new(&setup);
+    let mut out = engine.process_document(items, wrapper);
+    let end = engine.finish();
+    out.extend(end.added);
+    Processed {
+        items: out,
+        results: end.results,
+        failed: end.failed,
+    }
+}
+
+impl<'p> Engine<'p> {
+    /// The engine of a run: the plan's warnings and the setup's reported first.
+    pub fn new(setup: &'p Setup<'p>) -> Self {
+        let mut engine = Engine::share(setup, Aliases::default(), Renames::default());
+        for s in &setup.plan.steps {
+            for w in &s.warnings {
+                engine.report.push(
+                    FnResult::new(Severity::Warning, format!("{}: {}", s.label(), w.message))
+                        .at_field(w.field.clone())
+                        .tag("patch", s.index.to_string()),
+                );
+            }
+        }
+        engine.report.results.extend(setup.warnings.iter().cloned());
+        engine
+    }
+
+    fn share(setup: &'p Setup<'p>, aliases: Aliases, renames: Renames) -> Self {
+        Engine {
+            setup,
+            report: Report::new(setup.plan),
+            aliases,
+            renames,
+            settled: None,
+        }
+    }
+
+    /// An engine for another share of the same items (another thread's piece): the same setup
+    /// and kind of document, nothing read or counted yet. Bring back what it did with
+    /// [`Engine::absorb`].
+    pub fn fork(&self) -> Engine<'p> {
+        Engine::share(self.setup, self.aliases.fork(), Renames::for_share())
+    }
+
+    /// Adds what a fork did, as if this engine had read its share after what it read or
+    /// absorbed so far (see [`Report::absorb`]).
+    pub fn absorb(&mut self, mut fork: Engine<'p>) {
+        let log = fork.renames.take_log();
+        self.report.absorb(fork.report, log, &mut self.renames);
+    }
+
+    /// The items are one YAML document (a ResourceList's or a `List`'s): an item may alias an
+    /// anchor of an earlier one. Without this call each item is a document of its own (a
+    /// stream's).
+    pub fn one_document(&mut self) {
+        self.aliases.shared = true;
+    }
+
+    /// The items of one document are done: the next item is a document of its own.
+    pub fn end_document(&mut self) {
+        self.aliases.end_document();
+    }
+
+    /// Whether a step failed so far.
+    pub fn failed(&self) -> bool {
+        self.report.failed
+    }
+
+    /// Reads and settles the entries `range` of a wrapper's root mapping (see
+    /// [`Aliases::wrapper_entries`]); an error is about the document outside its items.
+    pub fn wrapper_entries(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
+        match self.aliases.wrapper_entries(root, range) {
+            Ok(changed) => changed,
+            Err(e) => {
+                self.report.push(FnResult::new(
+                    Severity::Error,
+                    format!("the document around the items: {e}"),
+                ));
+                false
+            }
+        }
+    }
+
+    /// Processes items held in memory; with `wrapper`, they are one document with the root
+    /// mapping of the ResourceList or `List` around them (its `items` entry empty meanwhile):
+    /// anchors reach from the part before the items into them, from item to item, and from them
+    /// into the part after. Without it, each item is a document of its own. The engine reads
+    /// documents apart again afterwards.
+    pub fn process_document<'a>(
+        &mut self,
+        items: Vec<Item<'a>>,
+        mut wrapper: Option<&mut Node<'a>>,
+    ) -> Vec<Item<'a>> {
+        let split = wrapper.as_deref().map(|root| {
+            let n = root.entries().len();
+            (root.position("items").unwrap_or(n), n)
+        });
+        if let (Some(root), Some((at, _))) = (wrapper.as_deref_mut(), split) {
+            self.one_document();
+            let _ = self.wrapper_entries(root, 0..at);
+        }
+        let out = items.into_iter().filter_map(|i| self.process(i)).collect();
+        if let (Some(root), Some((at, n))) = (wrapper, split) {
+            let _ = self.wrapper_entries(root, (at + 1).min(n)..n);
+        }
+        self.aliases.end_document();
+        out
+    }
+
+    /// Applies every step, in order, to one item. `None`: a step deleted it. A list kind's
+    /// items are the resources ([`Engine::process_list`]).
+    pub fn process<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
+        if krm::is_list_kind(&item.node) {
+            return self.process_list(item);
+        }
+        self.aliases.admit(&mut item.node);
+        let mut item = self.process_from(item, 0)?;
+        self.seal(&mut item);
+        Some(item)
+    }
+
+    /// A list kind (`List`, `RoleList`, ...: [`krm::is_list_kind`]) is not a resource: its items
+    /// are, as kustomize reads them. Each goes through the steps as an item of its own, in the
+    /// document the list is (its anchors reach the items, as a ResourceList's do), and the list
+    /// is written back around what is left of them: touched when an item was patched or
+    /// deleted, gone when a patch deleted every item it had. An item that is not a mapping
+    /// fails the run, as kustomize refuses it. Results about an item name the list's file (kpt
+    /// gives the items of a list no path of their own). A list that came as JSON is written as
+    /// block YAML once an item changed.
+    fn process_list<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
+        let outer = self.aliases.enter_list();
+        let file = bookkeeping::file_of(&item.node).map(|(p, i)| (p.to_owned(), i));
+        if let Some((path, _)) = &file {
+            self.report.files.insert(path.clone());
+        }
+        let bookkeeping = {
+            let follow = |n| self.aliases.follow(n);
+            bookkeeping::is_bookkeeping_item_with(&item.node, &follow)
+        };
+        self.aliases.bookkeeping_lists += usize::from(bookkeeping);
+        let first_result = self.report.results.len();
+        let root = &mut item.node;
+        let n = root.entries().len();
+        let at = root.position("items").unwrap_or(n);
+        let mut changed = self.wrapper_entries(root, 0..at);
+        let members: Vec<Node<'a>> = root
+            .get_mut("items")
+            .and_then(Node::items_mut)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let had = members.len();
+        let mut kept = Vec::with_capacity(had);
+        for (k, node) in members.into_iter().enumerate() {
+            if !node.is_map() {
+                self.report
+                    .push(FnResult::new(Severity::Error, krm::not_a_resource(root, k)));
+                kept.push(node);
+                continue;
+            }
+            let member = Item {
+                node,
+                origin: Origin::Input(k),
+                touched: false,
+                first_id: None,
+            };
+            match self.process(member) {
+                Some(m) => {
+                    changed |= m.touched;
+                    kept.push(m.node);
+                }
+                None => changed = true,
+            }
+        }
+        let emptied = had > 0 && kept.is_empty();
+        if let Some(list) = root.get_mut("items").and_then(Node::items_mut) {
+            *list = kept;
+        }
+        changed |= self.wrapper_entries(root, (at + 1).min(n)..n);
+        if changed && root.is_flow() {
+            root.make_block();
+        }
+        if let Some(f) = &file {
+            for r in self.report.results.iter_mut().skip(first_result) {
+                if r.resource.is_some() && r.file.is_none() {
+                    r.file = Some(f.clone());
+                }
+            }
+        }
+        self.aliases.bookkeeping_lists -= usize::from(bookkeeping);
+        self.aliases.leave_list(outer);
+        if emptied {
+            return None;
+        }
+        item.touched |= changed;
+        Some(item)
+    }
+
+    /// The item as it will be written, read in its document: its aliases read what they read
+    /// (an alias of an anchor that a patch changed or deleted, here or in an earlier item,
+    /// becomes a copy of it, which carries the anchor on), the copies made to patch it become
+    /// their aliases again where nothing changed, and no other item written has its identity
+    /// after a rename. An item that must change for that is written from its tree.
+    fn seal(&mut self, item: &mut Item<'_>) {
+        match self.aliases.seal(&mut item.node, item.touched) {
+            Ok(true) => item.touched = true,
+            Ok(false) => {}
+            Err(e) => {
+                let r = FnResult::new(
+                    Severity::Error,
+                    format!("its anchors, as the output reads them: {e}"),
+                )
+                .about(&item.node);
+                self.report.push(r);
+            }
+        }
+        if item.touched {
+            self.check_depth(item);
+        }
+        self.note_identity(item);
+    }
+
+    /// A patched item written out must read back: its nesting, with the two levels of the
+    /// ResourceList or `List` around it when it has one, within the [`yaml::MAX_DEPTH`] levels
+    /// every reader takes. A patch can pass it without any walker seeing an alias (a merge into
+    /// a copy of an anchored node nests the copy where the alias stood), so it is checked on the
+    /// item as it will be written.
+    fn check_depth(&mut self, item: &Item<'_>) {
+        let around = self.aliases.nesting_around();
+        let depth = item.node.depth() + around;
+        if depth <= yaml::MAX_DEPTH {
+            return;
+        }
+        let r = FnResult::new(
+            Severity::Error,
+            format!(
+                "the patched resource would nest {depth} levels deep{}, deeper than the {} levels a YAML reader takes",
+                if around > 0 { " in its list" } else { "" },
+                yaml::MAX_DEPTH
+            ),
+        )
+        .about(&item.node)
+        .at_field(deepest(&item.node));
+        self.report.push(r);
+    }
+
+    /// Remembers the identity of an item written out (see [`Renames`]).
+    fn note_identity(&mut self, item: &Item<'_>) {
+        let at = self.report.results.len();
+        let first = item.first_id.as_ref();
+        if let Some(e) = self.renames.note(&self.setup.hasher, &item.node, first, at) {
+            self.report.push(e);
+        }
+    }
+
+    /// Applies the steps from `first` on, in order, to an item.
+    fn process_from<'a>(&mut self, mut item: Item<'a>, first: usize) -> Option<Item<'a>> {
+        if let Some((path, _)) = bookkeeping::file_of(&item.node) {
+            self.report.files.insert(path.to_owned());
+        }
+        let plan = self.setup.plan;
+        // Whether the item is bookkeeping, read again only after a step changed it.
+        let mut bookkeeping = None;
+        self.settled = None;
+        for (k, step) in plan.steps.iter().enumerate().skip(first) {
+            let is = *bookkeeping.get_or_insert_with(|| self.is_bookkeeping(&item.node));
+            if is && !super::steps::names_a_kind(step) {
+                continue;
+            }
+            let (effect, leaves_settled) = self.step(k, step, &mut item);
+            // Any change but such a merge's leaves the item unsettled; a run that failed walks
+            // everything (its output is the input, and its errors are those a full walk finds).
+            match leaves_settled.filter(|_| !self.report.failed) {
+                Some(schema) => self.settled = Some(schema),
+                None if matches!(effect, Effect::Changed) => self.settled = None,
+                None => {}
+            }
+            match effect {
+                Effect::Unchanged => {}
+                Effect::Changed => {
+                    self.report.counts[k].changed += 1;
+                    item.touched = true;
+                    bookkeeping = None;
+                }
+                Effect::Deleted => {
+                    self.report.counts[k].changed += 1;
+                    return None;
+                }
+            }
+        }
+        Some(item)
+    }
+
+    /// Whether an item is bookkeeping (a local-config resource, the Kptfile, the functionConfig
+    /// itself), which only a step whose target names a kind may touch.
+    fn is_bookkeeping(&self, node: &Node<'_>) -> bool {
+        let follow = |n| self.aliases.follow(n);
+        self.aliases.bookkeeping_lists > 0
+            || bookkeeping::is_bookkeeping_item_with(node, &follow)
+            || self
+                .setup
+                .config
+                .is_some_and(|c| is_function_config(c, &Id::of_with(node, &follow)))
+    }
+
+    /// Makes the additions of merge3 updates, then reports what each step did.
+    pub fn finish(mut self) -> Conclusion {
+        let plan = self.setup.plan;
+        let mut added: Vec<Item<'static>> = Vec::new();
+        for (k, step) in plan.steps.iter().enumerate() {
+            let Action::Update { original, updated } = &step.action else {
+                continue;
+            };
+            for (d, doc) in updated.iter().enumerate() {
+                let id = Id::of(doc);
+                if self.report.counts[k].found[d] || original.iter().any(|o| Id::of(o).same(&id)) {
+                    continue;
+                }
+                let mut node: Node<'static> = doc.clone();
+                // A resource a patch brings in says nothing about where a host keeps it: a
+                // planted `config.kubernetes.io/path` would have `kpt fn sink` write it anywhere.
+                for key in invariants::strip_host_bookkeeping(&mut node) {
+                    self.report.push(
+                        FnResult::new(
+                            Severity::Warning,
+                            format!(
+                                "{}: document {}: {key} is a host's bookkeeping annotation, which \
+                                 a resource a patch adds may not bring: dropped",
+                                step.label(),
+                                d + 1
+                            ),
+                        )
+                        .about(&node)
+                        .at_field(Path::fields(&["metadata", "annotations", &key]))
+                        .tag("patch", step.index.to_string()),
+                    );
+                }
+                self.place_new(&mut node);
+                self.aliases.admit_new();
+                self.report.counts[k].changed += 1;
+                let item = Item {
+                    node,
+                    origin: Origin::New,
+                    touched: true,
+                    first_id: None,
+                };
+                if let Some(item) = self.process_from(item, k + 1) {
+                    self.note_identity(&item);
+                    added.push(item);
+                }
+            }
+        }
+        self.report.conclude(plan);
+        Conclusion {
+            added,
+            results: self.report.results,
+            failed: self.report.failed,
+        }
+    }
+
+    /// Gives a new item a file of its own when the items come from files (kpt).
+    fn place_new(&mut self, node: &mut Node<'static>) {
+        let files = &mut self.report.files;
+        if files.is_empty() || !node.is_map() {
+            return;
+        }
+        let id = Id::of(node);
+        // A file name in the package's directory, whatever the kind and name say: a name like
+        // `../../etc/x` must not become a path kpt writes outside the package.
+        let base: String = format!("{}_{}", id.kind.to_ascii_lowercase(), id.name)
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut path = format!("{base}.yaml");
+        let mut n = 2;
+        while files.contains(&path) {
+            path = format!("{base}-{n}.yaml");
+            n += 1;
+        }
+        if let Some(ann) = node
+            .map_at("metadata")
+            .and_then(|m| m.map_at("annotations"))
+        {
+            ann.set(bookkeeping::PATH, Node::string(path.clone()));
+            ann.set(bookkeeping::INDEX, Node::string("0"));
+        }
+        files.insert(path);
+    }
+}
+
+/// What a step did to an item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    Unchanged,
+    Changed,
+    Deleted,
+}
+
+/// The item is the functionConfig itself, which kpt passes among the items: same apiVersion,
+/// kind and name.
+fn is_function_config(config: &Id<'_>, id: &Id<'_>) -> bool {
+    !config.kind.is_empty()
+        && id.api_version == config.api_version
+        && id.kind == config.kind
+        && id.name == config.name
+}
+
+/// The path to the most deeply nested collection of `node` (computed only for an error).
+fn deepest(node: &Node<'_>) -> Path {
+    use crate::path::Seg;
+    let mut path = Path::root();
+    let mut at = node;
+    loop {
+        let entry = at
+            .entries()
+            .iter()
+            .max_by_key(|e| e.value.depth())
+            .map(|e| (Seg::field(e.key.as_str().unwrap_or("?")), &e.value));
+        let item = at
+            .items()
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, n)| n.depth())
+            .map(|(i, n)| (Seg::Index(i), n));
+        match entry.or(item) {
+            Some((seg, next)) if next.depth() > 0 => {
+                path.0.push(seg);
+                at = next;
+            }
+            _ => return path,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::krm::Severity;
+    use crate::yaml::parse_stream;
+
+    fn node(text: &str) -> Node<'static> {
+        parse_stream(text)
+            .unwrap()
+            .remove(0)
+            .root
+            .unwrap()
+            .into_owned()
+    }
+
+    fn plan(patches: &str) -> Plan {
+        let config = node(&format!(
+            "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nspec:\n  patches:\n{patches}"
+        ));
+        crate::config::plan(&config, None).unwrap()
+    }
+
+    fn items(texts: &[&str]) -> Vec<Item<'static>> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(n, t)| Item {
+                node: node(t),
+                origin: Origin::Input(n),
+                touched: false,
+                first_id: None,
+            })
+            .collect()
+    }
+
+    const WEB: &str =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: 1}\n";
+    const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n";
+
+    #[test]
+    fn a_step_touches_only_what_it_selects_and_says_so() {
+        let p = plan("  - target: {kind: Deployment}\n    patch: 'spec: {replicas: 3}'\n");
+        let run = run(&p, items(&[WEB, CM]), None);
+        assert!(!run.failed);
+        assert!(run.items[0].touched && !run.items[1].touched);
+        assert_eq!(run.items[0].node.str_at(&["spec", "replicas"]), Some("3"));
+        let messages: Vec<_> = run.results.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(messages, ["patch[0] (merge2): applied to 1 resource(s)"]);
+    }
+
+    #[test]
+    fn a_target_that_selects_nothing_is_a_warning_and_a_document_that_finds_nothing_an_error() {
+        let p = plan(
+            "  - target: {kind: Service}\n    patch: 'spec: {x: 1}'\n  - patch: {apiVersion: v1, kind: ConfigMap, metadata: {name: other}, data: {b: '2'}}\n",
+        );
+        let run = run(&p, items(&[CM]), None);
+        assert!(run.failed);
+        let got: Vec<_> = run
+            .results
+            .iter()
+            .map(|r| (r.severity, r.message.clone()))
+            .collect();
+        assert_eq!(got[0].0, Severity::Warning);
+        assert!(got[0].1.contains("selects no resource"), "{got:?}");
+        assert_eq!(got[1].0, Severity::Error);
+        assert!(got[1].1.contains("matches no resource"), "{got:?}");
+    }
+
+    #[test]
+    fn the_guard_puts_identity_and_bookkeeping_back() {
+        let p = plan(
+            "  - target: {kind: ConfigMap}\n    patch: |\n      metadata:\n        name: renamed\n        annotations:\n          config.kubernetes.io/path: elsewhere.yaml\n",
+        );
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    config.kubernetes.io/path: c.yaml\n";
+        let run = run(&p, items(&[cm]), None);
+        assert!(!run.failed, "{:?}", run.results);
+        let n = &run.items[0].node;
+        assert_eq!(n.str_at(&["metadata", "name"]), Some("c"));
+        assert_eq!(
+            n.str_at(&["metadata", "annotations", "config.kubernetes.io/path"]),
+            Some("c.yaml")
+        );
+    }
+
+    #[test]
+    fn a_failure_names_the_patch_and_the_resource_as_it_was() {
+        let p =
+            plan("  - target: {kind: ConfigMap}\n    patch: '[{op: remove, path: /data/zz}]'\n");
+        let run = run(&p, items(&[CM]), None);
+        assert!(run.failed);
+        let r = &run.results[0];
+        assert_eq!(r.severity, Severity::Error);
+        assert_eq!(
+            r.resource.as_ref().map(|id| id.to_string()).as_deref(),
+            Some("ConfigMap c")
+        );
+        assert!(
+            r.message
+                .starts_with("patch[0] (json6902): op 0 (remove /data/zz)"),
+            "{}",
+            r.message
+        );
+    }
+
+    #[test]
+    fn bookkeeping_items_are_selected_only_by_a_target_naming_their_kind() {
+        let local = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: l\n  annotations: {config.kubernetes.io/local-config: 'true'}\ndata: {a: '1'}\n";
+        let any = plan("  - target: {}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(!run(&any, items(&[local]), None).items[0].touched);
+        let named = plan("  - target: {kind: ConfigMap}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(run(&named, items(&[local]), None).items[0].touched);
+    }
+
+    /// A list kind's items are the resources, at any depth; the list is
+    /// written back around them, touched only when an item changed, gone when every item was
+    /// deleted.
+    #[test]
+    fn a_list_kinds_items_are_resources() {
+        let roles = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleList\nmetadata:\n  annotations: {config.kubernetes.io/path: roles.yaml, config.kubernetes.io/index: '0'}\nitems:\n- {apiVersion: rbac.authorization.k8s.io/v1, kind: Role, metadata: {name: a, namespace: x}, rules: []}\n- apiVersion: v1\n  kind: List\n  items:\n  - {apiVersion: rbac.authorization.k8s.io/v1, kind: Role, metadata: {name: b, namespace: x}, rules: []}\n";
+        let p = plan("  - target: {kind: Role, name: b}\n    patch: '{rules: [{verbs: [get]}]}'\n");
+        let run = run(&p, items(&[roles, CM]), None);
+        assert!(!run.failed, "{:?}", run.results);
+        assert!(run.items[0].touched && !run.items[1].touched);
+        let list = &run.items[0].node;
+        assert_eq!(list.str_at(&["kind"]), Some("RoleList"));
+        let nested = &list.get("items").unwrap().items()[1]
+            .get("items")
+            .unwrap()
+            .items()[0];
+        assert!(nested.get("rules").unwrap().items()[0]
+            .get("verbs")
+            .is_some());
+        assert!(list.get("items").unwrap().items()[0]
+            .get("rules")
+            .unwrap()
+            .items()
+            .is_empty());
+        let messages: Vec<_> = run.results.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(messages, ["patch[0] (merge2): applied to 1 resource(s)"]);
+        // A target for the list itself selects nothing: it is not a resource.
+        let p = plan("  - target: {kind: RoleList}\n    patch: '{metadata: {labels: {x: y}}}'\n");
+        let r = super::run(&p, items(&[roles]), None);
+        assert!(!r.items[0].touched);
+        assert!(
+            r.results[0].message.contains("selects no resource"),
+            "{:?}",
+            r.results
+        );
+        // Results about an item name the list's file.
+        let p = plan("  - target: {kind: Role, name: a}\n    type: json6902\n    patch: '[{op: remove, path: /nope}]'\n");
+        let r = super::run(&p, items(&[roles]), None);
+        assert!(r.failed);
+        let err = r
+            .results
+            .iter()
+            .find(|r| r.severity == Severity::Error)
+            .unwrap();
+        assert_eq!(err.file, Some(("roles.yaml".to_owned(), 0)));
+        assert_eq!(
+            err.resource.as_ref().map(ToString::to_string).as_deref(),
+            Some("Role x/a")
+        );
+        // Every item deleted: the list goes too; an item that is not a resource fails the run.
+        let p = plan("  - target: {kind: Role}\n    patch: '$patch: delete'\n");
+        assert!(super::run(&p, items(&[roles, CM]), None).items.len() == 1);
+        let bad = "apiVersion: v1\nkind: List\nitems: [1]\n";
+        let r = super::run(&p, items(&[bad]), None);
+        assert!(r.failed);
+        assert!(
+            r.results[0].message.contains("items[0] is not a resource"),
+            "{:?}",
+            r.results
+        );
+        // Without `items` a `*List` kind is a resource like any other.
+        let acl =
+            "apiVersion: example.com/v1\nkind: AccessList\nmetadata: {name: acl}\nspec: {x: 1}\n";
+        let p = plan("  - target: {kind: AccessList}\n    patch: '{spec: {x: 2}}'\n");
+        assert!(super::run(&p, items(&[acl]), None).items[0].touched);
+    }
+
+    /// The items of a `local-config` list are bookkeeping too: only a target naming their kind
+    /// selects them.
+    #[test]
+    fn the_items_of_a_bookkeeping_list_are_bookkeeping() {
+        let local = "apiVersion: v1\nkind: ConfigMapList\nmetadata:\n  annotations: {config.kubernetes.io/local-config: 'true'}\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: l}, data: {a: '1'}}\n";
+        let any = plan("  - target: {}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(!run(&any, items(&[local]), None).items[0].touched);
+        let named = plan("  - target: {kind: ConfigMap}\n    patch: 'data: {b: \"2\"}'\n");
+        assert!(run(&named, items(&[local]), None).items[0].touched);
+    }
+}

@@ -1,0 +1,275 @@
+//! One guard around every patch, whatever its type: the item made whole before its first patch
+//! (its aliases copies), the walker run with what it needs, and the promises every patch keeps
+//! checked on its result ([`invariants`]): still a resource, identity put back unless the step
+//! may change it, the hosts' bookkeeping annotations put back, every alias reading what it read.
+//! A failure becomes a [`PatchFailure`] about the resource as it was. Also here: the schema check
+//! of a patch against the item's kind, done once per step, document and kind.
+//!
+//! What it must not do: select, or know which walker runs (the step passes it in).
+
+use crate::config::{Action, Conflicts, Step};
+use crate::error::{Cause, PatchFailure};
+use crate::krm::{FnResult, Item, Severity};
+use crate::merge::merge3;
+use crate::patch::json6902;
+use crate::run::engine::{Effect, Engine};
+use crate::run::invariants::{self, Before};
+use crate::run::steps::file_of;
+use crate::schema::{check_json6902, check_patch, Cursor, Finding, Gvk, Schema};
+use crate::select::identity::Id;
+use crate::yaml::anchors::{anchors_of, AliasError, Anchors};
+use crate::yaml::Node;
+
+/// What a walker left: the resource merged (with any merge3 conflicts it settled), or deleted.
+pub enum Walked {
+    Merged(Vec<merge3::Conflict>),
+    Deleted,
+}
+
+/// A patch to check against a kind's schema.
+#[derive(Clone, Copy)]
+pub enum CheckedPatch<'d> {
+    /// The document (its index in the patch) of a merge, merge3 update or apply patch.
+    Document(usize, &'d Node<'static>),
+    /// A JSON patch's operations.
+    Operations(&'d [json6902::Op<'static>]),
+}
+
+/// What a walker needs besides the resource and the patch.
+pub struct WalkContext<'s, 'a> {
+    pub schema: &'s Schema,
+    /// The schema's position of the resource's root.
+    pub root: Cursor,
+    /// The resource's anchored nodes, for merges into its aliases.
+    pub anchors: &'s Anchors<Node<'a>>,
+}
+
+impl Engine<'_> {
+    /// Runs `walk` on the item's node with what the walkers need, and keeps the promises every
+    /// step keeps whatever its type (see the module documentation): an emptied annotations map
+    /// dropped as kustomize drops it, the first identity remembered for later targets. A failure
+    /// is reported about the resource as it was; the node may be half patched, and the run
+    /// fails, so the caller writes the input back.
+    pub(super) fn guarded<'a>(
+        &mut self,
+        step: &Step,
+        item: &mut Item<'a>,
+        document: Option<usize>,
+        walk: impl FnOnce(&mut Node<'a>, &WalkContext<'_, 'a>) -> Result<Walked, Cause>,
+    ) -> Effect {
+        if let Some(name) = self.aliases.current.unresolved.clone() {
+            let e = AliasError::Unknown(name);
+            self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
+            return Effect::Unchanged;
+        }
+        if let Err(e) = self.aliases.localise(&mut item.node) {
+            self.fail(failure(step, &item.node, document, Cause::Anchors(e)));
+            return Effect::Unchanged;
+        }
+        let before = Before::of(step, &item.node);
+        // What the patch is compared with: one that changes nothing leaves the item untouched
+        // (written as it came, and not counted as changed).
+        let pristine = item.node.clone();
+        let conflicts = match self.attempt(step, item, &before.id, walk) {
+            Ok(Walked::Deleted) => return Effect::Deleted,
+            Ok(Walked::Merged(conflicts)) => conflicts,
+            Err(cause) => {
+                self.fail_before(step, &item.node, &before.id, document, cause);
+                return Effect::Unchanged;
+            }
+        };
+        self.report_conflicts(step, &item.node, conflicts);
+        if let Err(e) = self.aliases.after_patch(&mut item.node) {
+            self.fail_before(step, &item.node, &before.id, document, Cause::Anchors(e));
+            return Effect::Unchanged;
+        }
+        let id = before.id.clone();
+        match invariants::enforce(step, &mut item.node, before) {
+            Ok(warnings) => self.report.results.extend(warnings),
+            Err(broken) => {
+                self.fail_before(step, &item.node, &id, document, Cause::Broken(broken));
+                return Effect::Unchanged;
+            }
+        }
+        if item.node.keep_unchanged_source(&pristine) {
+            return Effect::Unchanged;
+        }
+        if item.first_id.is_none() && !Id::of(&item.node).same(&id) {
+            item.first_id = Some(id);
+        }
+        Effect::Changed
+    }
+
+    /// Runs a walker on the item, with its anchors and the schema's position of its kind.
+    fn attempt<'a>(
+        &self,
+        step: &Step,
+        item: &mut Item<'a>,
+        id: &Id<'static>,
+        walk: impl FnOnce(&mut Node<'a>, &WalkContext<'_, 'a>) -> Result<Walked, Cause>,
+    ) -> Result<Walked, Cause> {
+        let anchors = anchors_of(&item.node).map_err(Cause::Anchors)?;
+        let schema = self.setup.schema_for(step.options.crd_merge_keys);
+        let root = {
+            let (g, v) = id.group_version();
+            schema.root(g, v, &id.kind)
+        };
+        let ctx = WalkContext {
+            schema,
+            root,
+            anchors: &anchors,
+        };
+        walk(&mut item.node, &ctx)
+    }
+
+    /// A failure about the resource as it was before the step.
+    fn fail_before(
+        &mut self,
+        step: &Step,
+        node: &Node<'_>,
+        was: &Id<'static>,
+        document: Option<usize>,
+        cause: Cause,
+    ) {
+        self.fail(PatchFailure {
+            step: step.index,
+            kind: step.kind(),
+            resource: was.clone(),
+            file: file_of(node),
+            document,
+            cause,
+        });
+    }
+
+    fn report_conflicts(&mut self, step: &Step, node: &Node<'_>, conflicts: Vec<merge3::Conflict>) {
+        let severity = match step.options.conflicts {
+            Conflicts::Warn => Severity::Warning,
+            Conflicts::Error => Severity::Error,
+        };
+        for c in conflicts {
+            // When the run fails nothing changes: say what clashed, not how it was settled.
+            let text = conflict_text(&c, severity != Severity::Error);
+            let mut res = FnResult::new(severity, format!("{}: conflict: {}", step.label(), text))
+                .about(node)
+                .at_field(c.path.clone())
+                .tag("patch", step.index.to_string());
+            res.current = c.local.clone();
+            res.proposed = c.upstream.clone();
+            self.report.push(res);
+        }
+    }
+
+    /// Checks a step's patch against the schema of the item's kind, once per step, document and
+    /// kind: unknown fields, values of the wrong type, required fields removed. Findings are
+    /// warnings, or errors under `options.strict`.
+    pub(super) fn check(&mut self, step: &Step, item: &Item<'_>, patch: CheckedPatch<'_>) {
+        let id = Id::of(&item.node);
+        let document = match patch {
+            CheckedPatch::Document(d, _) => d,
+            CheckedPatch::Operations(_) => 0,
+        };
+        let key = (step.index, document);
+        if self.report.was_checked(key, &id.api_version, &id.kind) {
+            return;
+        }
+        let gvk = Gvk::new(&id.api_version, &id.kind);
+        let schema = self.setup.schema_for(step.options.crd_merge_keys);
+        let findings: Vec<(Option<usize>, Finding)> = match patch {
+            CheckedPatch::Document(_, doc) => check_patch(schema, gvk, doc)
+                .into_iter()
+                .map(|f| (None, f))
+                .collect(),
+            CheckedPatch::Operations(ops) => {
+                check_json6902(schema, gvk, ops.iter().map(json6902::Op::pointers))
+                    .into_iter()
+                    .map(|f| (Some(f.op), f.finding))
+                    .collect()
+            }
+        };
+        let severity = if step.options.strict {
+            Severity::Error
+        } else {
+            Severity::Warning
+        };
+        for (op, finding) in findings {
+            let place = op.map(|i| format!("op {i}: ")).unwrap_or_default();
+            let mut res = FnResult::new(
+                severity,
+                format!("{}: {place}{}", step.label(), finding.kind),
+            )
+            .about(&item.node)
+            .at_field(finding.path.clone())
+            .tag("patch", step.index.to_string())
+            .tag("check", "schema");
+            if documents(&step.action) > 1 {
+                res = res.tag("document", (document + 1).to_string());
+            }
+            let checked = (key, id.api_version.to_string(), id.kind.to_string());
+            self.report.finding(res, checked);
+        }
+        self.report
+            .check_once(&(key, id.api_version.to_string(), id.kind.to_string()));
+    }
+}
+
+/// A failure about the item as it is.
+pub fn failure(
+    step: &Step,
+    node: &Node<'_>,
+    document: Option<usize>,
+    cause: Cause,
+) -> PatchFailure {
+    PatchFailure {
+        step: step.index,
+        kind: step.kind(),
+        resource: Id::of(node).into_owned(),
+        file: file_of(node),
+        document,
+        cause,
+    }
+}
+
+/// What clashed in a conflict, and, with `settled`, how the merge settled it.
+fn conflict_text(c: &merge3::Conflict, settled: bool) -> String {
+    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
+    let (clash, outcome) = match c.kind {
+        merge3::ConflictKind::BothChanged => (
+            format!(
+                "changed locally to {} and upstream to {}",
+                show(&c.local),
+                show(&c.upstream)
+            ),
+            "took upstream",
+        ),
+        merge3::ConflictKind::DeletedUpstreamChangedLocally => (
+            format!(
+                "deleted upstream but changed locally (to {})",
+                show(&c.local)
+            ),
+            "deleted",
+        ),
+        merge3::ConflictKind::ChangedUpstreamDeletedLocally => (
+            format!(
+                "changed upstream (to {}) but deleted locally",
+                show(&c.upstream)
+            ),
+            "took upstream",
+        ),
+    };
+    if settled {
+        format!("{clash}; {outcome}")
+    } else {
+        clash
+    }
+}
+
+/// How many documents a step's patch has.
+fn documents(action: &Action) -> usize {
+    match action {
+        Action::Merge2 { docs, .. }
+        | Action::JsonMerge { docs, .. }
+        | Action::Apply { docs, .. } => docs.len(),
+        Action::Update { updated, .. } => updated.len(),
+        Action::Json6902 { .. } | Action::Merge3 { .. } => 1,
+    }
+}

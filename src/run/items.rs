@@ -1,0 +1,379 @@
+//! A block-style ResourceList read by its items (see `read.rs`): the text around the items
+//! parsed first ([`wrapper`]), then the items region (from its `items:` line to the next key)
+//! cut into pieces at the items' dashes and each piece parsed as `items:` and its items, item
+//! by item, on every core where they are many. The output is the input's text with each
+//! touched item written from its tree and each deleted one gone.
+//!
+//! **As one reading.** A piece is an engine's share of the items, absorbed in order, so the
+//! results are those of one reading. The parser also says in which style a document indents
+//! its sequences, as far as it has read (the first block sequence under a key sets it), and a
+//! touched item's new sequences follow it; a piece read apart knows only its own, so each piece
+//! says which style it used for what it wrote and which it sets, and a piece that wrote in
+//! another style than the pieces before it set is read again with theirs.
+//!
+//! What it must not do: read anything but a ResourceList that [`crate::yaml::split::shape`]
+//! found plain: no anchors around the items, none among them when they are cut.
+
+use std::ops::Range;
+use std::sync::Mutex;
+
+use crate::krm::{Item, Origin};
+use crate::run::engine::{Engine, Setup};
+use crate::run::pieces;
+use crate::run::read::Reader;
+use crate::yaml::split::{self, ListLayout};
+use crate::yaml::{self, EmitOptions, Node, SeqIndent, SplitItem};
+
+/// What the text around a ResourceList's items holds.
+pub struct Wrapper {
+    /// Its `functionConfig`, when there is one.
+    pub function_config: Option<Node<'static>>,
+    /// The style of sequence indentation its entries before the items set.
+    head_style: Option<SeqIndent>,
+}
+
+/// Parses the text around the items (everything but the `items` entry): `None` when it is not
+/// one plain block ResourceList (anchors or aliases, which the items may share; does not
+/// parse: then the whole read reports where).
+pub fn wrapper(src: &str, layout: &ListLayout, reader: Reader<'_>) -> Option<Wrapper> {
+    let (head, tail) = (src.get(..layout.items.start)?, src.get(layout.items.end..)?);
+    let text = format!("{head}{tail}");
+    reader.parses.add(head);
+    reader.parses.add(tail);
+    let docs = yaml::parse_stream(&text).ok()?;
+    let mut roots = docs.iter().filter_map(|d| d.root.as_ref());
+    let (Some(root), None) = (roots.next(), roots.next()) else {
+        return None;
+    };
+    let plain = root.is_map()
+        && !root.is_flow()
+        && !root.has_anchor()
+        && !root.has_alias()
+        && root.str_at(&["kind"]) == Some("ResourceList")
+        && root.get("items").is_none()
+        && root.get("results").is_none();
+    if !plain {
+        return None;
+    }
+    let before = root.entries().get(..layout.keys_before)?;
+    Some(Wrapper {
+        function_config: root
+            .get("functionConfig")
+            .filter(|f| !f.is_null())
+            .map(|f| f.clone().into_owned()),
+        head_style: split::first_seq_indent_in(before),
+    })
+}
+
+/// The items read ahead from a piece that names CRDs: its text as parsed, each item's tree and
+/// where its text is.
+struct Ahead {
+    text: String,
+    items: Vec<(Node<'static>, Range<usize>, usize, SeqIndent)>,
+    range: Option<Range<usize>>,
+}
+
+/// A ResourceList's items cut into pieces, those that name CRDs read ahead.
+pub struct Items<'s> {
+    src: &'s str,
+    layout: ListLayout,
+    /// Slices of the items region; the first starts with the `items:` line.
+    pieces: Vec<&'s str>,
+    ahead: Vec<Option<Ahead>>,
+    head_style: Option<SeqIndent>,
+}
+
+/// The items read and patched: the output up to the end of the last item, and where the text
+/// after it starts in the input.
+pub struct ItemsRead {
+    pub out: String,
+    pub rest: usize,
+    /// How a new item is written: the items' dash column, and the document's style.
+    pub dash_col: usize,
+    pub opts: EmitOptions,
+}
+
+/// A sequence style forced on a piece: a key whose value is a block sequence written so.
+fn style_prefix(style: Option<SeqIndent>) -> &'static str {
+    match style {
+        None => "",
+        Some(SeqIndent::Compact) => "_:\n- _\n",
+        Some(SeqIndent::Wide) => "_:\n  - _\n",
+    }
+}
+
+impl<'s> Items<'s> {
+    /// The items of `src` cut as `reader` says (not at all when they may share anchors), the
+    /// pieces that name CRDs parsed ahead and their CRDs learned by `setup`.
+    pub fn cut(
+        src: &'s str,
+        layout: ListLayout,
+        wrapper: &Wrapper,
+        reader: Reader<'_>,
+        setup: &mut Setup<'_>,
+    ) -> Option<Items<'s>> {
+        let region = src.get(layout.items.clone())?;
+        let pieces = match reader.pieces.size(region.len()) {
+            Some(size) if !split::may_hold_anchors(region) => {
+                split::cut_items(region, layout.dash_col, size)
+            }
+            _ => vec![region],
+        };
+        let mut items = Items {
+            src,
+            layout,
+            pieces,
+            ahead: Vec::new(),
+            head_style: wrapper.head_style,
+        };
+        items.ahead = (0..items.pieces.len())
+            .map(|k| {
+                let piece = items.pieces.get(k)?;
+                if !piece.contains("CustomResourceDefinition") {
+                    return None;
+                }
+                reader.parses.add(piece);
+                let text = items.text_of(k, items.forced(k));
+                let mut read = Vec::new();
+                let range = yaml::parse_split(&text, "items", &mut |node, info| {
+                    setup.learn_crds(&node);
+                    let at = info.text.as_ptr() as usize - text.as_ptr() as usize;
+                    let span = at..at + info.text.len();
+                    read.push((node.into_owned(), span, info.dash_col, info.seq_indent));
+                })
+                .ok()?
+                .items;
+                Some(Ahead {
+                    text,
+                    items: read,
+                    range,
+                })
+            })
+            .collect();
+        Some(items)
+    }
+
+    /// The style piece `k` is read with from its start: the one the wrapper sets, for the first
+    /// piece (later ones learn theirs from the pieces before them).
+    fn forced(&self, k: usize) -> Option<SeqIndent> {
+        if k == 0 {
+            self.head_style
+        } else {
+            None
+        }
+    }
+
+    /// The text piece `k` is parsed as: `items:` and its items, after a key that sets `style`.
+    fn text_of(&self, k: usize, style: Option<SeqIndent>) -> String {
+        let piece = self.pieces.get(k).copied().unwrap_or("");
+        let items = if k == 0 { "" } else { "items:\n" };
+        format!("{}{items}{piece}", style_prefix(style))
+    }
+
+    /// Where piece `k` starts in the input.
+    fn offset(&self, k: usize) -> usize {
+        let region = self.src.get(self.layout.items.clone()).unwrap_or("");
+        let piece = self.pieces.get(k).copied().unwrap_or("");
+        self.layout.items.start + (piece.as_ptr() as usize - region.as_ptr() as usize)
+    }
+
+    /// Every piece through a fork of `engine` (one piece: through `engine` itself), absorbed in
+    /// order; `out` (room for the whole output) holds the output up to the last item's end.
+    /// `None`: the items cannot be read so (a piece does not parse, an item is not a mapping, the
+    /// parser reads an item otherwise than its lines say): read the input whole.
+    pub fn run(
+        mut self,
+        engine: &mut Engine<'_>,
+        mut out: String,
+        reader: Reader<'_>,
+    ) -> Option<ItemsRead> {
+        let first_line = self.pieces.first()?.find('\n').map_or(0, |i| i + 1);
+        out.push_str(self.src.get(..self.layout.items.start + first_line)?);
+        let ahead: Vec<Mutex<Option<Ahead>>> = std::mem::take(&mut self.ahead)
+            .into_iter()
+            .map(Mutex::new)
+            .collect();
+        let take = |k: usize| ahead.get(k).and_then(|a| a.lock().ok()?.take());
+        if self.pieces.len() < 2 {
+            let piece = self.piece(0, self.forced(0), take(0), engine, &mut out, reader)?;
+            let opts = EmitOptions {
+                seq_indent: self.head_style.or(piece.sets).unwrap_or_default(),
+            };
+            return Some(ItemsRead {
+                out,
+                rest: piece.items.end,
+                dash_col: self.layout.dash_col,
+                opts,
+            });
+        }
+        let first = Mutex::new(Some(out));
+        let template: &Engine<'_> = engine;
+        let this = &self;
+        let done = pieces::map(&self.pieces, |k, piece| {
+            let mut fork = template.fork();
+            let mut out = match k {
+                0 => first.lock().ok()?.take()?,
+                _ => String::with_capacity(piece.len()),
+            };
+            let read = this.piece(k, this.forced(k), take(k), &mut fork, &mut out, reader)?;
+            Some((read, out, fork))
+        })?;
+        // Each piece as one reading would have read it: with the style the pieces before it
+        // set (the first piece was read so already).
+        let mut style = self.head_style;
+        let mut whole: Option<(String, usize)> = None;
+        for (k, (mut read, mut text, mut fork)) in done.into_iter().enumerate() {
+            if let Some(s) = style.filter(|s| read.used.iter().any(|u| u != s)) {
+                fork = engine.fork();
+                text.clear();
+                read = self.piece(k, Some(s), None, &mut fork, &mut text, reader)?;
+            }
+            style = style.or(read.sets);
+            engine.absorb(fork);
+            whole = match whole {
+                None => Some((text, read.items.end)),
+                Some((mut out, at)) => {
+                    out.push_str(self.src.get(at..read.items.start)?);
+                    out.push_str(&text);
+                    Some((out, read.items.end))
+                }
+            };
+        }
+        let (out, rest) = whole?;
+        Some(ItemsRead {
+            out,
+            rest,
+            dash_col: self.layout.dash_col,
+            opts: EmitOptions {
+                seq_indent: style.unwrap_or_default(),
+            },
+        })
+    }
+
+    /// Piece `k` read and patched by `engine`, its items written to `out`: parsed now with
+    /// `style` forced, or read ahead (when that was with the same style).
+    fn piece(
+        &self,
+        k: usize,
+        style: Option<SeqIndent>,
+        ahead: Option<Ahead>,
+        engine: &mut Engine<'_>,
+        out: &mut String,
+        reader: Reader<'_>,
+    ) -> Option<PieceRead> {
+        let piece = self.pieces.get(k)?;
+        // What the text parsed has before the piece's own text, and where its first item
+        // starts in it.
+        let synthetic = style_prefix(style).len() + if k == 0 { 0 } else { "items:\n".len() };
+        let first_item = synthetic
+            + if k == 0 {
+                piece.find('\n').map_or(piece.len(), |i| i + 1)
+            } else {
+                0
+            };
+        let mut state = PieceState::default();
+        let range = match ahead.filter(|_| style == self.forced(k)) {
+            Some(Ahead { text, items, range }) => {
+                for (node, span, dash_col, seq_indent) in items {
+                    let info = SplitItem {
+                        text: text.get(span)?,
+                        dash_col,
+                        seq_indent,
+                    };
+                    state.item(node, info, engine, out);
+                }
+                range
+            }
+            None => {
+                // The first piece is the input's own text, unless a style is forced on it.
+                let text = match (k, style) {
+                    (0, None) => std::borrow::Cow::Borrowed(*piece),
+                    _ => std::borrow::Cow::Owned(self.text_of(k, style)),
+                };
+                reader.parses.add(piece);
+                let read = yaml::parse_split(&text, "items", &mut |node, info| {
+                    state.item(node, info, engine, out)
+                });
+                read.ok()?.items
+            }
+        }?;
+        if state.give_up || range.start != first_item {
+            return None;
+        }
+        let at = |x: usize| self.offset(k) + x - synthetic;
+        Some(PieceRead {
+            items: at(range.start)..at(range.end),
+            used: state.used,
+            sets: state.sets,
+        })
+    }
+}
+
+/// A piece of items read and patched.
+struct PieceRead {
+    /// Where the piece's items are in the input.
+    items: Range<usize>,
+    /// The styles it wrote touched items' new sequences in.
+    used: Vec<SeqIndent>,
+    /// The style its items set for the document (the first of them that sets one).
+    sets: Option<SeqIndent>,
+}
+
+/// What a piece's items said while they were read.
+#[derive(Default)]
+struct PieceState {
+    used: Vec<SeqIndent>,
+    sets: Option<SeqIndent>,
+    /// An item is not a mapping, or the parser read it otherwise than its lines say.
+    give_up: bool,
+    n: usize,
+}
+
+impl PieceState {
+    /// One item, through the engine, written to `out`.
+    fn item<'a>(
+        &mut self,
+        node: Node<'a>,
+        info: SplitItem<'a>,
+        engine: &mut Engine<'_>,
+        out: &mut String,
+    ) {
+        if self.give_up {
+            return;
+        }
+        if !split::starts_at_its_dash(info.text, info.dash_col) || !node.is_map() {
+            // A line of the item before went with this one (an explicit key's `:` alone on its
+            // line), or not a resource: the whole read says what it is.
+            self.give_up = true;
+            return;
+        }
+        if self.sets.is_none() {
+            self.sets = split::first_seq_indent(&node);
+        }
+        let item = Item {
+            node,
+            origin: Origin::Input(self.n),
+            touched: false,
+            first_id: None,
+        };
+        self.n += 1;
+        match engine.process(item) {
+            None => {}
+            Some(it) if !it.touched => out.push_str(info.text),
+            Some(it) => {
+                self.used.push(info.seq_indent);
+                let opts = EmitOptions {
+                    seq_indent: info.seq_indent,
+                };
+                yaml::emit_seq_item(&it.node, info.dash_col, opts, out);
+            }
+        }
+    }
+}
+
+/// Writes the items a merge3 update added, after the last item.
+pub fn write_added(read: &mut ItemsRead, added: &[Item<'_>]) {
+    for item in added {
+        yaml::emit_seq_item(&item.node, read.dash_col, read.opts, &mut read.out);
+    }
+}

@@ -1,0 +1,223 @@
+//! Indexes over a tree's collections, which the walkers use to pair and find entries by hash
+//! rather than by scan: a scalar's value as a hash key ([`ScalarKey`]), a hash of any node's data
+//! that agrees with [`Node::same_data`] ([`data_hash`]), and a mapping's entry positions by key,
+//! kept up to date while a walker merges into it ([`KeyPositions`]).
+//!
+//! What it is: plain data structures over [`Node`]s, shared by the merge walkers
+//! (`crate::merge`) and the JSON merge patch (`crate::patch::jsonmerge`). What it must not do:
+//! change a tree (except [`KeyPositions::compact`], which takes out what its caller removed),
+//! or know about schemas, merge keys or patches.
+
+use crate::hash::HashMap;
+
+use super::scalar::Resolved;
+use super::{Kind, Node};
+
+/// A scalar's value in a form that can be hashed: two scalars have the same `ScalarKey` exactly
+/// when [`Node::same_data`] holds for them (`3` and `3`, `"a"` and `a`, not `3` and `"3"`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ScalarKey {
+    Null,
+    Bool(bool),
+    Int(i128),
+    /// The bits of the value, `-0.0` counted as `0.0`.
+    Float(u64),
+    Str(String),
+}
+
+impl ScalarKey {
+    /// The key of a scalar; `None` for collections and aliases.
+    pub fn of(n: &Node<'_>) -> Option<ScalarKey> {
+        Some(match n.resolved()? {
+            Resolved::Null => ScalarKey::Null,
+            Resolved::Bool(b) => ScalarKey::Bool(b),
+            Resolved::Int(i) => ScalarKey::Int(i),
+            Resolved::Float(f) => ScalarKey::Float(if f == 0.0 { 0 } else { f.to_bits() }),
+            Resolved::Str(s) => ScalarKey::Str(s.to_owned()),
+        })
+    }
+}
+
+/// A hash of a node's data that agrees with [`Node::same_data`]: nodes with the same data
+/// have the same hash (scalars by their [`ScalarKey`], collections by their children in order,
+/// aliases by name; comments and styles do not count). Equal hashes are then confirmed with
+/// `same_data`.
+pub fn data_hash(n: &Node<'_>) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    // One hasher for the process, so hashes agree between nodes; its keys random (as the
+    // crate's maps' are, `crate::hash`), so crafted input cannot put everything in one bucket.
+    static STATE: std::sync::OnceLock<crate::hash::State> = std::sync::OnceLock::new();
+    let mut h = STATE
+        .get_or_init(crate::hash::State::default)
+        .build_hasher();
+    fn feed(n: &Node<'_>, h: &mut impl std::hash::Hasher) {
+        match n.kind() {
+            Kind::Scalar => {
+                0u8.hash(h);
+                match ScalarKey::of(n) {
+                    // `.nan` is the same data as `.nan`, whatever its bits.
+                    Some(ScalarKey::Float(f)) if f64::from_bits(f).is_nan() => 1u8.hash(h),
+                    k => k.hash(h),
+                }
+            }
+            Kind::Seq => {
+                1u8.hash(h);
+                n.items().len().hash(h);
+                n.items().iter().for_each(|i| feed(i, h));
+            }
+            Kind::Map => {
+                2u8.hash(h);
+                n.entries().len().hash(h);
+                for e in n.entries() {
+                    feed(&e.key, h);
+                    feed(&e.value, h);
+                }
+            }
+            Kind::Alias => {
+                3u8.hash(h);
+                n.alias_name().hash(h);
+            }
+        }
+    }
+    feed(n, &mut h);
+    h.finish()
+}
+
+/// The positions of a map's entries by key text, kept up to date while a walker merges into
+/// the map: what it appends is added, what it removes is only marked and taken out by
+/// [`KeyPositions::compact`] at the end (removing each at once shifted the rest: quadratic).
+/// A map of up to [`KeyPositions::SCAN`] entries is scanned; a wider one is hashed, so merging
+/// a patch of m keys into a map of n costs O(n + m), not O(n·m). The first of duplicate keys
+/// is found, as [`Node::position`] finds it.
+#[derive(Default)]
+pub struct KeyPositions {
+    hashed: Option<HashMap<String, usize>>,
+    /// The positions of the keys that are collections, by [`data_hash`], made when first asked
+    /// for in a wide map.
+    by_data: Option<HashMap<u64, Vec<usize>>>,
+    /// `gone[i]`: the entry at `i` is to be removed.
+    gone: Vec<bool>,
+    any_gone: bool,
+}
+
+impl KeyPositions {
+    /// Up to this many entries, a scan is cheaper than a hash map.
+    pub const SCAN: usize = 16;
+
+    /// The positions of `map`'s entries (none for a non-map).
+    pub fn new(map: &Node<'_>) -> Self {
+        let mut p = KeyPositions::default();
+        if map.entries().len() > Self::SCAN {
+            p.hash(map);
+        }
+        p
+    }
+
+    fn hash(&mut self, map: &Node<'_>) {
+        let mut h: HashMap<String, usize> = HashMap::default();
+        h.reserve(map.entries().len());
+        for (i, e) in map.entries().iter().enumerate() {
+            if let Some(k) = e.key.as_str() {
+                if !self.is_gone(i) {
+                    h.entry(k.to_owned()).or_insert(i);
+                }
+            }
+        }
+        self.hashed = Some(h);
+    }
+
+    fn is_gone(&self, i: usize) -> bool {
+        self.gone.get(i).copied().unwrap_or(false)
+    }
+
+    /// The position of the live entry whose key has this text.
+    pub fn find(&self, map: &Node<'_>, key: &str) -> Option<usize> {
+        match &self.hashed {
+            Some(h) => h.get(key).copied(),
+            None => map
+                .entries()
+                .iter()
+                .enumerate()
+                .position(|(i, e)| e.key.as_str() == Some(key) && !self.is_gone(i)),
+        }
+    }
+
+    /// The position of the live entry whose key is `key` (any key; scalar keys by text, the
+    /// rare collection keys by [`data_hash`] once the map is wide).
+    pub fn find_node(&mut self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
+        let Some(t) = key.as_str() else {
+            if map.entries().len() <= Self::SCAN {
+                return map
+                    .entries()
+                    .iter()
+                    .enumerate()
+                    .position(|(i, e)| e.key.same_data(key) && !self.is_gone(i));
+            }
+            let by_data = self.by_data.get_or_insert_with(|| {
+                let mut m: HashMap<u64, Vec<usize>> = HashMap::default();
+                for (i, e) in map.entries().iter().enumerate() {
+                    if e.key.as_str().is_none() {
+                        m.entry(data_hash(&e.key)).or_default().push(i);
+                    }
+                }
+                m
+            });
+            let gone = &self.gone;
+            return by_data.get(&data_hash(key))?.iter().copied().find(|&i| {
+                !gone.get(i).copied().unwrap_or(false)
+                    && map.entries().get(i).is_some_and(|e| e.key.same_data(key))
+            });
+        };
+        self.find(map, t)
+    }
+
+    /// The entry at `i` is to go (its key text `key`, if it has one).
+    pub fn remove(&mut self, i: usize, key: Option<&str>) {
+        if self.gone.len() <= i {
+            self.gone.resize(i + 1, false);
+        }
+        if let Some(g) = self.gone.get_mut(i) {
+            *g = true;
+        }
+        self.any_gone = true;
+        if let (Some(h), Some(k)) = (&mut self.hashed, key) {
+            if h.get(k) == Some(&i) {
+                h.remove(k);
+            }
+        }
+    }
+
+    /// An entry was appended to `map`.
+    pub fn pushed(&mut self, map: &Node<'_>) {
+        let len = map.entries().len();
+        if let (Some(m), Some(e)) = (&mut self.by_data, map.entries().last()) {
+            if e.key.as_str().is_none() {
+                m.entry(data_hash(&e.key)).or_default().push(len - 1);
+            }
+        }
+        match &mut self.hashed {
+            Some(h) => {
+                if let Some(k) = map.entries().last().and_then(|e| e.key.as_str()) {
+                    h.entry(k.to_owned()).or_insert(len - 1);
+                }
+            }
+            None if len > Self::SCAN => self.hash(map),
+            None => {}
+        }
+    }
+
+    /// Takes the removed entries out of `map`, in one pass.
+    pub fn compact(self, map: &mut Node<'_>) {
+        if !self.any_gone {
+            return;
+        }
+        if let Some(es) = map.entries_mut() {
+            let mut i = 0;
+            es.retain(|_| {
+                let keep = !self.gone.get(i).copied().unwrap_or(false);
+                i += 1;
+                keep
+            });
+        }
+    }
+}
