@@ -2,7 +2,7 @@
 //! events, with `granit-parser` as the fallback for the documents it does not read.
 //!
 //! What it reads: block mappings and sequences (compact `key:\n- item` and indented, `- key:`
-//! items, a value on the line after its key), plain scalars (over several lines too), single-
+//! items, a value on the line after its key, a root standing indented), plain scalars (over several lines too), single-
 //! and double-quoted scalars over any number of lines (folding, escapes, `\` continuations),
 //! literal and folded block scalars with every header (`|`, `>-`, `|2`, `>+1`, a comment
 //! after it), flow collections over several lines (comments inside, a trailing comma),
@@ -466,11 +466,14 @@ impl<'a> Fast<'a> {
         self.close(i, dash, p);
         match self.stack.last().copied() {
             None => {
-                if self.has_root || i != 0 {
+                // A root block collection may stand indented (its column is its entries'
+                // column); a flow one is read here only at column 0.
+                let flow = matches!(c, b'[' | b'{');
+                if self.has_root || (i != 0 && flow) {
                     return Err(Unsupported);
                 }
                 self.has_root = true;
-                if matches!(c, b'[' | b'{') {
+                if flow {
                     // A flow collection at the root (JSON): its document ends right after it.
                     let end = self.flow(p, 0, Props::default())?;
                     self.root_end = Some((end, self.line));
@@ -478,7 +481,7 @@ impl<'a> Fast<'a> {
                 }
                 let open = Open {
                     map: !dash,
-                    col: 0,
+                    col: i,
                     indentless: false,
                 };
                 self.begin(open, p, Props::default());
@@ -1229,7 +1232,8 @@ impl<'a> Fast<'a> {
                 }
                 if at_eol(b, j) && tab_leads_next(b, j) {
                     // The parser reads the next line as more of the scalar, and refuses its
-                    // tab (Go does too).
+                    // tab (Go does too), unless that line goes on with the collection (JSON
+                    // indented with tabs: `false\n\t}`).
                     return Err(Unsupported);
                 }
                 let mut end = j;
@@ -1312,14 +1316,18 @@ impl<'a> Fast<'a> {
     }
 }
 
-/// Whether a tab leads the first line with content after the line that ends at `i`.
+/// Whether a tab leads the first line with content after the line that ends at `i`, and that
+/// content is not a flow indicator that ends a plain scalar (`,`, `]`, `}`).
 fn tab_leads_next(b: &[u8], mut i: usize) -> bool {
+    let mut tab = false;
     while i < b.len() {
         match b[i] {
-            b'\t' => return true,
-            b' ' | b'\r' | b'\n' => i += 1,
-            _ => return false,
+            b'\t' => tab = true,
+            b' ' | b'\r' | b'\n' => {}
+            b',' | b']' | b'}' => return false,
+            _ => return tab,
         }
+        i += 1;
     }
     false
 }
