@@ -20,7 +20,7 @@
 use std::fmt;
 
 use crate::budget::BudgetError;
-use crate::config::PatchKind;
+use crate::config::{PatchKind, StepName};
 use crate::krm::{FnResult, Severity};
 use crate::merge::MergeError;
 use crate::patch::json6902::PatchError;
@@ -69,6 +69,8 @@ impl NotUtf8 {
 pub struct PatchFailure {
     /// The patch's index in the functionConfig.
     pub step: usize,
+    /// How messages name the patch (`patch[2]`, or its name).
+    pub name: StepName,
     /// The patch's type.
     pub kind: PatchKind,
     /// The resource, as it was before the patch.
@@ -170,7 +172,7 @@ impl fmt::Display for Cause {
 impl fmt::Display for PatchFailure {
     /// `patch[1] (merge3): document 2: <cause>`; the resource and field are the result's.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "patch[{}] ({})", self.step, self.kind)?;
+        write!(f, "{} ({})", self.name, self.kind)?;
         if let Some(d) = self.document {
             write!(f, ": document {d}")?;
         }
@@ -183,10 +185,59 @@ impl PatchFailure {
     pub fn to_result(&self) -> FnResult {
         let mut res =
             FnResult::new(Severity::Error, self.to_string()).tag("patch", self.step.to_string());
+        if let StepName::Named(n) = &self.name {
+            res = res.tag("patchName", n.clone());
+        }
         res.resource = Some(self.resource.clone());
         res.file = self.file.clone();
         res.field = self.cause.field().cloned();
         res
+    }
+}
+
+/// What an I/O error on a file says, in every message krm-merge writes: a few plain words
+/// (`no such file`, `permission denied`), never the `(os error N)` of Rust's own text. Every
+/// message about a file is `ROLE PATH: REASON` (`config fn.yaml: no such file`), the reason
+/// from here.
+pub fn io_reason(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    let plain = match e.kind() {
+        K::NotFound => "no such file",
+        K::PermissionDenied => "permission denied",
+        K::IsADirectory => "a directory, not a file",
+        K::NotADirectory => "a path through something that is not a directory",
+        K::AlreadyExists => "already exists",
+        K::StorageFull => "no space left on the device",
+        K::ReadOnlyFilesystem => "a read-only file system",
+        K::FileTooLarge => "too large for the file system",
+        K::InvalidFilename => "not a valid file name (too long?)",
+        K::CrossesDevices => "on another device",
+        K::DirectoryNotEmpty => "a directory that is not empty",
+        K::Interrupted => "interrupted",
+        K::UnexpectedEof => "cut short",
+        // ELOOP: its kind is not stable in the Rust this crate supports.
+        _ if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            "a loop of symbolic links"
+        }
+        _ => "",
+    };
+    // An OS error, or one a library wrapped around it (tempfile adds the path it tried): the
+    // plain words.
+    if !plain.is_empty() && (e.raw_os_error().is_some() || e.to_string().contains(" (os error ")) {
+        return plain.to_owned();
+    }
+    // An error made with a message of its own (io::Error::other), or a kind without words
+    // above: its text, without the code Rust appends to an OS error's.
+    let text = e.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_owned(),
+        _ => text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) if e.raw_os_error().is_some() => c.to_lowercase().chain(chars).collect(),
+        _ if text.is_empty() && !plain.is_empty() => plain.to_owned(),
+        _ => text,
     }
 }
 
@@ -208,9 +259,41 @@ mod tests {
     }
 
     #[test]
+    fn io_errors_are_said_in_plain_words() {
+        use std::io::{Error, ErrorKind};
+        assert_eq!(io_reason(&Error::from_raw_os_error(2)), "no such file");
+        assert_eq!(
+            io_reason(&Error::from_raw_os_error(13)),
+            "permission denied"
+        );
+        assert_eq!(
+            io_reason(&Error::from_raw_os_error(21)),
+            "a directory, not a file"
+        );
+        // Kinds without words of their own keep the system's, without the code.
+        let busy = io_reason(&Error::from_raw_os_error(16));
+        assert!(!busy.contains("os error") && !busy.is_empty(), "{busy}");
+        assert_eq!(
+            io_reason(&Error::other("not a regular file")),
+            "not a regular file"
+        );
+        let wrapped = Error::new(
+            ErrorKind::NotFound,
+            "No such file or directory (os error 2) at path \"/x/.tmp\"",
+        );
+        assert_eq!(io_reason(&wrapped), "no such file");
+        assert_eq!(
+            io_reason(&Error::new(ErrorKind::NotFound, "gone")),
+            "gone",
+            "a message of the caller's own is kept"
+        );
+    }
+
+    #[test]
     fn a_failure_is_a_located_error_result() {
         let failure = PatchFailure {
             step: 2,
+            name: StepName::Index(2),
             kind: PatchKind::Json6902,
             resource: Id::new("apps/v1", "Deployment", "web", "prod"),
             file: Some(("web.yaml".into(), 0)),

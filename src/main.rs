@@ -14,6 +14,11 @@ fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let plugin_env = std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_ROOT").is_some()
         || std::env::var_os("KUSTOMIZE_PLUGIN_CONFIG_STRING").is_some();
+    let colors = cli::Colors::choose(
+        cli::ColorChoice::of_args(&args),
+        std::io::stdout().is_terminal(),
+        std::io::stderr().is_terminal(),
+    );
     let mode = match cli::parse_args(&args, plugin_env) {
         cli::Parsed::Run(m) => m,
         cli::Parsed::Print(text) => {
@@ -23,6 +28,7 @@ fn main() -> ExitCode {
                 stdout: &mut out,
                 stderr: &mut err,
                 stdout_is: cli::StdoutIs::probe(),
+                color: colors,
             };
             return exit(io.out_code(text.as_bytes(), 0));
         }
@@ -33,6 +39,7 @@ fn main() -> ExitCode {
                 stdout: &mut out,
                 stderr: &mut err,
                 stdout_is: cli::StdoutIs::probe(),
+                color: colors,
             };
             // clap's message names the argument; it starts `error: ` like every other.
             io.text(&format!("krm-merge: {text}"));
@@ -49,6 +56,7 @@ fn main() -> ExitCode {
                 stdout: &mut out,
                 stderr: &mut err,
                 stdout_is: cli::StdoutIs::probe(),
+                color: colors,
             };
             let stdin = cli::Stdin {
                 read: &mut stdin.lock(),

@@ -3,7 +3,7 @@
 //!
 //! A path names where something happened, a pattern where something is to happen; neither does
 //! lookups or walks trees (`select::places` resolves patterns). JSON patch's pointers, which
-//! the schema check reads as well as the patch, are in [`pointer`]. Errors build
+//! the schema check reads as well as the patch, are in [`pointer`](mod@pointer). Errors build
 //! their path while the stack unwinds ([`Path::within`]), so the happy path never allocates one.
 
 use std::fmt;

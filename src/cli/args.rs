@@ -183,7 +183,8 @@ const FUNCTION_CONFIG: &str = "\
 functionConfig (apiVersion: fn.krm-merge.dev/v1alpha1, kind: Merge):
   spec:
     patches:                  applied in order, each to the output of the previous
-    - type: merge2            merge2 | json6902 | jsonmerge | merge3 | apply (or kustomize's names)
+    - name: scale-web         optional: what messages call the patch (else patch[N])
+      type: merge2            merge2 | json6902 | jsonmerge | merge3 | apply (or kustomize's names)
       patch: |                the patch (YAML or JSON, several documents allowed), or path: FILE
       original: |             merge3: the common ancestor (or originalPath: FILE)
       target:                 group, version, kind, name, namespace (anchored regexes),
@@ -192,14 +193,17 @@ functionConfig (apiVersion: fn.krm-merge.dev/v1alpha1, kind: Merge):
                               @podTemplate, @podSpec, @containers (every workload kind)
       options: {newListItems: append, inferMergeKeys: true, allowNameChange: false,
                 allowKindChange: false, conflicts: warn, compatibility: native,
-                crdMergeKeys: true, strict: false}
+                crdMergeKeys: true, validation: error}  (validation: warn lets schema
+                              findings and glob-like targets through as warnings)
+    failOn: error             or warning: every warning fails the run (kustomize exec plugins)
     schema:                   merge keys for kinds the built-in Kubernetes schema lacks
       openAPI: {path: FILE}   (or inline:), and/or
       mergeKeys: [{group: example.com, kind: Foo, path: spec.items, keys: [name]}]
       workloads: [{group: example.com, kind: App, podTemplate: spec.template}]
-Also accepted: kustomize's PatchTransformer config, and a ConfigMap (kpt fn eval -- key=value)
-with keys type, patch, original, group, version, kind, name, namespace, labelSelector,
-annotationSelector, at, and the options.
+Also accepted: kustomize's PatchTransformer config, a kustomization's patches, patchesJson6902
+and patchesStrategicMerge, and a ConfigMap (kpt fn eval -- key=value) with keys type, patch,
+original, group, version, kind, name, namespace, labelSelector, annotationSelector, at, the
+options, and failOn.
 
 Results: in KRM mode inside the ResourceList; in every other mode each warning and error is one
 line on stderr (info lines with -v, warnings silenced by -q), and --results FILE writes them all.
@@ -274,6 +278,26 @@ struct ReportArgs {
     /// Write every result to FILE as a KRM results list
     #[arg(long, value_name = "FILE", global = true)]
     results: Option<PathBuf>,
+
+    /// Colour output: auto (on a terminal, unless NO_COLOR), always, never
+    #[arg(
+        long,
+        value_name = "WHEN",
+        global = true,
+        default_value = "auto",
+        hide_default_value = true,
+        hide_possible_values = true
+    )]
+    color: ColorArg,
+}
+
+/// `--color` (read again by [`super::out::ColorChoice::of_args`] before the arguments are parsed,
+/// so that usage errors are coloured as asked too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 impl ReportArgs {
@@ -613,13 +637,23 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
                     config: only.clone(),
                 })
             }
-            [first, ..] => Err(usage(
-                ErrorKind::MissingRequiredArgument,
-                format!(
-                    "'{}': a PATH needs --config FN (the functionConfig to apply to it)",
-                    first.display()
+            [first, ..] => Err(match command_meant(first) {
+                Some(meant) => usage(
+                    ErrorKind::InvalidSubcommand,
+                    format!(
+                        "unrecognized subcommand '{}'\n\n  tip: a similar subcommand exists: \
+                         '{meant}'",
+                        first.display()
+                    ),
                 ),
-            )),
+                None => usage(
+                    ErrorKind::MissingRequiredArgument,
+                    format!(
+                        "'{}': a PATH needs --config FN (the functionConfig to apply to it)",
+                        first.display()
+                    ),
+                ),
+            }),
         };
     };
     let inputs: Vec<Source> = if cli.paths.is_empty() {
@@ -672,6 +706,19 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
         restrictor: cli.load_restrictor,
     })
 }
+
+/// The subcommand an argument that is no path was probably meant to be (`merg2` → `merge2`):
+/// clap suggests for flags, but an argument that could be a PATH is never a subcommand to it.
+fn command_meant(arg: &Path) -> Option<&'static str> {
+    let text = arg.to_str()?;
+    if arg.exists() || text.contains(['/', '.']) {
+        return None;
+    }
+    krm_merge::schema::suggest::closest(text, COMMANDS.iter().copied())
+}
+
+/// The subcommands, as [`command_meant`] suggests them (a test keeps the list clap's).
+const COMMANDS: &[&str] = &["merge2", "merge3", "diff", "schema", "completions"];
 
 /// `--load-restrictor`: kustomize's names, and ours.
 fn parse_restrictor(s: &str) -> Result<LoadRestrictor, String> {
@@ -978,6 +1025,21 @@ mod tests {
                 "{args:?}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn subcommand_typos_get_the_command_meant() {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        assert_eq!(names, COMMANDS);
+        let e = usage_error(&["merg2", "a", "b"]);
+        assert!(e.contains("'merg2'") && e.contains("'merge2'"), "{e}");
+        let e = usage_error(&["shcema"]);
+        assert!(e.contains("'schema'"), "{e}");
+        // A path is a path: no command is suggested for it.
+        assert!(!usage_error(&["merg2.yaml", "b"]).contains("subcommand"));
     }
 
     #[test]

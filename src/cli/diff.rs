@@ -29,6 +29,7 @@ use krm_merge::config::Conflicts;
 use krm_merge::diff::package::{self, Format, PackageOptions, PackageWarningKind, PatchType};
 use krm_merge::diff::three_way::{self, Conflict};
 use krm_merge::diff::{json6902, jsonmerge, two_way, DiffError, Options, Warning};
+use krm_merge::error::exit_code;
 use krm_merge::krm::{self, FnResult, Input, Severity};
 use krm_merge::schema::Schema;
 use krm_merge::select::bookkeeping::is_bookkeeping_item;
@@ -279,9 +280,9 @@ enum Failure {
 /// Reads `--schema FILE` into the schema; the document, for a `Merge` config to carry.
 fn load_schema(path: &Path, schema: &mut Schema) -> Result<Node<'static>, Failure> {
     let shown = path.display();
-    let text = match files::read_file(path, &mut Budget::new(MAX_SCHEMA)) {
+    let text = match files::read_file("--schema", path, &mut Budget::new(MAX_SCHEMA)) {
         Ok(t) => t,
-        Err(ReadFailure::Usage(m)) => return Err(Failure::Usage(format!("--schema {m}"))),
+        Err(ReadFailure::Usage(m)) => return Err(Failure::Usage(m)),
         Err(e) => return Err(Failure::Error(format!("--schema {}", e.message()))),
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
@@ -569,17 +570,18 @@ fn packages_diff(
             new.label
         ),
     ));
-    if let Some(code) = conclude(io, &req.report, &reading, &results) {
-        return code;
-    }
-    if let Some(file) = &req.added {
+    // `--added` before `--results`, so that the results hold its failure: results are written
+    // last, as for every other file the command line writes.
+    if let Some(file) = req.added.as_ref().filter(|_| exit_code(&results) == 0) {
         let docs: Vec<Document<'_>> = d.added.iter().cloned().map(Document::new).collect();
         let mut text = String::new();
         yaml::emit_stream(&docs, &mut text);
         if let Err(e) = writeback::write_file(file, text.as_bytes()) {
-            io.line(&format!("error: --added: {e}"));
-            return 1;
+            results.push(FnResult::new(Severity::Error, format!("--added {e}")));
         }
+    }
+    if let Some(code) = conclude(io, &req.report, &reading, &results) {
+        return code;
     }
     if d.changed + d.deleted == 0 {
         return 0;

@@ -19,7 +19,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, Plan};
-use krm_merge::error::NotUtf8;
+use krm_merge::error::{io_reason, NotUtf8};
 use krm_merge::run::package::SourceFile;
 use krm_merge::select::identity::Id;
 
@@ -30,6 +30,11 @@ use super::walk::{self, FileKey, Found};
 pub const MAX_INPUT: u64 = 1 << 30;
 /// The most a functionConfig file may hold: 64 MiB, as a `path:` patch file.
 pub const MAX_CONFIG: u64 = 64 << 20;
+
+/// How messages name a file of resources given on the command line (see [`file_error`]).
+pub const INPUT: &str = "input";
+/// How messages name the functionConfig file.
+pub const CONFIG: &str = "config";
 
 /// Why input could not be read.
 #[derive(Debug)]
@@ -89,7 +94,7 @@ fn human(n: u64) -> String {
 /// expected (a file's), so that one reservation does.
 fn read_bounded(
     r: &mut dyn Read,
-    what: &str,
+    (what, io_what): (&str, &str),
     hint: u64,
     budget: &mut Budget,
 ) -> Result<Vec<u8>, ReadFailure> {
@@ -106,10 +111,9 @@ fn read_bounded(
         // would cost as much as the read); fewer bytes than that room means the end.
         let room = buf.capacity() - buf.len();
         let limit = u64::try_from(room).unwrap_or(u64::MAX);
-        let got = (&mut *r)
-            .take(limit)
-            .read_to_end(&mut buf)
-            .map_err(|e| ReadFailure::Usage(format!("{what}: cannot read: {e}")))?;
+        let got = (&mut *r).take(limit).read_to_end(&mut buf).map_err(|e| {
+            ReadFailure::Usage(format!("{io_what}: cannot read: {}", io_reason(&e)))
+        })?;
         budget.take(u64::try_from(got).unwrap_or(u64::MAX), what)?;
         if got < room {
             return Ok(buf);
@@ -128,27 +132,31 @@ fn text(bytes: Vec<u8>, what: &str) -> Result<String, ReadFailure> {
 
 /// Reads all of stdin as text.
 pub fn read_stdin(stdin: &mut dyn Read, budget: &mut Budget) -> Result<String, ReadFailure> {
-    let bytes = read_bounded(stdin, "stdin", 0, budget)?;
+    let bytes = read_bounded(stdin, ("stdin", "stdin"), 0, budget)?;
     text(bytes, "stdin")
 }
 
 /// A file's text, within the budget. A pipe is read like stdin; anything else that is not a
-/// regular file is refused, saying what it is.
-pub fn read_file(path: &Path, budget: &mut Budget) -> Result<String, ReadFailure> {
+/// regular file is refused, saying what it is. `role` says which file it is in messages
+/// (`config`, `input`: see [`file_error`]).
+pub fn read_file(role: &str, path: &Path, budget: &mut Budget) -> Result<String, ReadFailure> {
+    // What the file holds is said of the file (`x.yaml: invalid UTF-8 ...`, as a resource's
+    // malformed YAML is); what the system says of it, of the file in its role.
     let what = path.display().to_string();
-    let meta = fs::metadata(path).map_err(|e| ReadFailure::Usage(format!("{what}: {e}")))?;
+    let meta = fs::metadata(path).map_err(|e| ReadFailure::Usage(file_error(role, path, &e)))?;
     let fifo = std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type());
     if let Some(kind) = walk::special(&meta).filter(|_| !fifo) {
         return Err(ReadFailure::Usage(format!(
-            "{what}: {kind}, not a file of resources"
+            "{}: {kind}, not a file of resources",
+            named(role, path)
         )));
     }
     if !fifo {
         budget.take(meta.len(), &what)?;
     }
-    let mut f = fs::File::open(path).map_err(|e| ReadFailure::Usage(format!("{what}: {e}")))?;
+    let mut f = fs::File::open(path).map_err(|e| ReadFailure::Usage(file_error(role, path, &e)))?;
     let bytes = if fifo {
-        read_bounded(&mut f, &what, 0, budget)?
+        read_bounded(&mut f, (&what, &named(role, path)), 0, budget)?
     } else {
         // The size was taken from the budget already; a file that grows while it is read is
         // cut at what the budget allows.
@@ -156,7 +164,7 @@ pub fn read_file(path: &Path, budget: &mut Budget) -> Result<String, ReadFailure
             left: budget.left.saturating_add(meta.len()),
             max: budget.max,
         };
-        let bytes = read_bounded(&mut f, &what, meta.len(), &mut room)?;
+        let bytes = read_bounded(&mut f, (&what, &named(role, path)), meta.len(), &mut room)?;
         let extra = u64::try_from(bytes.len())
             .unwrap_or(u64::MAX)
             .saturating_sub(meta.len());
@@ -276,8 +284,7 @@ pub fn list_inputs(
             }
             Source::Path(p) => p,
         };
-        let meta = fs::metadata(p)
-            .map_err(|e| ReadFailure::Usage(format!("{}: {}", p.display(), describe(p, &e))))?;
+        let meta = fs::metadata(p).map_err(|e| ReadFailure::Usage(file_error(INPUT, p, &e)))?;
         if meta.is_dir() {
             out.first_dir.get_or_insert_with(|| p.clone());
             let w = walk::walk(p, &mut seen, &mut out.reads, config, others)
@@ -361,7 +368,7 @@ pub fn read_listed(
                 strict,
                 kptfile,
             } => {
-                let text = read_file(&path, budget)?;
+                let text = read_file(INPUT, &path, budget)?;
                 let name = path.display().to_string();
                 out.push(name, text, strict, Some(path), rel, kptfile);
             }
@@ -385,22 +392,147 @@ impl Inputs {
     }
 }
 
-/// An I/O error on a path, said plainly.
-fn describe(p: &Path, e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::NotFound
+/// An I/O error on a file, as every message about one says it: `ROLE PATH: REASON`
+/// (`config fn.yaml: no such file`, `input k8s/: permission denied`); the role says which of
+/// the files the run reads or writes it is (empty: the path alone). The reason is
+/// [`io_reason`]'s, or `a broken symbolic link` for a link that leads nowhere.
+pub fn file_error(role: &str, p: &Path, e: &std::io::Error) -> String {
+    let reason = if e.kind() == std::io::ErrorKind::NotFound
         && fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
     {
-        return "a broken symbolic link".into();
+        "a broken symbolic link".to_owned()
+    } else {
+        io_reason(e)
+    };
+    format!("{}: {reason}", named(role, p))
+}
+
+/// `ROLE PATH`, or the path alone without a role.
+pub fn named(role: &str, p: &Path) -> String {
+    if role.is_empty() {
+        p.display().to_string()
+    } else {
+        format!("{role} {}", p.display())
     }
-    e.to_string()
+}
+
+/// The message for `--config DIR`: the config is a file, and the files directly in DIR that
+/// look like one (a `Merge`, a `PatchTransformer`, a kustomization with patches), read as far
+/// as their first document; files over 1 MiB are not looked at.
+pub fn config_is_a_directory(dir: &Path) -> String {
+    const LOOKED_AT: u64 = 1 << 20;
+    const SHOWN: usize = 5;
+    let mut names: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    names.sort();
+    let mut found = Vec::new();
+    for path in names {
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let yaml =
+            [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e)) || name == "Kustomization";
+        let small = fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() <= LOOKED_AT);
+        if !yaml || !small {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(&path) else {
+            continue;
+        };
+        if let Some(what) = function_config_kind(name, &text) {
+            found.push(format!("{} ({what})", path.display()));
+        }
+    }
+    let head = format!(
+        "{} {}: a directory; --config takes the functionConfig's file (the resources are the \
+         PATHs)",
+        CONFIG,
+        dir.display()
+    );
+    match found.len() {
+        0 => format!(
+            "{head}, and no file directly in it looks like one (kind Merge, a PatchTransformer, \
+             or a kustomization with patches)"
+        ),
+        1 => format!("{head}: {} looks like one", found[0]),
+        n if n <= SHOWN => format!("{head}: {} look like one", found.join(", ")),
+        n => format!(
+            "{head}: {} and {} more look like one",
+            found[..SHOWN].join(", "),
+            n - SHOWN
+        ),
+    }
+}
+
+/// What a file's first document is, when it is a functionConfig krm-merge reads.
+fn function_config_kind(name: &str, text: &str) -> Option<&'static str> {
+    let docs = krm_merge::yaml::parse_stream(text).ok()?;
+    let root = docs.into_iter().find_map(|d| d.root)?;
+    let kind = root.get("kind").and_then(|k| k.as_str());
+    let api_version = root.get("apiVersion").and_then(|v| v.as_str());
+    match (api_version, kind) {
+        (Some(config::API_VERSION), Some(config::KIND)) => Some("kind Merge"),
+        (_, Some("PatchTransformer")) => Some("a PatchTransformer"),
+        (_, Some("Kustomization")) | (_, None)
+            if config::KUSTOMIZATION_FILES.contains(&name) || kind == Some("Kustomization") =>
+        {
+            config::kustomization_patch_fields()
+                .iter()
+                .any(|f| root.get(f).is_some())
+                .then_some("a kustomization with patches")
+        }
+        _ => None,
+    }
+}
+
+/// The file `kpt fn eval --fn-config FILE` named, when kpt is the process that started this
+/// one, and the identity of the config in it. kpt passes a functionConfig from `--fn-config`
+/// without saying where its file is (no path annotation), so its `path:` files could only be
+/// read relative to kpt's current directory; this finds the file in kpt's own arguments
+/// (Linux's `/proc`), relative to kpt's current directory, and reads its first document's
+/// identity, which the run compares with the ResourceList's functionConfig before it reads
+/// anything relative to that file. `None` anywhere else, and for anything that does not fit.
+pub fn kpt_fn_config() -> Option<(PathBuf, Id<'static>)> {
+    let parent = std::os::unix::process::parent_id();
+    let proc = PathBuf::from(format!("/proc/{parent}"));
+    let cmdline = fs::read(proc.join("cmdline")).ok()?;
+    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+    let program = std::str::from_utf8(args.first()?).ok()?;
+    let is_kpt = Path::new(program).file_name().is_some_and(|n| n == "kpt");
+    let words: Vec<&str> = args
+        .iter()
+        .filter_map(|a| std::str::from_utf8(a).ok())
+        .collect();
+    let evaluates = words.windows(2).any(|w| w == ["fn", "eval"]);
+    if !is_kpt || !evaluates {
+        return None;
+    }
+    let named = words.iter().enumerate().find_map(|(i, w)| {
+        if *w == "--fn-config" {
+            words.get(i + 1).copied()
+        } else {
+            w.strip_prefix("--fn-config=")
+        }
+    })?;
+    let file = fs::read_link(proc.join("cwd")).ok()?.join(named);
+    let meta = fs::metadata(&file).ok()?;
+    if !meta.is_file() || meta.len() > MAX_CONFIG {
+        return None;
+    }
+    let text = fs::read_to_string(&file).ok()?;
+    let docs = krm_merge::yaml::parse_stream(&text).ok()?;
+    let root = docs.iter().find_map(|d| d.root.as_ref())?;
+    Some((file, Id::of(root).into_owned()))
 }
 
 /// Why a functionConfig file gave no plan.
 pub enum ConfigFailure {
     /// It cannot be read at all (missing, a directory, no permission): a usage error.
     Unreadable(String),
-    /// It was read, but is not a valid functionConfig: an error like any other.
-    Invalid(String),
+    /// It was read, but is not a valid functionConfig: errors like any other, one per field
+    /// at fault.
+    Invalid(Vec<String>),
 }
 
 /// A functionConfig read into a plan: the plan, the config's identity, and the files its fields
@@ -419,13 +551,18 @@ pub fn load_config(
     root: Option<&Path>,
     restrictor: LoadRestrictor,
 ) -> Result<Loaded, ConfigFailure> {
-    let text = match read_file(path, &mut Budget::new(MAX_CONFIG)) {
+    let text = match read_file(CONFIG, path, &mut Budget::new(MAX_CONFIG)) {
         Ok(t) => t,
         Err(ReadFailure::Usage(m)) => return Err(ConfigFailure::Unreadable(m)),
-        Err(e) => return Err(ConfigFailure::Invalid(e.message())),
+        Err(e) => return Err(ConfigFailure::Invalid(vec![e.message()])),
     };
-    let invalid = |e: String| ConfigFailure::Invalid(format!("{}: {e}", path.display()));
-    let docs = krm_merge::yaml::parse_stream(&text).map_err(|e| invalid(e.to_string()))?;
+    let invalid = |e: String| ConfigFailure::Invalid(vec![format!("{}: {e}", path.display())]);
+    let docs = krm_merge::yaml::parse_stream(&text).map_err(|e| {
+        let hint = config::syntax_hint(&text, e.line, e.column)
+            .map(|h| format!(" ({h})"))
+            .unwrap_or_default();
+        invalid(format!("{e}{hint}"))
+    })?;
     let mut roots = docs.iter().filter_map(|d| d.root.as_ref());
     let node = roots
         .next()
@@ -441,7 +578,14 @@ pub fn load_config(
         .map(Path::to_path_buf)
         .or_else(|| path.parent().map(Path::to_path_buf));
     let load = config::Load::new(dir.as_deref()).restricted(restrictor);
-    let (plan, files) = config::plan_reading(node, &load).map_err(|e| invalid(e.to_string()))?;
+    let (plan, files) = config::plan_reading(node, &load).map_err(|errors| {
+        ConfigFailure::Invalid(
+            errors
+                .iter()
+                .map(|e| format!("{}: {e}", path.display()))
+                .collect(),
+        )
+    })?;
     Ok(Loaded {
         plan,
         id: Id::of(node).into_owned(),
@@ -470,12 +614,12 @@ mod tests {
 
     #[test]
     fn special_files_say_what_they_are() {
-        let err = read_file(Path::new("/dev/null"), &mut Budget::new(10))
+        let err = read_file(INPUT, Path::new("/dev/null"), &mut Budget::new(10))
             .unwrap_err()
             .message();
         assert_eq!(
             err,
-            "/dev/null: a character device, not a file of resources"
+            "input /dev/null: a character device, not a file of resources"
         );
     }
 }

@@ -41,7 +41,7 @@ use krm_merge::yaml::{self, Node};
 pub use args::{command, parse_args, Mode, Parsed};
 use args::{Level, Report, Source, Write};
 use files::{ConfigFailure, ReadFailure};
-pub use out::{Io, StdoutIs};
+pub use out::{ColorChoice, Colors, Io, StdoutIs};
 
 /// Standard input, and whether it is a terminal (then nothing is piped in).
 pub struct Stdin<'i> {
@@ -80,7 +80,11 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
                 Ok(p) => p,
                 Err(e) => return usage(io, &e),
             };
-            let options = krm_merge::run::Options { restrictor, pieces };
+            let options = krm_merge::run::Options {
+                restrictor,
+                pieces,
+                config_file: files::kpt_fn_config(),
+            };
             let output =
                 match files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT)) {
                     Ok(src) => krm_merge::run::run_krm(&src, &options),
@@ -114,7 +118,7 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
                 match files::load_config(&config, root.as_deref(), LoadRestrictor::RootOnly) {
                     Ok(l) => l,
                     Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
-                    Err(ConfigFailure::Invalid(e)) => return failed(io, &Report::default(), e),
+                    Err(ConfigFailure::Invalid(e)) => return failed_all(io, &Report::default(), e),
                 };
             let inputs = [Source::Stdin];
             let read = if stdin.terminal {
@@ -176,15 +180,29 @@ fn pieces() -> Result<krm_merge::run::Pieces, String> {
     }
 }
 
-/// A usage error: its message, exit 2.
+/// A usage error: its message (`error: ...`), exit 2.
 fn usage(io: &mut Io<'_>, msg: &str) -> i32 {
-    io.line(msg);
+    if msg.starts_with("error: ") {
+        io.line(msg);
+    } else {
+        io.line(&format!("error: {msg}"));
+    }
     2
 }
 
 /// An error before any run: reported like a result (and written to `--results`), exit 1.
 fn failed(io: &mut Io<'_>, report: &Report, msg: String) -> i32 {
     let results = [FnResult::new(Severity::Error, msg)];
+    conclude(io, report, &[], &results).unwrap_or(1)
+}
+
+/// Errors before any run (every field of a config at fault): each reported like a result (and
+/// written to `--results`), exit 1.
+fn failed_all(io: &mut Io<'_>, report: &Report, messages: Vec<String>) -> i32 {
+    let results: Vec<FnResult> = messages
+        .into_iter()
+        .map(|m| FnResult::new(Severity::Error, m))
+        .collect();
     conclude(io, report, &[], &results).unwrap_or(1)
 }
 
@@ -226,7 +244,7 @@ fn record(io: &mut Io<'_>, report: &Report, all: &[FnResult]) -> i32 {
     match writeback::write_file(path, text.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
-            io.line(&format!("error: --results: {e}"));
+            io.line(&format!("error: --results {e}"));
             1
         }
     }
@@ -259,8 +277,9 @@ fn standalone(
     }
     // A missing config is said first (before a terminal where stdin is read).
     let config_key = match std::fs::metadata(config) {
+        Ok(m) if m.is_dir() => return usage(io, &files::config_is_a_directory(config)),
         Ok(m) => Some(walk::key(&m)),
-        Err(e) => return usage(io, &format!("{}: {e}", config.display())),
+        Err(e) => return usage(io, &files::file_error(files::CONFIG, config, &e)),
     };
     if stdin.terminal && inputs.contains(&Source::Stdin) {
         return usage(io, WAITING);
@@ -290,7 +309,7 @@ fn standalone(
     let loaded = match files::load_config(config, None, restrictor) {
         Ok(l) => l,
         Err(ConfigFailure::Unreadable(e)) => return usage(io, &e),
-        Err(ConfigFailure::Invalid(e)) => return failed(io, report, e),
+        Err(ConfigFailure::Invalid(e)) => return failed_all(io, report, e),
     };
     for f in &loaded.files {
         reads.add(f);
@@ -319,6 +338,8 @@ fn standalone(
     };
     let pkg = package::run_with(&read.sources, &loaded.plan, Some(&loaded.id), pieces);
     results.extend(pkg.results.iter().cloned());
+    // Under failOn: warning, a file left out of the reading fails the run too.
+    krm_merge::run::escalate(loaded.plan.fail_on, &mut results);
     io.report(&results, report.level);
     if exit_code(&results) != 0 {
         return finish(io, report, &results, 1);
@@ -341,7 +362,15 @@ fn standalone(
         },
         Write::Diff { check } => {
             let diff = emit::unified_diffs(&read, &pkg);
-            to_stdout(io, diff.as_bytes(), i32::from(*check && pkg.changed()))
+            let code = i32::from(*check && pkg.changed());
+            match io.diff(&diff) {
+                Ok(()) => Ok(code),
+                Err(out::WriteFailed::Closed) => Err(None),
+                Err(out::WriteFailed::Error(e)) => Err(Some(format!(
+                    "cannot write to stdout: {}",
+                    krm_merge::error::io_reason(&e)
+                ))),
+            }
         }
         Write::Check => {
             let changes = emit::changes(&read, &pkg);
@@ -377,7 +406,10 @@ fn to_stdout(io: &mut Io<'_>, b: &[u8], code: i32) -> Result<i32, Option<String>
     match io.out(b) {
         Ok(()) => Ok(code),
         Err(out::WriteFailed::Closed) => Err(None),
-        Err(out::WriteFailed::Error(e)) => Err(Some(format!("cannot write to stdout: {e}"))),
+        Err(out::WriteFailed::Error(e)) => Err(Some(format!(
+            "cannot write to stdout: {}",
+            krm_merge::error::io_reason(&e)
+        ))),
     }
 }
 
@@ -409,7 +441,7 @@ fn output_dir_is_free(dir: &Path) -> Result<(), String> {
             )),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("--output {}: {e}", dir.display())),
+        Err(e) => Err(files::file_error("--output", dir, &e)),
     }
 }
 
@@ -443,8 +475,16 @@ fn merge_files(
         return usage(io, &e);
     }
     let mut budget = files::Budget::new(files::MAX_INPUT);
-    let mut read = |p: &Path| files::read_file(p, &mut budget);
-    let texts = (read(patch), original.map(&mut read).transpose(), read(dest));
+    let mut read = |role: &str, p: &Path| files::read_file(role, p, &mut budget);
+    let (src_role, original_role, dest_role) = match kind {
+        PatchKind::Merge3 => ("UPDATED", "ORIGINAL", "DEST"),
+        _ => ("SRC", "ORIGINAL", "DEST"),
+    };
+    let texts = (
+        read(src_role, patch),
+        original.map(|o| read(original_role, o)).transpose(),
+        read(dest_role, dest),
+    );
     let (patch_text, original_text, dest_text) = match texts {
         (Ok(p), Ok(o), Ok(d)) => (p, o, d),
         (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return read_failed(io, report, e),

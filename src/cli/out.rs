@@ -18,6 +18,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use krm_merge::error::io_reason;
 use krm_merge::krm::{FnResult, Severity};
 
 use super::args::Level;
@@ -37,6 +38,123 @@ pub struct Io<'o> {
     pub stderr: &'o mut dyn Write,
     /// What stdout is: closed, or a file (which must not be one the run reads).
     pub stdout_is: StdoutIs,
+    /// Where colour is written.
+    pub color: Colors,
+}
+
+/// `--color`: when messages and diffs are coloured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set (the default).
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// The choice `--color` (or `--color=`) makes among the arguments, before a `--`; the
+    /// default when none. The value is checked by clap, which reads the same arguments.
+    pub fn of_args(args: &[std::ffi::OsString]) -> ColorChoice {
+        let mut choice = ColorChoice::Auto;
+        let mut it = args.iter().map(|a| a.to_str().unwrap_or(""));
+        while let Some(a) = it.next() {
+            let value = match a {
+                "--" => break,
+                "--color" => it.next().unwrap_or(""),
+                _ => match a.strip_prefix("--color=") {
+                    Some(v) => v,
+                    None => continue,
+                },
+            };
+            choice = match value {
+                "always" => ColorChoice::Always,
+                "never" => ColorChoice::Never,
+                _ => ColorChoice::Auto,
+            };
+        }
+        choice
+    }
+}
+
+/// Whether what goes to stdout and to stderr is coloured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Colors {
+    /// `--diff` coloured as `git diff` colours it.
+    pub stdout: bool,
+    /// `error:` and `warning:` in colour.
+    pub stderr: bool,
+}
+
+impl Colors {
+    /// What `choice` means for this process: `auto` colours what goes to a terminal, unless
+    /// `NO_COLOR` is set to anything but the empty string (no-color.org); pipes and files get
+    /// plain text.
+    pub fn choose(choice: ColorChoice, stdout_tty: bool, stderr_tty: bool) -> Colors {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        match choice {
+            ColorChoice::Always => Colors {
+                stdout: true,
+                stderr: true,
+            },
+            ColorChoice::Never => Colors::default(),
+            ColorChoice::Auto if no_color => Colors::default(),
+            ColorChoice::Auto => Colors {
+                stdout: stdout_tty,
+                stderr: stderr_tty,
+            },
+        }
+    }
+}
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const CYAN: &str = "\x1b[36m";
+const BOLD: &str = "\x1b[1m";
+const BOLD_RED: &str = "\x1b[1;31m";
+const BOLD_YELLOW: &str = "\x1b[1;33m";
+const RESET: &str = "\x1b[m";
+
+/// A unified diff coloured as `git diff` colours one: file headers bold, hunk headers cyan,
+/// removed lines red, added lines green.
+pub fn color_diff(diff: &str) -> String {
+    let mut out = String::with_capacity(diff.len() + diff.len() / 4);
+    for line in diff.split_inclusive('\n') {
+        let (text, end) = match line.strip_suffix('\n') {
+            Some(t) => (t, "\n"),
+            None => (line, ""),
+        };
+        let color = if text.starts_with("--- ") || text.starts_with("+++ ") {
+            BOLD
+        } else if text.starts_with("@@") {
+            CYAN
+        } else if text.starts_with('-') {
+            RED
+        } else if text.starts_with('+') {
+            GREEN
+        } else {
+            ""
+        };
+        if color.is_empty() {
+            out.push_str(line);
+        } else {
+            out.push_str(color);
+            out.push_str(text);
+            out.push_str(RESET);
+            out.push_str(end);
+        }
+    }
+    out
+}
+
+/// A message's severity in colour, when it starts with one (`error: `, `warning: `).
+fn color_severity(msg: &str) -> std::borrow::Cow<'_, str> {
+    for (word, color) in [("error:", BOLD_RED), ("warning:", BOLD_YELLOW)] {
+        if let Some(rest) = msg.strip_prefix(word) {
+            return std::borrow::Cow::Owned(format!("{color}{word}{RESET}{rest}"));
+        }
+    }
+    std::borrow::Cow::Borrowed(msg)
 }
 
 /// Whether file descriptor 1 was closed when the process started (`>&-`). Set before `main`
@@ -115,24 +233,45 @@ impl Io<'_> {
             Ok(()) => ok,
             Err(WriteFailed::Closed) => 1,
             Err(WriteFailed::Error(e)) => {
-                self.line(&format!("error: cannot write to stdout: {e}"));
+                self.line(&format!("error: cannot write to stdout: {}", io_reason(&e)));
                 1
             }
         }
     }
 
-    /// One line on stderr: `krm-merge: ` and the message, escaped.
+    /// One line on stderr: `krm-merge: ` and the message, escaped (and its severity in colour
+    /// where stderr takes colour; the escaping comes first, so nothing the message quotes can
+    /// write a colour).
     pub fn line(&mut self, msg: &str) {
+        let escaped = escape(msg);
+        let shown = if self.color.stderr {
+            color_severity(&escaped)
+        } else {
+            escaped
+        };
         // Nothing can be said about a stderr that cannot be written.
-        let _ = writeln!(self.stderr, "krm-merge: {}", escape(msg));
+        let _ = writeln!(self.stderr, "krm-merge: {shown}");
     }
 
     /// Text on stderr as it is, its lines kept (clap's usage messages), other control
-    /// characters escaped.
+    /// characters escaped, the first line's severity in colour where stderr takes colour.
     pub fn text(&mut self, text: &str) {
         let escaped: String = text.split('\n').map(escape).collect::<Vec<_>>().join("\n");
-        let _ = self.stderr.write_all(escaped.as_bytes());
+        let shown = match escaped.strip_prefix("krm-merge: ") {
+            Some(rest) if self.color.stderr => format!("krm-merge: {}", color_severity(rest)),
+            _ => escaped,
+        };
+        let _ = self.stderr.write_all(shown.as_bytes());
         let _ = self.stderr.flush();
+    }
+
+    /// A diff on stdout, coloured where stdout takes colour.
+    pub fn diff(&mut self, diff: &str) -> Result<(), WriteFailed> {
+        if self.color.stdout {
+            self.out(color_diff(diff).as_bytes())
+        } else {
+            self.out(diff.as_bytes())
+        }
     }
 
     /// The results people see at `level`: each error, each warning unless quiet, each info
@@ -252,6 +391,7 @@ mod tests {
             stdout: &mut out,
             stderr: &mut err,
             stdout_is: StdoutIs::default(),
+            color: Colors::default(),
         };
         io.line("error: ConfigMap evil\n\x1b[2Jname: bad");
         assert_eq!(
@@ -276,11 +416,56 @@ mod tests {
             stdout: &mut full,
             stderr: &mut err,
             stdout_is: StdoutIs::default(),
+            color: Colors::default(),
         };
         assert_eq!(io.out_code(b"data", 0), 1);
         assert!(String::from_utf8(err)
             .unwrap()
             .contains("cannot write to stdout"));
+    }
+
+    #[test]
+    fn colours() {
+        assert_eq!(
+            color_diff("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n same\n"),
+            "\x1b[1m--- a/x\x1b[m\n\x1b[1m+++ b/x\x1b[m\n\x1b[36m@@ -1 +1 @@\x1b[m\n\
+             \x1b[31m-old\x1b[m\n\x1b[32m+new\x1b[m\n same\n"
+        );
+        assert_eq!(color_severity("error: x"), "\x1b[1;31merror:\x1b[m x");
+        assert_eq!(color_severity("warning: x"), "\x1b[1;33mwarning:\x1b[m x");
+        assert_eq!(color_severity("x: error: y"), "x: error: y");
+        let args = |a: &[&str]| a.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            ColorChoice::of_args(&args(&["--color", "never", "-c", "f"])),
+            ColorChoice::Never
+        );
+        assert_eq!(
+            ColorChoice::of_args(&args(&["--color=always"])),
+            ColorChoice::Always
+        );
+        assert_eq!(
+            ColorChoice::of_args(&args(&["--", "--color=always"])),
+            ColorChoice::Auto
+        );
+        let never = Colors::choose(ColorChoice::Never, true, true);
+        assert_eq!(never, Colors::default());
+        let always = Colors::choose(ColorChoice::Always, false, false);
+        assert!(always.stdout && always.stderr);
+        // A message that carries an escape sequence cannot colour the terminal: it is escaped
+        // before the severity is coloured.
+        let mut err = Vec::new();
+        let mut out = Vec::new();
+        let mut io = Io {
+            stdout: &mut out,
+            stderr: &mut err,
+            stdout_is: StdoutIs::default(),
+            color: always,
+        };
+        io.line("error: name\x1b[31mred");
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "krm-merge: \x1b[1;31merror:\x1b[m name\\x1b[31mred\n"
+        );
     }
 
     #[test]

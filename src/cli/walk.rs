@@ -25,6 +25,8 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use super::files::{file_error, INPUT};
+
 /// A file or directory, by device and inode: the same one through any link.
 pub type FileKey = (u64, u64);
 
@@ -76,7 +78,7 @@ pub fn walk(
         others,
         out: Walk::default(),
     };
-    let meta = fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let meta = fs::metadata(root).map_err(|e| file_error(INPUT, root, &e))?;
     w.looked_at
         .entry(key(&meta))
         .or_insert_with(|| root.to_path_buf());
@@ -127,10 +129,10 @@ impl Walker<'_> {
         hidden: bool,
     ) -> Result<(), String> {
         let mut names: Vec<std::ffi::OsString> = fs::read_dir(dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .map_err(|e| file_error(INPUT, dir, &e))?
             .map(|e| e.map(|e| e.file_name()))
             .collect::<Result<_, _>>()
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+            .map_err(|e| file_error(INPUT, dir, &e))?;
         names.sort();
         for name in names {
             let name_str = name.to_str();
@@ -156,7 +158,7 @@ impl Walker<'_> {
                         ));
                         continue;
                     }
-                    return Err(format!("{}: {e}", path.display()));
+                    return Err(file_error(INPUT, &path, &e));
                 }
             };
             if name_str.is_none() && !hidden {
@@ -299,7 +301,7 @@ impl Ignore {
         match fs::read_to_string(path) {
             Ok(text) => Ignore::parse(&text).map_err(|e| format!("{}: {e}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ignore::default()),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(e) => Err(file_error("", path, &e)),
         }
     }
 

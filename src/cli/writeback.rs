@@ -102,7 +102,7 @@ impl fmt::Display for Failed {
             "{}: cannot {}: {}",
             self.path.display(),
             self.what,
-            self.error
+            krm_merge::error::io_reason(&self.error)
         )?;
         if self.committed {
             write!(f, "; every file is written, but may not be on disk yet")
@@ -505,8 +505,9 @@ fn undo(steps: &[Step], done: &[Done], fs: &dyn Fs) -> Vec<String> {
         };
         if let Err(e) = r {
             left.push(format!(
-                "{} could not be put back ({e})",
-                step.target().display()
+                "{} could not be put back ({})",
+                step.target().display(),
+                krm_merge::error::io_reason(&e)
             ));
         }
     }

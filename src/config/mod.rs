@@ -76,7 +76,9 @@
 //! from the first line of the patch text itself (for `patch: |`, the line after `patch: |`);
 //! malformed files by line and column in the file.
 
+mod draft;
 mod goyaml;
+mod kustomization;
 mod kustomize;
 mod source;
 #[cfg(test)]
@@ -92,12 +94,14 @@ use serde::{Deserialize, Serialize};
 use crate::merge::merge2::{self, NewItems};
 use crate::merge::merge3;
 use crate::patch::json6902;
-use crate::path::{Path, Pattern, PatternError};
+use crate::path::{Path, Pattern};
 use crate::schema::{PodHolder, Schema};
 use crate::select::target::{Target, TargetSpec};
 use crate::yaml::Node;
 
-pub use source::{BadLoadRestrictor, Load, LoadRestrictor};
+use draft::{parse_pattern, Draft};
+pub use kustomization::{patch_fields as kustomization_patch_fields, FILES as KUSTOMIZATION_FILES};
+pub use source::{syntax_hint, BadLoadRestrictor, BaseDir, Load, LoadRestrictor};
 use source::{Content, Ctx, Source};
 
 /// The `apiVersion` of the `Merge` form.
@@ -138,7 +142,9 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "conflicts",
     "compatibility",
     "crdMergeKeys",
+    "validation",
     "strict",
+    "failOn",
 ];
 
 /// What one patch operation does (the guide's table of patch types).
@@ -225,6 +231,53 @@ pub enum Conflicts {
     Error,
 }
 
+/// What the schema check of a patch finds is (`validation`): an unknown field of a kind whose
+/// schema is known, a value of the wrong type, a required field removed, and a target pattern
+/// that reads as a glob.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Validation {
+    /// Errors: the run fails and changes nothing (the default).
+    #[default]
+    Error,
+    /// Warnings: reported, and the patch is applied as written (kustomize's options' default).
+    Warn,
+}
+
+impl Validation {
+    /// The default under a step's compatibility: kustomize says nothing of what the check finds,
+    /// so its options keep the findings warnings.
+    pub fn default_for(compat: Compat) -> Validation {
+        match compat {
+            Compat::Native => Validation::Error,
+            Compat::Kustomize => Validation::Warn,
+        }
+    }
+
+    /// As the config writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Validation::Error => "error",
+            Validation::Warn => "warn",
+        }
+    }
+}
+
+/// What fails a run (`spec.failOn`).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    /// Error results (the default).
+    #[default]
+    Error,
+    /// Warnings too: every warning result becomes an error, and the run changes nothing.
+    Warning,
+}
+
 /// Whose behaviour a step reproduces where tools differ.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Compat {
@@ -259,8 +312,9 @@ pub struct PatchOptions {
     pub compat: Compat,
     /// Merge keys declared by CRDs in the input are used (kustomize reads none).
     pub crd_merge_keys: bool,
-    /// Schema findings in the patch (unknown fields, wrong types) are errors, not warnings.
-    pub strict: bool,
+    /// What schema findings in the patch (unknown fields, wrong types, required fields
+    /// removed) and glob-like target patterns are.
+    pub validation: Validation,
 }
 
 impl Default for PatchOptions {
@@ -274,7 +328,7 @@ impl Default for PatchOptions {
             conflicts: Conflicts::Warn,
             compat: Compat::Native,
             crd_merge_keys: true,
-            strict: false,
+            validation: Validation::Error,
         }
     }
 }
@@ -288,12 +342,14 @@ impl PatchOptions {
             infer_merge_keys: false,
             compat: Compat::Kustomize,
             crd_merge_keys: false,
+            validation: Validation::Warn,
             ..PatchOptions::default()
         }
     }
 
     /// The options with [`compat`](Self::compat) decided from what the user wrote: with
-    /// `prepend` and no inferred merge keys, `merge2` and `json6902` give kustomize's output.
+    /// `prepend` and no inferred merge keys, `merge2` and `json6902` give kustomize's output
+    /// (and keep its silence: schema findings are warnings).
     pub fn decided(mut self) -> Self {
         self.compat = if self.new_list_items == NewItems::Prepend && !self.infer_merge_keys {
             Compat::Kustomize
@@ -301,6 +357,7 @@ impl PatchOptions {
             Compat::Native
         };
         self.crd_merge_keys = self.compat == Compat::Native;
+        self.validation = Validation::default_for(self.compat);
         self
     }
 
@@ -332,8 +389,12 @@ impl PatchOptions {
 /// One patch operation of the plan: what it does and to which resources.
 #[derive(Clone, Debug)]
 pub struct Step {
-    /// Position in `spec.patches` (0 in the single-step forms), for messages (`patch[2]`).
+    /// Position in the plan (in `spec.patches`; 0 in the single-step forms), for results
+    /// (`tags.patch`).
     pub index: usize,
+    /// How messages name the step: `patch[2]`, the name the config gave it, or the
+    /// kustomization field it came from.
+    pub name: StepName,
     /// Where the patch came from, for messages: `inline`, or the `path` as written.
     pub source: String,
     /// The step's options.
@@ -350,8 +411,13 @@ pub struct Step {
 pub struct ConfigWarning {
     /// The field, as a path from the top of the config.
     pub field: Path,
-    /// What is probably wrong, and what was probably meant.
+    /// What is probably wrong.
     pub message: String,
+    /// What was probably meant (`did you mean "web-.*"?`).
+    pub hint: Option<String>,
+    /// About the step's target (a pattern that reads as a glob): said when the run ends, with
+    /// what the target selected, as an error or a warning as the step's `validation` says.
+    pub about_target: bool,
 }
 
 /// Which resources a merge step patches: `T` is a [`Target`], or a [`TargetAt`] for the patch
@@ -480,12 +546,42 @@ impl Step {
         self.action.kind()
     }
 
-    /// `patch[2] (merge2)`, or with `at:` `patch[2] (merge2 at @containers)`: how messages
-    /// name the step.
+    /// `patch[2] (merge2)`, or with `at:` `patch[2] (merge2 at @containers)`, or for a named
+    /// patch `patch "scale" (merge2)`: how messages name the step.
     pub fn label(&self) -> String {
         match self.action.at() {
-            Some(at) => format!("patch[{}] ({} at {at})", self.index, self.kind()),
-            None => format!("patch[{}] ({})", self.index, self.kind()),
+            Some(at) => format!("{} ({} at {at})", self.name, self.kind()),
+            None => format!("{} ({})", self.name, self.kind()),
+        }
+    }
+
+    /// The step's results' tags: its index, and its name when it has one.
+    pub fn tags(&self) -> Vec<(String, String)> {
+        let mut tags = vec![("patch".to_owned(), self.index.to_string())];
+        if let StepName::Named(n) = &self.name {
+            tags.push(("patchName".to_owned(), n.clone()));
+        }
+        tags
+    }
+}
+
+/// How messages name a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepName {
+    /// By its place: `patch[2]`.
+    Index(usize),
+    /// By the `name:` its entry gave it: `patch "scale"`.
+    Named(String),
+    /// By the kustomization field it came from: `patchesStrategicMerge[0]`.
+    Field(Path),
+}
+
+impl fmt::Display for StepName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepName::Index(i) => write!(f, "patch[{i}]"),
+            StepName::Named(n) => write!(f, "patch {n:?}"),
+            StepName::Field(p) => p.fmt(f),
         }
     }
 }
@@ -504,6 +600,9 @@ pub enum ConfigForm {
     Empty,
     /// Built from the command line (`krm-merge merge2`, `merge3`), not from a config.
     CommandLine,
+    /// A kustomization's patch fields (`patches`, `patchesStrategicMerge`,
+    /// `patchesJson6902`), as kustomize applies them.
+    Kustomization,
 }
 
 /// A validated functionConfig: what to run, in order, and with which merge metadata.
@@ -516,6 +615,8 @@ pub struct Plan {
     pub schema: Schema,
     /// The form the config was written in.
     pub form: ConfigForm,
+    /// What fails the run (`spec.failOn`).
+    pub fail_on: FailOn,
 }
 
 /// A functionConfig that does not validate: the field at fault and what is wrong with it.
@@ -555,6 +656,54 @@ impl ConfigError {
     }
 }
 
+/// Everything wrong with a functionConfig, each with its field, in the config's order: one
+/// reading says it all (at most [`MAX_CONFIG_ERRORS`]), rather than one error per run.
+/// Displays each error, separated by `; `.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+/// The most errors one reading of a functionConfig reports.
+pub const MAX_CONFIG_ERRORS: usize = wire::MAX_ERRORS;
+
+impl ConfigErrors {
+    /// The errors, in the config's order.
+    pub fn iter(&self) -> std::slice::Iter<'_, ConfigError> {
+        self.0.iter()
+    }
+
+    /// The first error (a reading that fails has at least one).
+    pub fn first(&self) -> Option<&ConfigError> {
+        self.0.first()
+    }
+}
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            e.fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigErrors {}
+
+impl From<ConfigError> for ConfigErrors {
+    fn from(e: ConfigError) -> Self {
+        ConfigErrors(vec![e])
+    }
+}
+
+impl From<Vec<ConfigError>> for ConfigErrors {
+    fn from(mut errors: Vec<ConfigError>) -> Self {
+        errors.truncate(MAX_CONFIG_ERRORS);
+        ConfigErrors(errors)
+    }
+}
+
 /// The field name of the config as a whole.
 const ROOT: &str = "functionConfig";
 
@@ -566,13 +715,13 @@ const ROOT: &str = "functionConfig";
 pub fn plan(
     function_config: &Node<'_>,
     base_dir: Option<&std::path::Path>,
-) -> Result<Plan, ConfigError> {
+) -> Result<Plan, ConfigErrors> {
     plan_with(function_config, &Load::new(base_dir))
 }
 
 /// [`plan`], with the files the config names read and confined as `load` says (see [`Load`]
 /// and [`LoadRestrictor`]; [`plan`] is `Load::new(base_dir)`: confined to `base_dir`'s tree).
-pub fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, ConfigError> {
+pub fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, ConfigErrors> {
     plan_reading(function_config, load).map(|(plan, _)| plan)
 }
 
@@ -581,7 +730,7 @@ pub fn plan_with(function_config: &Node<'_>, load: &Load) -> Result<Plan, Config
 pub fn plan_reading(
     function_config: &Node<'_>,
     load: &Load,
-) -> Result<(Plan, Vec<std::path::PathBuf>), ConfigError> {
+) -> Result<(Plan, Vec<std::path::PathBuf>), ConfigErrors> {
     let mut ctx = Ctx::new(load);
     let mut root = function_config.clone().into_owned();
     ctx.expand(&mut root, &Path::root())?;
@@ -589,6 +738,7 @@ pub fn plan_reading(
         ConfigForm::Merge => merge_form(&root, &mut ctx),
         ConfigForm::PatchTransformer => patch_transformer_form(&root, &mut ctx),
         ConfigForm::ConfigMap => configmap_form(&root, &mut ctx),
+        ConfigForm::Kustomization => kustomization::form(&root, &mut ctx),
         ConfigForm::Empty | ConfigForm::CommandLine => Ok(empty_plan()),
     }?;
     Ok((plan, ctx.files_read()))
@@ -597,7 +747,9 @@ pub fn plan_reading(
 /// The plan of `krm-merge merge2 SRC DEST` and `krm-merge merge3 ORIGINAL UPDATED DEST`: one
 /// step of `kind` (merge2 or merge3) with the documents of SRC (or UPDATED and ORIGINAL).
 /// `single`: SRC and DEST are one document each, which merge whatever their names (like
-/// `kustomize cfg merge` on one file each); otherwise documents pair by identity.
+/// `kustomize cfg merge` on one file each); otherwise documents pair by identity. Schema
+/// findings are warnings: the commands have no config to say otherwise, as `kustomize cfg
+/// merge` has none.
 pub fn command_line(
     kind: PatchKind,
     patch: Vec<Node<'static>>,
@@ -636,16 +788,22 @@ pub fn command_line(
             docs: patch,
         },
     };
+    let options = PatchOptions {
+        validation: Validation::Warn,
+        ..options.decided()
+    };
     Plan {
         steps: vec![Step {
             index: 0,
+            name: StepName::Index(0),
             source: "command line".into(),
-            options: options.decided(),
+            options,
             action,
             warnings: Vec::new(),
         }],
         schema: Schema::builtin(),
         form: ConfigForm::CommandLine,
+        fail_on: FailOn::Error,
     }
 }
 
@@ -660,6 +818,7 @@ fn empty_plan() -> Plan {
         steps: Vec::new(),
         schema: Schema::builtin(),
         form: ConfigForm::Empty,
+        fail_on: FailOn::Error,
     }
 }
 
@@ -690,12 +849,13 @@ fn form_of(root: &Node<'_>) -> Result<ConfigForm, ConfigError> {
         )),
         (_, Some("PatchTransformer")) => Ok(ConfigForm::PatchTransformer),
         (Some("v1"), Some("ConfigMap")) => Ok(ConfigForm::ConfigMap),
+        _ if kustomization::is_one(root) => Ok(ConfigForm::Kustomization),
         _ => Err(ConfigError::new(
             Path::fields(&["kind"]),
             format!(
                 "apiVersion {}, kind {} is not a functionConfig krm-merge reads; \
                  use kind {KIND} (apiVersion {API_VERSION}), kustomize's PatchTransformer, \
-                 or a v1 ConfigMap with data keys {}",
+                 a kustomization's patches, or a v1 ConfigMap with data keys {}",
                 quoted_or_missing(api_version),
                 quoted_or_missing(kind),
                 CONFIGMAP_KEYS.join(", ")
@@ -711,39 +871,123 @@ fn quoted_or_missing(s: Option<&str>) -> String {
     }
 }
 
+/// Whether any of `errors` is about `field` or something inside it.
+fn any_within(errors: &[ConfigError], field: &Path) -> bool {
+    errors.iter().any(|e| e.field.0.starts_with(&field.0))
+}
+
+/// The steps of a form's patch entries, built each on its own; every error of every entry.
+/// An entry with an error in its structure already (`structural`, about its fields) is not
+/// built: what it means is unknown.
+fn build_all<'n>(
+    drafts: Vec<Draft<'n>>,
+    structural: &[ConfigError],
+    ctx: &mut Ctx<'_>,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for draft in drafts {
+        if any_within(structural, &draft.at) {
+            continue;
+        }
+        match draft.build(ctx) {
+            Ok(step) => steps.push(step),
+            Err(es) => errors.extend(es),
+        }
+        if errors.len() >= MAX_CONFIG_ERRORS {
+            break;
+        }
+    }
+    steps
+}
+
 // ----- the Merge form ---------------------------------------------------------------------
 
-fn merge_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigError> {
-    let config: wire::MergeConfig = wire::deserialize(root)?;
+fn merge_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigErrors> {
+    let (config, mut errors) = wire::read_all::<wire::MergeConfig>(root);
+    let Some(config) = config else {
+        return Err(errors.into());
+    };
+    let structural = errors.clone();
     let mut schema = Schema::builtin();
     let mut steps = Vec::new();
+    let mut fail_on = FailOn::default();
     if let Some(spec) = config.spec {
+        fail_on = spec.fail_on.unwrap_or_default();
         if let Some(declared) = &spec.schema {
-            source::load_schema(declared, &mut schema, ctx)?;
-            load_workloads(
-                declared.workloads.as_deref().unwrap_or_default(),
-                &mut schema,
-            )?;
+            if !any_within(&structural, &Path::fields(&["spec", "schema"])) {
+                if let Err(e) = source::load_schema(declared, &mut schema, ctx) {
+                    errors.push(e);
+                }
+                let workloads = declared.workloads.as_deref().unwrap_or_default();
+                if let Err(e) = load_workloads(workloads, &mut schema) {
+                    errors.push(e);
+                }
+            }
         }
         let entries = root.get_path(&["spec", "patches"]);
-        for (index, entry) in spec.patches.unwrap_or_default().into_iter().enumerate() {
+        let list = spec.patches.unwrap_or_default();
+        let names = step_names(&list, &mut errors);
+        let mut drafts = Vec::new();
+        for ((index, entry), name) in list.into_iter().enumerate().zip(names) {
             let node = entries.and_then(|n| n.items().get(index));
-            steps.push(merge_step(index, entry, node, ctx)?);
+            match merge_draft(index, name, entry, node) {
+                Ok(d) => drafts.push(d),
+                Err(e) => errors.push(e),
+            }
         }
+        steps = build_all(drafts, &structural, ctx, &mut errors);
+    }
+    if !errors.is_empty() {
+        return Err(errors.into());
     }
     Ok(Plan {
         steps,
         schema,
         form: ConfigForm::Merge,
+        fail_on,
     })
 }
 
-fn merge_step(
+/// How each entry of `spec.patches` is named: by its `name:`, which must be unique and
+/// printable, or by its place.
+fn step_names(list: &[wire::PatchSpec], errors: &mut Vec<ConfigError>) -> Vec<StepName> {
+    let mut seen: crate::hash::HashMap<&str, usize> = crate::hash::HashMap::default();
+    let mut names = Vec::with_capacity(list.len());
+    for (index, entry) in list.iter().enumerate() {
+        let field = Path::fields(&["spec", "patches"])
+            .index(index)
+            .field("name");
+        let name = match entry.name.as_deref() {
+            None => StepName::Index(index),
+            Some(n) if n.trim().is_empty() || n.chars().any(char::is_control) => {
+                errors.push(ConfigError::new(
+                    field,
+                    "a patch's name is printable text, not empty",
+                ));
+                StepName::Index(index)
+            }
+            Some(n) => {
+                if let Some(first) = seen.insert(n, index) {
+                    errors.push(ConfigError::new(
+                        field,
+                        format!("{n:?} names spec.patches[{first}] already: names are unique"),
+                    ));
+                }
+                StepName::Named(n.to_owned())
+            }
+        };
+        names.push(name);
+    }
+    names
+}
+
+fn merge_draft<'n>(
     index: usize,
+    name: StepName,
     entry: wire::PatchSpec,
-    node: Option<&Node<'static>>,
-    ctx: &mut Ctx<'_>,
-) -> Result<Step, ConfigError> {
+    node: Option<&'n Node<'static>>,
+) -> Result<Draft<'n>, ConfigError> {
     let at = Path::fields(&["spec", "patches"]).index(index);
     let patch = one_of(&at, ("patch", node), ("path", entry.path))?.ok_or_else(|| {
         ConfigError::new(
@@ -760,8 +1004,9 @@ fn merge_step(
         Some(o) => o.into_options(&at.field("options"))?,
         None => PatchOptions::default(),
     };
-    let draft = Draft {
+    Ok(Draft {
         index,
+        name,
         target_field: at.field("target"),
         target_prefix: at.field("target"),
         places: entry.at.map(|text| (at.field("at"), text)),
@@ -772,8 +1017,8 @@ fn merge_step(
         target: entry.target,
         options,
         form: ConfigForm::Merge,
-    };
-    draft.build(ctx)
+        untrimmed: false,
+    })
 }
 
 /// Declares where the kinds of `spec.schema.workloads` keep their pod templates and pod specs.
@@ -812,13 +1057,6 @@ fn load_workloads(
     Ok(())
 }
 
-/// An `at:` (or a workload's field path) read into a pattern, errors on `field`.
-fn parse_pattern(field: &Path, text: &str) -> Result<Pattern, ConfigError> {
-    text.parse().map_err(|e: PatternError| {
-        ConfigError::new(field.clone(), format!("invalid path {text:?}: {e}"))
-    })
-}
-
 /// Picks the inline value `key` or the file `path_key` of the entry at `prefix` (the root: the
 /// top level): exactly one, or neither (`None`). An inline key with a null value counts as
 /// given (and is then reported empty).
@@ -846,8 +1084,11 @@ fn one_of<'n>(
 
 // ----- the PatchTransformer form ----------------------------------------------------------
 
-fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigError> {
-    let config: wire::PatchTransformerConfig = wire::deserialize(root)?;
+fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigErrors> {
+    let (config, errors) = wire::read_all::<wire::PatchTransformerConfig>(root);
+    let Some(config) = config.filter(|_| errors.is_empty()) else {
+        return Err(errors.into());
+    };
     let top = Path::root();
     let patch = one_of(&top, ("patch", Some(root)), ("path", config.path))?.ok_or_else(|| {
         ConfigError::new(
@@ -862,6 +1103,7 @@ fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Pla
     }
     let draft = Draft {
         index: 0,
+        name: StepName::Index(0),
         at: top,
         kind: None,
         patch,
@@ -872,18 +1114,23 @@ fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Pla
         places: None,
         options,
         form: ConfigForm::PatchTransformer,
+        untrimmed: false,
     };
     Ok(Plan {
         steps: vec![draft.build(ctx)?],
         schema: Schema::builtin(),
         form: ConfigForm::PatchTransformer,
+        fail_on: FailOn::Error,
     })
 }
 
 // ----- the ConfigMap form -----------------------------------------------------------------
 
-fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigError> {
-    let _: wire::ConfigMapConfig = wire::deserialize(root)?;
+fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigErrors> {
+    let (_, mut errors) = wire::read_all::<wire::ConfigMapConfig>(root);
+    if !errors.is_empty() {
+        return Err(errors.into());
+    }
     let data = match root.get("data") {
         Some(d) if !d.entries().is_empty() => d,
         _ => return Ok(empty_plan()),
@@ -893,41 +1140,59 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
     for e in data.entries() {
         let key = e.key_str().unwrap_or_default();
         if !CONFIGMAP_KEYS.contains(&key) {
-            return Err(ConfigError::new(
+            let hint = crate::schema::suggest::closest(key, CONFIGMAP_KEYS.iter().copied())
+                .map(|k| format!("; did you mean {k}?"))
+                .unwrap_or_default();
+            errors.push(ConfigError::new(
                 data_field(key),
-                format!("unknown key; known keys are {}", CONFIGMAP_KEYS.join(", ")),
+                format!(
+                    "unknown key; known keys are {}{hint}",
+                    CONFIGMAP_KEYS.join(", ")
+                ),
             ));
+            continue;
         }
         if !e.value.is_scalar() {
-            return Err(ConfigError::new(
+            errors.push(ConfigError::new(
                 data_field(key),
                 format!("expected a string, found {}", e.value.describe()),
             ));
+            continue;
         }
         values.push((key, &e.value));
     }
     let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
     let text = |key: &str| get(key).and_then(Node::as_str);
-
-    let kind =
-        match text("type") {
-            Some(t) => Some(t.parse().map_err(|e: UnknownPatchKind| {
-                ConfigError::new(data_field("type"), e.to_string())
-            })?),
-            None => None,
-        };
+    let before_type = errors.len();
+    let kind = keep(
+        &mut errors,
+        text("type")
+            .map(|t| {
+                t.parse().map_err(|e: UnknownPatchKind| {
+                    ConfigError::new(data_field("type"), e.to_string())
+                })
+            })
+            .transpose(),
+    )
+    .flatten();
     let source_of = |key: &str| {
         get(key).map(|n| Source {
             field: data_field(key),
             content: Content::Inline(n),
         })
     };
-    let patch = source_of("patch").ok_or_else(|| {
-        ConfigError::new(
-            data_field("patch"),
-            "missing: a ConfigMap functionConfig needs a patch",
-        )
-    })?;
+    let given = |key: &str| data.get(key).is_some();
+    let patch = match source_of("patch") {
+        Some(p) => Some(p),
+        None if given("patch") => None, // said above: not a string
+        None => keep(
+            &mut errors,
+            Err(ConfigError::new(
+                data_field("patch"),
+                "missing: a ConfigMap functionConfig needs a patch",
+            )),
+        ),
+    };
     let target_keys = [
         "group",
         "version",
@@ -954,26 +1219,47 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
             .map(|v| parse_bool(data_field(key), v))
             .transpose()
     };
-    let written = wire::Options {
-        allow_name_change: flag("allowNameChange")?.unwrap_or(false),
-        allow_kind_change: flag("allowKindChange")?.unwrap_or(false),
-        new_list_items: text("newListItems")
-            .map(|v| wire::from_string(data_field("newListItems"), v))
-            .transpose()?,
-        infer_merge_keys: flag("inferMergeKeys")?,
-        conflicts: text("conflicts")
-            .map(|v| wire::from_string(data_field("conflicts"), v))
-            .transpose()?
-            .unwrap_or_default(),
-        compatibility: text("compatibility")
-            .map(|v| wire::from_string(data_field("compatibility"), v))
-            .transpose()?,
-        crd_merge_keys: flag("crdMergeKeys")?,
-        strict: flag("strict")?.unwrap_or(false),
+    let written = (|| {
+        Ok::<_, ConfigError>(wire::Options {
+            allow_name_change: flag("allowNameChange")?.unwrap_or(false),
+            allow_kind_change: flag("allowKindChange")?.unwrap_or(false),
+            new_list_items: text("newListItems")
+                .map(|v| wire::from_string(data_field("newListItems"), v))
+                .transpose()?,
+            infer_merge_keys: flag("inferMergeKeys")?,
+            conflicts: text("conflicts")
+                .map(|v| wire::from_string(data_field("conflicts"), v))
+                .transpose()?
+                .unwrap_or_default(),
+            compatibility: text("compatibility")
+                .map(|v| wire::from_string(data_field("compatibility"), v))
+                .transpose()?,
+            crd_merge_keys: flag("crdMergeKeys")?,
+            validation: text("validation")
+                .map(|v| wire::from_string(data_field("validation"), v))
+                .transpose()?,
+            strict: flag("strict")?,
+        })
+    })();
+    let options = keep(
+        &mut errors,
+        written.and_then(|w| w.into_options(&Path::fields(&["data"]))),
+    );
+    let fail_on: Option<FailOn> = keep(
+        &mut errors,
+        text("failOn")
+            .map(|v| wire::from_string(data_field("failOn"), v))
+            .transpose(),
+    )
+    .flatten();
+    // A type that is not one leaves the patch's meaning unknown: it is not read.
+    let type_failed = errors.len() > before_type && text("type").is_some() && kind.is_none();
+    let (Some(patch), Some(options), false) = (patch, options, type_failed) else {
+        return Err(errors.into());
     };
-    let options = written.into_options(&Path::fields(&["data"]))?;
     let draft = Draft {
         index: 0,
+        name: StepName::Index(0),
         at: Path::fields(&["data"]),
         kind,
         patch,
@@ -984,12 +1270,23 @@ fn configmap_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, Confi
         places: text("at").map(|t| (data_field("at"), t.to_owned())),
         options,
         form: ConfigForm::ConfigMap,
+        untrimmed: false,
     };
+    let steps = build_all(vec![draft], &[], ctx, &mut errors);
+    if !errors.is_empty() {
+        return Err(errors.into());
+    }
     Ok(Plan {
-        steps: vec![draft.build(ctx)?],
+        steps,
         schema: Schema::builtin(),
         form: ConfigForm::ConfigMap,
+        fail_on: fail_on.unwrap_or_default(),
     })
+}
+
+/// The value, or `None` with its error kept.
+fn keep<T>(errors: &mut Vec<ConfigError>, r: Result<T, ConfigError>) -> Option<T> {
+    r.map_err(|e| errors.push(e)).ok()
 }
 
 fn parse_bool(field: Path, v: &str) -> Result<bool, ConfigError> {
@@ -1000,242 +1297,5 @@ fn parse_bool(field: Path, v: &str) -> Result<bool, ConfigError> {
             field,
             format!("expected \"true\" or \"false\", found {v:?}"),
         )),
-    }
-}
-
-// ----- one step, whatever the form --------------------------------------------------------
-
-/// Plain strings of a patch that YAML 1.1 reads as another type are quoted where they land (see
-/// [`Node::quote_yaml11_lookalikes`]).
-fn quote_yaml11_lookalikes(docs: &mut [Node<'static>]) {
-    for doc in docs {
-        doc.quote_yaml11_lookalikes();
-    }
-}
-
-/// A step as the form gave it, before its patch is read and checked.
-struct Draft<'n> {
-    index: usize,
-    /// The entry's own field, for errors about the entry as a whole.
-    at: Path,
-    kind: Option<PatchKind>,
-    patch: Source<'n>,
-    original: Option<Source<'n>>,
-    target: Option<TargetSpec>,
-    /// Where a missing target is reported.
-    target_field: Path,
-    /// Where the target's fields are (`spec.patches[0].target`, `data`).
-    target_prefix: Path,
-    /// `at:` as written, and its field.
-    places: Option<(Path, String)>,
-    options: PatchOptions,
-    form: ConfigForm,
-}
-
-impl Draft<'_> {
-    fn build(self, ctx: &mut Ctx<'_>) -> Result<Step, ConfigError> {
-        let compatible = kustomize::Reading::of(self.kind, &self.options);
-        let loaded = ctx.load(&self.patch, compatible.trims_inline_text())?;
-        let (mut patch, source) = (loaded.docs, loaded.name);
-        let kind = match self.kind {
-            Some(k) => k,
-            None => source::detect(&patch, &self.patch.field)?,
-        };
-        source::check_shape(kind, &patch, &self.patch.field)?;
-        compatible.read(
-            kind,
-            self.target.is_some(),
-            loaded.bracket,
-            &mut patch,
-            &self.patch.field,
-        )?;
-        quote_yaml11_lookalikes(&mut patch);
-        let original = match (kind, &self.original) {
-            (PatchKind::Merge3, Some(src)) => {
-                let mut original = ctx.load(src, false)?.docs;
-                source::check_shape(kind, &original, &src.field)?;
-                quote_yaml11_lookalikes(&mut original);
-                original
-            }
-            (PatchKind::Merge3, None) => {
-                return Err(ConfigError::new(
-                    self.at.clone(),
-                    "a merge3 patch needs the common ancestor: original or originalPath",
-                ))
-            }
-            (_, Some(src)) => {
-                let hint = if self.kind.is_none() {
-                    " (set type: merge3 for a 3-way merge)"
-                } else {
-                    ""
-                };
-                return Err(ConfigError::new(
-                    src.field.clone(),
-                    format!("only merge3 patches take an original; this patch is {kind}{hint}"),
-                ));
-            }
-            (_, None) => Vec::new(),
-        };
-        let globs = self
-            .target
-            .as_ref()
-            .map(TargetSpec::glob_lookalikes)
-            .unwrap_or_default();
-        let target = match &self.target {
-            Some(spec) => Some(Target::compile(spec).map_err(|e| {
-                let hint = globs
-                    .iter()
-                    .find(|(f, _, _)| *f == e.field)
-                    .map(|(_, _, meant)| format!(" (a glob? target patterns are regular expressions: did you mean {meant:?}?)"))
-                    .unwrap_or_default();
-                ConfigError::new(
-                    self.target_prefix.field(e.field.as_str()),
-                    format!("{}{hint}", e.kind),
-                )
-            })?),
-            None => None,
-        };
-        let warnings = globs
-            .iter()
-            .map(|(field, written, meant)| ConfigWarning {
-                field: self.target_prefix.field(field.as_str()),
-                message: format!(
-                    "{written:?} looks like a glob, but target patterns are anchored regular \
-                     expressions, where `*` repeats the character before it; did you mean \
-                     {meant:?}?"
-                ),
-            })
-            .collect();
-        let at = match &self.places {
-            Some((field, text)) => Some((field, parse_pattern(field, text)?)),
-            None => None,
-        };
-        let action = self.action(kind, patch, original, target, at)?;
-        Ok(Step {
-            index: self.index,
-            source,
-            options: self.options,
-            action,
-            warnings,
-        })
-    }
-
-    /// The action of a step whose documents are read, with the rules that tie them to its
-    /// target (see the module documentation).
-    fn action(
-        &self,
-        kind: PatchKind,
-        patch: Vec<Node<'static>>,
-        original: Vec<Node<'static>>,
-        target: Option<Target>,
-        at: Option<(&Path, Pattern)>,
-    ) -> Result<Action, ConfigError> {
-        let field = &self.patch.field;
-        let at = match (at, kind, &target) {
-            (None, _, _) => None,
-            (Some((field, _)), PatchKind::Apply, _) => {
-                return Err(ConfigError::new(
-                    field.clone(),
-                    "an apply patch takes no at: kubectl's last-applied configuration is the \
-                     whole resource's; use merge2 to merge at a place",
-                ))
-            }
-            (Some((field, _)), _, None) => {
-                return Err(ConfigError::new(
-                    field.clone(),
-                    "at needs a target: a patch that applies at places inside resources does \
-                     not name the resources it patches",
-                ))
-            }
-            (Some((_, pattern)), _, Some(_)) => Some(pattern),
-        };
-        let Some(target) = target else {
-            if kind == PatchKind::Json6902 {
-                return Err(ConfigError::new(
-                    self.target_field.clone(),
-                    "a json6902 patch needs a target: a list of operations does not name the \
-                     resource it patches",
-                ));
-            }
-            source::check_identity(&patch, field)?;
-            if let Some(src) = &self.original {
-                source::check_identity(&original, &src.field)?;
-            }
-            return match kind {
-                PatchKind::Merge3 => Ok(Action::Update {
-                    original,
-                    updated: patch,
-                }),
-                PatchKind::Merge2 | PatchKind::Json6902 => Ok(Action::Merge2 {
-                    select: Select::OwnIdentity,
-                    docs: patch,
-                }),
-                PatchKind::JsonMerge => Ok(Action::JsonMerge {
-                    select: Select::OwnIdentity,
-                    docs: patch,
-                }),
-                PatchKind::Apply => Ok(Action::Apply {
-                    select: Select::OwnIdentity,
-                    docs: patch,
-                }),
-            };
-        };
-        match kind {
-            PatchKind::Json6902 => {
-                let [ops] = &patch[..] else {
-                    // check_shape allows one list of operations only.
-                    return Err(ConfigError::new(
-                        field.clone(),
-                        "a json6902 patch is one list of operations",
-                    ));
-                };
-                Ok(Action::Json6902 {
-                    target,
-                    at,
-                    ops: source::operations(ops, field)?,
-                })
-            }
-            PatchKind::Merge3 => {
-                let (n, m) = (patch.len(), original.len());
-                match (<[_; 1]>::try_from(patch), <[_; 1]>::try_from(original)) {
-                    (Ok([updated]), Ok([original])) => Ok(Action::Merge3 {
-                        target,
-                        at,
-                        original,
-                        updated,
-                    }),
-                    _ => Err(ConfigError::new(
-                        self.at.clone(),
-                        format!(
-                            "a merge3 patch with a target takes one document in patch and one \
-                             in original; found {n} and {m}"
-                        ),
-                    )),
-                }
-            }
-            PatchKind::Merge2 if self.form == ConfigForm::PatchTransformer && patch.len() > 1 => {
-                Err(ConfigError::new(
-                    field.clone(),
-                    format!(
-                        "{} documents and a target: a PatchTransformer's strategic merge patch \
-                         with a target is one document (as in kustomize); use one \
-                         PatchTransformer per document, or kind {KIND}",
-                        patch.len()
-                    ),
-                ))
-            }
-            PatchKind::Merge2 => Ok(Action::Merge2 {
-                select: Select::Target(Box::new(TargetAt { target, at })),
-                docs: patch,
-            }),
-            PatchKind::JsonMerge => Ok(Action::JsonMerge {
-                select: Select::Target(Box::new(TargetAt { target, at })),
-                docs: patch,
-            }),
-            PatchKind::Apply => Ok(Action::Apply {
-                select: Select::Target(Box::new(target)),
-                docs: patch,
-            }),
-        }
     }
 }

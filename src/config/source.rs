@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::{wire, ConfigError, PatchKind, ALIAS_BUDGET, MAX_FILE_BYTES, MAX_LOADED_BYTES};
+use crate::error::io_reason;
 use crate::patch::json6902::{self, PatchError, PatchErrorKind};
 use crate::path::Path;
 use crate::schema::{Schema, SchemaError};
@@ -107,6 +108,48 @@ pub struct Load {
     pub base_dir: Option<PathBuf>,
     pub root: Option<PathBuf>,
     pub restrictor: LoadRestrictor,
+    /// Where `base_dir` comes from, for messages about a file that is not there.
+    pub base_is: BaseDir,
+}
+
+/// Where the directory relative paths are read from comes from: what a message about a missing
+/// file says of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BaseDir {
+    /// The functionConfig file's directory, named by the caller (standalone, the exec plugin).
+    #[default]
+    ConfigFile,
+    /// The functionConfig file's directory as kpt's path annotations give it (`kpt fn render`).
+    KptAnnotation,
+    /// The directory of the file kpt's `--fn-config` named (`kpt fn eval`).
+    KptFnConfig,
+    /// The current directory: the host did not say where the functionConfig's file is.
+    Unknown,
+}
+
+impl BaseDir {
+    /// What a message says of the directory `dir` relative paths were read from.
+    fn describe(self, dir: &std::path::Path) -> String {
+        let shown = if dir.as_os_str().is_empty() {
+            ".".to_owned()
+        } else {
+            dir.display().to_string()
+        };
+        match self {
+            BaseDir::ConfigFile => format!("relative to the functionConfig's directory, {shown}"),
+            BaseDir::KptAnnotation => format!(
+                "relative to the functionConfig's directory, {shown}, as kpt's path annotations \
+                 give it"
+            ),
+            BaseDir::KptFnConfig => {
+                format!("relative to the directory of kpt's --fn-config, {shown}")
+            }
+            BaseDir::Unknown => "relative to the current directory: the host did not say where \
+                 the functionConfig's file is (kpt says so for a Kptfile pipeline's configPath, \
+                 and for kpt fn eval --fn-config)"
+                .to_owned(),
+        }
+    }
 }
 
 impl Load {
@@ -116,7 +159,18 @@ impl Load {
             base_dir: base_dir.map(std::path::Path::to_path_buf),
             root: None,
             restrictor: LoadRestrictor::RootOnly,
+            base_is: if base_dir.is_some() {
+                BaseDir::ConfigFile
+            } else {
+                BaseDir::Unknown
+            },
         }
+    }
+
+    /// The same, saying where `base_dir` came from (for messages).
+    pub fn based(mut self, base_is: BaseDir) -> Load {
+        self.base_is = base_is;
+        self
     }
 
     /// The same with another restrictor.
@@ -262,12 +316,15 @@ impl<'d> Ctx<'d> {
         at: Offset,
     ) -> Result<Vec<Node<'static>>, ConfigError> {
         let docs = parse_stream(text).map_err(|e| {
+            let hint = syntax_hint(text, e.line, e.column)
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default();
             let message = match file {
-                Some(path) => format!("{}: {e}", path.display()),
+                Some(path) => format!("{}: {e}{hint}", path.display()),
                 None => {
                     let (line, column) = at.locate(e.line, e.column);
                     format!(
-                        "line {line}, column {column} of the inline text: {}",
+                        "line {line}, column {column} of the inline text: {}{hint}",
                         e.message
                     )
                 }
@@ -311,7 +368,7 @@ impl<'d> Ctx<'d> {
             self.charge(text.len(), field)?;
             return Ok((path, text));
         }
-        let meta = fs::metadata(&opened).map_err(|e| fail(format!("cannot read: {e}")))?;
+        let meta = fs::metadata(&opened).map_err(|e| self.missing(written, &path, field, &e))?;
         if !meta.is_file() {
             return Err(fail("not a regular file".to_owned()));
         }
@@ -322,7 +379,7 @@ impl<'d> Ctx<'d> {
         let mut bytes = Vec::new();
         File::open(&opened)
             .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(|e| fail(format!("cannot read: {e}")))?;
+            .map_err(|e| fail(format!("cannot read: {}", io_reason(&e))))?;
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(too_large());
         }
@@ -367,12 +424,12 @@ impl<'d> Ctx<'d> {
         let fail = |what: String| ConfigError::new(field.clone(), what);
         let real_root = fs::canonicalize(root).map_err(|e| {
             fail(format!(
-                "{written}: cannot resolve the directory files are loaded from, {}: {e}",
-                root.display()
+                "{written}: cannot resolve the directory files are loaded from, {}: {}",
+                root.display(),
+                io_reason(&e)
             ))
         })?;
-        let real = fs::canonicalize(path)
-            .map_err(|e| fail(format!("{}: cannot read: {e}", path.display())))?;
+        let real = fs::canonicalize(path).map_err(|e| self.missing(written, path, field, &e))?;
         if real.starts_with(&real_root) {
             return Ok(real);
         }
@@ -383,6 +440,37 @@ impl<'d> Ctx<'d> {
             real.display(),
             real_root.display()
         )))
+    }
+
+    /// A file the config names that cannot be opened: the path as written, the reason, and
+    /// for a relative path where it was looked for and why there.
+    fn missing(
+        &self,
+        written: &str,
+        path: &std::path::Path,
+        field: &Path,
+        e: &std::io::Error,
+    ) -> ConfigError {
+        let reason = io_reason(e);
+        if std::path::Path::new(written).is_absolute() {
+            return ConfigError::new(field.clone(), format!("{written}: {reason}"));
+        }
+        let dir = self.load.base_dir.clone().unwrap_or_default();
+        let looked = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|cwd| cwd.join(path))
+                .unwrap_or_else(|_| path.to_path_buf())
+        };
+        ConfigError::new(
+            field.clone(),
+            format!(
+                "{written}: {reason}: looked for {} ({})",
+                looked.display(),
+                self.load.base_is.describe(&dir)
+            ),
+        )
     }
 
     /// One JSON value from text: JSON read directly (large OpenAPI documents are JSON), else
@@ -418,6 +506,40 @@ impl<'d> Ctx<'d> {
             )),
         }
     }
+}
+
+/// What to do about a YAML syntax error at `line` and `column` (1-based) of `text`, when the
+/// text there shows a mistake YAML makes easy in a config: a JSON pointer's `[key=value]`
+/// selector in a flow mapping (`{op: replace, path: /a/[name=x]/b}`), whose brackets YAML reads
+/// as its own, or a value starting with `@` or a backquote (`at: @containers`), which YAML
+/// reserves. Looks at that line only.
+pub fn syntax_hint(text: &str, line: usize, column: usize) -> Option<String> {
+    let l = text.lines().nth(line.checked_sub(1)?)?;
+    let before: String = l.chars().take(column.saturating_sub(1)).collect();
+    let at = l.chars().nth(column.saturating_sub(1));
+    if let Some(open) = before.rfind('{') {
+        let inside = &l[open..];
+        if let Some(sel) = selector_in(inside) {
+            return Some(format!(
+                "{sel} in a flow mapping ({{...}}) reads as YAML's own brackets: quote the \
+                 value, as in path: \"/spec/containers/{sel}/image\""
+            ));
+        }
+    }
+    match at {
+        Some(c @ ('@' | '`')) => Some(format!(
+            "YAML reserves {c} at the start of a plain value: quote it, as in at: \"@containers\""
+        )),
+        _ => None,
+    }
+}
+
+/// The first `[key=value]` of `s`, as written.
+fn selector_in(s: &str) -> Option<&str> {
+    let start = s.find('[')?;
+    let len = s[start..].find(']')?;
+    let sel = &s[start..=start + len];
+    sel.contains('=').then_some(sel)
 }
 
 /// Where a piece of text starts in the text it was cut from: whole lines before it, and the

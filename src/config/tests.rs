@@ -16,7 +16,7 @@ fn node(yaml: &str) -> Node<'static> {
         .unwrap_or_else(Node::null)
 }
 
-fn plan_of(yaml: &str) -> Result<Plan, ConfigError> {
+fn plan_of(yaml: &str) -> Result<Plan, ConfigErrors> {
     plan(&node(yaml), None)
 }
 
@@ -139,7 +139,7 @@ fn merge_form_reads_every_field() {
             conflicts: Conflicts::Warn,
             compat: Compat::Kustomize,
             crd_merge_keys: false,
-            strict: false,
+            validation: Validation::Warn,
         }
     );
     let s = &p.steps[1];
@@ -373,22 +373,25 @@ const MERGE_ERRORS: &[(&str, &str)] = &[
         "spec.patches[0].original: document 2 has no metadata.name: without a target, each document patches the item with its own apiVersion, kind, namespace and name; give them, or give a target",
     ),
     // Unknown fields, at every level.
-    ("  foo: 1\n", "spec.foo: unknown field `foo`, expected `patches` or `schema`"),
+    (
+        "  foo: 1\n",
+        "spec.foo: unknown field `foo`, expected one of `patches`, `failOn`, `schema`",
+    ),
     (
         "  patches:\n  - patch: {kind: A}\n    tagret: {}\n",
-        "spec.patches[0].tagret: unknown field `tagret`, expected one of `type`, `patch`, `path`, `original`, `originalPath`, `target`, `at`, `options`",
+        "spec.patches[0].tagret: unknown field `tagret`, expected one of `name`, `type`, `patch`, `path`, `original`, `originalPath`, `target`, `at`, `options`; did you mean `target`?",
     ),
     (
         "  patches:\n  - patch: {kind: A}\n    target: {nmae: web}\n",
-        "spec.patches[0].target.nmae: unknown field `nmae`, expected one of `group`, `version`, `kind`, `name`, `namespace`, `labelSelector`, `annotationSelector`",
+        "spec.patches[0].target.nmae: unknown field `nmae`, expected one of `group`, `version`, `kind`, `name`, `namespace`, `labelSelector`, `annotationSelector`; did you mean `name`?",
     ),
     (
         "  patches:\n  - patch: {kind: A, metadata: {name: a}}\n    options: {allowNameChanges: true}\n",
-        "spec.patches[0].options.allowNameChanges: unknown field `allowNameChanges`, expected one of `allowNameChange`, `allowKindChange`, `newListItems`, `inferMergeKeys`, `conflicts`, `compatibility`, `crdMergeKeys`, `strict`",
+        "spec.patches[0].options.allowNameChanges: unknown field `allowNameChanges`, expected one of `allowNameChange`, `allowKindChange`, `newListItems`, `inferMergeKeys`, `conflicts`, `compatibility`, `crdMergeKeys`, `validation`, `strict`; did you mean `allowNameChange`?",
     ),
     (
         "  schema: {openapi: {}}\n",
-        "spec.schema.openapi: unknown field `openapi`, expected one of `openAPI`, `mergeKeys`, `workloads`",
+        "spec.schema.openapi: unknown field `openapi`, expected one of `openAPI`, `mergeKeys`, `workloads`; did you mean `openAPI`?",
     ),
     (
         "  schema: {openAPI: {file: x}}\n",
@@ -396,7 +399,7 @@ const MERGE_ERRORS: &[(&str, &str)] = &[
     ),
     (
         "  schema: {mergeKeys: [{kind: Foo, path: spec.items, key: [name]}]}\n",
-        "spec.schema.mergeKeys[0].key: unknown field `key`, expected one of `group`, `kind`, `path`, `keys`, `strategy`",
+        "spec.schema.mergeKeys[0].key: unknown field `key`, expected one of `group`, `kind`, `path`, `keys`, `strategy`; did you mean `keys`?",
     ),
     // Wrong types and values.
     (
@@ -514,7 +517,7 @@ fn top_level_errors() {
         ),
         (
             "apiVersion: apps/v1\nkind: Deployment\n",
-            "kind: apiVersion \"apps/v1\", kind \"Deployment\" is not a functionConfig krm-merge reads; use kind Merge (apiVersion fn.krm-merge.dev/v1alpha1), kustomize's PatchTransformer, or a v1 ConfigMap with data keys type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, at, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
+            "kind: apiVersion \"apps/v1\", kind \"Deployment\" is not a functionConfig krm-merge reads; use kind Merge (apiVersion fn.krm-merge.dev/v1alpha1), kustomize's PatchTransformer, a kustomization's patches, or a v1 ConfigMap with data keys type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, at, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, validation, strict, failOn",
         ),
         (
             "- a\n",
@@ -701,13 +704,16 @@ fn paths_are_read_relative_to_base_dir() {
     )
     .unwrap_err()
     .to_string();
+    // A missing file names where it was looked for, and why there.
     let missing = dir.0.join("nope.yaml");
-    assert!(
-        got.starts_with(&format!(
-            "spec.patches[0].path: {}: cannot read: ",
-            missing.display()
-        )),
-        "{got}"
+    assert_eq!(
+        got,
+        format!(
+            "spec.patches[0].path: nope.yaml: no such file: looked for {} (relative to the \
+             functionConfig's directory, {})",
+            missing.display(),
+            dir.0.display()
+        ),
     );
     let got = plan(
         &node(&merge("  patches:\n  - path: patches\n")),
@@ -1038,7 +1044,7 @@ data:
             conflicts: Conflicts::Error,
             compat: Compat::Kustomize,
             crd_merge_keys: false,
-            strict: false,
+            validation: Validation::Warn,
         }
     );
 
@@ -1050,8 +1056,8 @@ data:
     let cm = |data: &str| format!("apiVersion: v1\nkind: ConfigMap\ndata:\n{data}");
     let table = [
         (
-            cm("  patch: '{kind: A}'\n  foo: bar\n"),
-            "data.foo: unknown key; known keys are type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, at, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, strict",
+            cm("  patch: '{kind: A, metadata: {name: a}}'\n  foo: bar\n"),
+            "data.foo: unknown key; known keys are type, patch, original, group, version, kind, name, namespace, labelSelector, annotationSelector, at, allowNameChange, allowKindChange, newListItems, inferMergeKeys, conflicts, compatibility, crdMergeKeys, validation, strict, failOn",
         ),
         (
             cm("  kind: Deployment\n"),

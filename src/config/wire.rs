@@ -16,19 +16,119 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Seq
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{Compat, ConfigError, Conflicts, PatchKind, PatchOptions};
+use super::{Compat, ConfigError, Conflicts, FailOn, PatchKind, PatchOptions, Validation};
 use crate::merge::merge2::NewItems;
 use crate::path::{Path, Seg};
 use crate::select::target::TargetSpec;
 use crate::yaml::{to_json, Node};
 
-/// Reads a config node into `T`, naming the field at fault on error.
-pub(super) fn deserialize<T: DeserializeOwned>(node: &Node<'_>) -> Result<T, ConfigError> {
-    let json = to_json(node).map_err(|e| ConfigError::new(e.path, e.message))?;
-    serde_path_to_error::deserialize(Strict(json)).map_err(|e| {
+/// The most errors one reading of a config reports: past them, the rest are left unsaid.
+pub(super) const MAX_ERRORS: usize = 64;
+
+/// Reads a config node into `T`, and every field at fault, not only the first: each error's
+/// field is taken out (or, for an element of a list or a required field, the nearest field of
+/// an object around it) and the rest read again, up to [`MAX_ERRORS`]. The value is what was
+/// read once the faulty fields were taken out (`None` when nothing could be), so that the
+/// caller can check the rest. An unknown field gets the known one closest to it (`tagret` →
+/// `target`).
+pub(super) fn read_all<T: DeserializeOwned>(node: &Node<'_>) -> (Option<T>, Vec<ConfigError>) {
+    let mut json = match to_json(node) {
+        Ok(j) => j,
+        Err(e) => return (None, vec![ConfigError::new(e.path, e.message)]),
+    };
+    let mut errors: Vec<ConfigError> = Vec::new();
+    // Fields taken out, by the object that held them: a "missing field" about one of them
+    // is no error of the user's.
+    let mut removed: Vec<(Path, String)> = Vec::new();
+    loop {
+        let e = match serde_path_to_error::deserialize::<_, T>(Strict(json.clone())) {
+            Ok(v) => return (Some(v), errors),
+            Err(e) => e,
+        };
         let field = field_path(e.path());
-        ConfigError::new(field, e.into_inner().to_string())
-    })
+        let message = e.into_inner().to_string();
+        let missing = message
+            .strip_prefix("missing field `")
+            .and_then(|m| m.split('`').next())
+            .map(str::to_owned);
+        let ours = missing
+            .as_deref()
+            .is_some_and(|m| removed.iter().any(|(at, key)| *at == field && key == m));
+        if !ours {
+            errors.push(ConfigError::new(field.clone(), with_suggestion(message)));
+        }
+        if errors.len() >= MAX_ERRORS {
+            return (None, errors);
+        }
+        // What to take out: the field itself, or where that cannot be read past (a list's
+        // element, a field that must be there), the nearest field around it.
+        let mut at = field.clone();
+        if missing.is_some() {
+            // The error is about the object that lacks the field: take the object out.
+        } else if let Some(Seg::Field(key)) = at.0.last() {
+            let parent = Path(at.0[..at.0.len() - 1].to_vec());
+            if take_out(&mut json, &at) {
+                removed.push((parent, key.clone()));
+                continue;
+            }
+            return (None, errors);
+        }
+        // Climb to the nearest field of an object, and take that out.
+        while !matches!(at.0.last(), Some(Seg::Field(_))) {
+            if at.0.pop().is_none() {
+                return (None, errors);
+            }
+        }
+        let Some(Seg::Field(key)) = at.0.last().cloned() else {
+            return (None, errors);
+        };
+        let parent = Path(at.0[..at.0.len() - 1].to_vec());
+        if !take_out(&mut json, &at) {
+            return (None, errors);
+        }
+        removed.push((parent, key));
+    }
+}
+
+/// Removes the member `at` (a path ending in a field) from `json`; false when it is not there.
+fn take_out(json: &mut Value, at: &Path) -> bool {
+    let Some((Seg::Field(key), parents)) = at.0.split_last() else {
+        return false;
+    };
+    let mut v = json;
+    for seg in parents {
+        v = match (seg, v) {
+            (Seg::Field(k), Value::Object(m)) => match m.get_mut(k) {
+                Some(v) => v,
+                None => return false,
+            },
+            (Seg::Index(i), Value::Array(a)) => match a.get_mut(*i) {
+                Some(v) => v,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    match v {
+        Value::Object(m) => m.shift_remove(key).is_some(),
+        _ => false,
+    }
+}
+
+/// serde's "unknown field `tagret`, expected one of `type`, ..., `target`": with the known
+/// field closest to the one written, when one is close (`; did you mean `target`?`).
+fn with_suggestion(message: String) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message;
+    };
+    let Some((written, expected)) = rest.split_once("`, expected ") else {
+        return message;
+    };
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    match crate::schema::suggest::closest(written, known.iter().copied()) {
+        Some(meant) => format!("{message}; did you mean `{meant}`?"),
+        None => message,
+    }
 }
 
 /// serde's path to a field, as ours.
@@ -215,6 +315,12 @@ pub(super) enum MergeKind {
 pub(super) struct MergeSpec {
     /// Patch operations, applied in order: each one sees the output of the previous one.
     pub patches: Option<Vec<PatchSpec>>,
+    /// What fails the run: `error` (the default: error results only) or `warning` (every
+    /// warning is an error too: a target that selects nothing, a schema finding kept as a
+    /// warning, a merge3 conflict, a CRD that cannot be read). For hosts that show nothing of a
+    /// function that succeeds, as kustomize does with an exec plugin's messages.
+    #[schemars(extend("default" = "error"))]
+    pub fail_on: Option<FailOn>,
     /// Merge metadata (how lists are merged) for kinds the built-in Kubernetes schema lacks.
     /// CustomResourceDefinitions among the items are read without being declared here.
     pub schema: Option<SchemaSpec>,
@@ -226,6 +332,9 @@ pub(super) struct MergeSpec {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[schemars(extend("oneOf" = [{"required": ["patch"]}, {"required": ["path"]}]))]
 pub(super) struct PatchSpec {
+    /// A name for the patch, which results and messages use instead of its place
+    /// (`patch "scale-web" (merge2)` for `patch[3] (merge2)`); unique among the patches.
+    pub name: Option<String>,
     /// How the patch is applied: `merge2` (strategic merge; aliases `StrategicMerge`,
     /// `StrategicMergePatch`), `json6902` (RFC 6902 operations; `JsonPatch`, `JSON6902`),
     /// `jsonmerge` (RFC 7386; `MergePatch`, `JsonMergePatch`), `merge3` (3-way merge with
@@ -403,10 +512,15 @@ pub(super) struct Options {
     /// the input declares. Default `true`; `false` with kustomize compatibility, as kustomize
     /// reads no CRDs for merge keys.
     pub crd_merge_keys: Option<bool>,
-    /// Check the patch against the schema of each kind it is applied to: an unknown field or a
-    /// value of the wrong type is a warning, or with `strict: true` an error.
-    #[serde(default)]
-    pub strict: bool,
+    /// What the schema check of the patch finds is: an unknown field of a kind whose schema is
+    /// known, a value of the wrong type, a field the kind requires removed, a target pattern
+    /// that reads as a glob. `error` (the default; `warn` with kustomize compatibility, as
+    /// kustomize says nothing of them) fails the run; `warn` reports them and patches anyway.
+    #[schemars(extend("default" = "error"))]
+    pub validation: Option<Validation>,
+    /// The older spelling of `validation`: `true` is `validation: error`, `false` is
+    /// `validation: warn`.
+    pub strict: Option<bool>,
 }
 
 /// `compatibility`, as the config writes it.
@@ -426,8 +540,27 @@ impl Options {
             allow_name_change: self.allow_name_change,
             allow_kind_change: self.allow_kind_change,
             conflicts: self.conflicts,
-            strict: self.strict,
             ..PatchOptions::default()
+        };
+        let strict = self.strict.map(|s| {
+            if s {
+                Validation::Error
+            } else {
+                Validation::Warn
+            }
+        });
+        let validation = match (self.validation, strict) {
+            (Some(v), Some(s)) if v != s => {
+                return Err(ConfigError::new(
+                    at.field("strict"),
+                    format!(
+                        "strict: {} contradicts validation: {}; give one of them",
+                        self.strict == Some(true),
+                        v.as_str()
+                    ),
+                ))
+            }
+            (v, s) => v.or(s),
         };
         match self.compatibility {
             Some(Compatibility::Kustomize) => {
@@ -462,6 +595,7 @@ impl Options {
             }
         }
         o.crd_merge_keys = self.crd_merge_keys.unwrap_or(o.compat == Compat::Native);
+        o.validation = validation.unwrap_or(Validation::default_for(o.compat));
         Ok(o)
     }
 }
@@ -578,6 +712,27 @@ pub(super) struct PatchTransformerConfig {
     #[serde(rename = "patch")]
     pub _patch: Option<PatchValue>,
     pub path: Option<String>,
+    pub target: Option<TargetSpec>,
+    pub options: Option<KustomizeOptions>,
+}
+
+/// The patch fields of a kustomization (its other fields are checked one by one, by name).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct KustomizationPatches {
+    pub patches: Option<Vec<KustomizationPatch>>,
+    pub patches_strategic_merge: Option<Vec<String>>,
+    #[serde(rename = "patchesJson6902")]
+    pub patches_json6902: Option<Vec<KustomizationPatch>>,
+}
+
+/// An entry of a kustomization's `patches` (or `patchesJson6902`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct KustomizationPatch {
+    pub path: Option<String>,
+    #[serde(rename = "patch")]
+    pub _patch: Option<PatchValue>,
     pub target: Option<TargetSpec>,
     pub options: Option<KustomizeOptions>,
 }

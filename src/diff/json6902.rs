@@ -12,14 +12,14 @@
 //! one cannot, the list is edited by index. Other lists are edited by index (element by element,
 //! then `add` or `remove` at the end), or replaced whole when that takes fewer operations.
 //!
-//! Mapping keys are paired as data ([`key_text`]): a field both versions have is addressed as
+//! Mapping keys are paired as data (`key_text`): a field both versions have is addressed as
 //! OLD spells it; a field only NEW has is added under the text of its key as data (a JSON
 //! pointer makes a string key: `0x1` is added as `1`, the same key to Kubernetes). Fields that
 //! go are removed before any is added.
 //!
-//! What the operations cost the engine is counted from above ([`Cost`]: the list elements key
+//! What the operations cost the engine is counted from above (`Cost`: the list elements key
 //! selectors examine, the elements inserts and removes shift), and a collection is edited in
-//! place only while its own operations cost at most [`allowance`] (eight times `n log n` for
+//! place only while its own operations cost at most `allowance` (eight times `n log n` for
 //! `n` elements) and the whole patch stays within the engine's budgets: a keyed list reordered
 //! through and through (20,000 containers, the odd ones first, would take 10,000 moves, each
 //! reading the list) is edited by index instead, or replaced whole when that takes fewer

@@ -12,7 +12,7 @@
 //!   as a `Merge` functionConfig or a kustomization's `patches:` (made for kustomize:
 //!   [`Options::kustomize`]).
 //!
-//! The rule, checked on every patch before it is handed out ([`verify`]): the patch, written
+//! The rule, checked on every patch before it is handed out (`verify`): the patch, written
 //! and read back, applied to OLD by the engine it is made for (`merge2::merge` with
 //! [`Options::merge2_options`], `json6902::patch` — with kustomize's options for the kustomize
 //! flavour —, `jsonmerge::merge`) gives NEW as data, except where a [`Warning`] says why it
@@ -183,7 +183,7 @@ pub enum DiffErrorKind {
     #[error("{0}")]
     Alias(AliasError),
     /// The patch made, written and read back and applied to OLD by the engine it is made for,
-    /// does not give NEW (see [`verify`]): it is not handed out. Says what went wrong: the patch
+    /// does not give NEW (see `verify`): it is not handed out. Says what went wrong: the patch
     /// does not read back or does not apply, or where the result differs from NEW.
     #[error("{0}")]
     NotReproduced(String),

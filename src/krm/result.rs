@@ -72,6 +72,12 @@ impl FnResult {
         self
     }
 
+    /// Adds these tags, in order.
+    pub fn tags(mut self, tags: Vec<(String, String)>) -> Self {
+        self.tags.extend(tags);
+        self
+    }
+
     pub fn tag(mut self, k: &str, v: impl Into<String>) -> Self {
         self.tags.push((k.to_owned(), v.into()));
         self

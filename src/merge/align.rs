@@ -14,6 +14,7 @@ use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 pub use crate::yaml::index::{data_hash, ScalarKey};
+use crate::yaml::place;
 use crate::yaml::{Entry, Kind, Node, MAX_DEPTH};
 
 /// How the elements of a list correspond.
@@ -200,13 +201,12 @@ impl Drop for DepthGuard<'_> {
 
 /// An empty flow collection (`[]`, `{}`) about to receive entries from a block collection
 /// becomes a block collection, so that what it receives is not squeezed onto one line (kyaml
-/// does the same).
+/// does the same); one that stood on its own line (`resources:` then `  {}`, as Helm writes
+/// empty values) opens at that column ([`place::open_empty_flow`]).
 pub fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
     let empty = dest.entries().is_empty() && dest.items().is_empty();
     if dest.is_flow() && empty && !source.is_flow() && dest.kind() == source.kind() {
-        let blank = dest.blank_lines();
-        dest.make_block();
-        dest.set_blank_lines(blank);
+        place::open_empty_flow(dest);
     }
 }
 

@@ -39,7 +39,7 @@
 //! kubectl writes there.
 //!
 //! Presentation: the live object keeps its key order, layout and comments; a value the local
-//! configuration sets keeps the live quoting where it can ([`Keep::BOTH`]) and brings its comments
+//! configuration sets keeps the live quoting where it can (see `yaml::place`) and brings its comments
 //! where it has some; new fields and elements come from the local configuration as written.
 //!
 //! What it must not do: talk to a cluster, select resources, parse or write YAML text, or compare
@@ -56,7 +56,7 @@ use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::{self, Anchors};
-use crate::yaml::place::{replace, Keep};
+use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{from_json, to_json, Entry, Kind, Node};
 
 /// The annotation in which kubectl keeps the configuration it applied last.
@@ -665,14 +665,16 @@ fn is_delete_directive(n: &Node<'_>) -> bool {
 /// Sets a value from the local configuration in the live one's place: live keeps its comments
 /// where the local value has none, its blank lines and its quoting.
 fn set_value<'a>(lv: &mut Node<'a>, new: Node<'a>) {
-    replace(lv, new, Keep::BOTH);
+    replace(lv, new, Keep::COMMENTS);
 }
 
 /// A value as the server stores it when it is new: `null` fields of maps (at any depth, also in
 /// maps inside lists) are dropped, and so are maps holding a `$patch` directive; `null` items
-/// of lists stay.
+/// of lists stay. Its block sequences follow the live document's indentation
+/// ([`place::from_patch`]).
 fn without_nulls(mut n: Node<'_>) -> Node<'_> {
     strip_nulls(&mut n);
+    place::from_patch(&mut n);
     n
 }
 

@@ -22,8 +22,10 @@
 //! a patch cannot change a value's kind, and values the patch does not mention are walked too.
 //!
 //! Presentation: the resource keeps its key order, comments and layout; a node taken from the
-//! patch keeps the patch's comments and style; where both have a comment for the same place,
-//! the patch's wins (kyaml's rule).
+//! patch keeps the patch's comments and style, except that a string replacing a string keeps
+//! the resource's quoting and a block sequence follows the document's indentation (see
+//! `yaml::place`); where both have a comment for the same place, the patch's wins (kyaml's
+//! rule).
 //!
 //! What it must not do: select resources, parse or write text, or look at anything but the two
 //! nodes, the schema and the options.
@@ -35,7 +37,7 @@ use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 use crate::yaml::index::KeyPositions;
-use crate::yaml::place::{replace, Keep};
+use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{Entry, Kind, Node};
 
 mod kustomize;
@@ -279,6 +281,7 @@ impl<'a> Merger<'_, '_, 'a> {
             }
             Kind::Seq => {
                 let mut n: Node<'a> = patch.shell();
+                place::shell_from_patch(&mut n);
                 match self.value(&mut n, patch, at, meta)? {
                     Fate::Keep => Ok(Some(n)),
                     Fate::Delete => Ok(None),
@@ -320,6 +323,7 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
+        align::block_if_empty(dest, patch);
         self.fields(dest, patch, at, &d, false)?;
         Ok(Fate::Keep)
     }
@@ -500,6 +504,7 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(Fate::Keep);
         }
         dest.take_comments_of(patch.comments());
+        align::block_if_empty(dest, patch);
         match kind {
             ListKind::Set => self.merge_set(dest, &elements),
             ListKind::Keyed(keys) => self.merge_keyed(dest, &elements, at, &keys)?,
@@ -517,6 +522,7 @@ impl<'a> Merger<'_, '_, 'a> {
         kind: &ListKind,
     ) -> Result<Node<'a>, MergeError> {
         let mut fresh: Node<'a> = patch.shell();
+        place::shell_from_patch(&mut fresh);
         let mut out = Vec::with_capacity(elements.len());
         for (i, e) in elements.iter().enumerate() {
             let seg = || match kind {
@@ -565,7 +571,11 @@ impl<'a> Merger<'_, '_, 'a> {
             .iter()
             .zip(&patch_ids)
             .filter(|(_, id)| !in_dest.contains(id) && is_new.insert(**id))
-            .map(|(p, _)| (*p).clone())
+            .map(|(p, _)| {
+                let mut n = (*p).clone();
+                place::from_patch(&mut n);
+                n
+            })
             .collect();
         match self.opts.new_items {
             NewItems::Append => items.extend(new),

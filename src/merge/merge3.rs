@@ -31,14 +31,16 @@
 //!   `null` stays (same conflict), rather than going, so that merging again changes nothing.
 //!
 //! Comments: a scalar's comment travels with its value: when the upstream value is taken, its
-//! comment comes with it if upstream changed the comment, otherwise `dest`'s comment stays; a
+//! comment comes with it if upstream changed the comment, otherwise `dest`'s comment stays,
+//! except a line comment on a value `dest` had changed (a conflict upstream won: `replicas: 5 #
+//! scaled by hand` speaks of the 5, not of upstream's value, which gets upstream's); a
 //! change of comment alone is taken only where `dest` still has the original's value and comment.
 //! Comments on keys (head comments, and the comment after `key:` of a collection) merge three-way
 //! on their own: upstream's are taken where `dest`'s are still the original's (kyaml's "Update
 //! comment" / "Don't update local modified comment").
 //!
 //! Presentation: `dest` keeps its key order, layout, comments and quoting (a replaced string keeps
-//! its quotes where it can: [`Keep::QUOTING`]); nodes taken from `updated` keep `updated`'s. Unlike
+//! its quotes where it can, see `yaml::place`); nodes taken from `updated` keep `updated`'s. Unlike
 //! kyaml, new keys follow `updated`'s order rather than lexicographic order.
 //!
 //! What it must not do: pair resources (deleting and adding whole resources is the caller's job),
@@ -54,7 +56,7 @@ use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
 use crate::yaml::one_line;
-use crate::yaml::place::{replace, same_value, Keep};
+use crate::yaml::place::{self, replace, same_value, Keep};
 use crate::yaml::{Comments, Entry, Kind, Node};
 
 /// How to merge.
@@ -163,7 +165,7 @@ pub fn merge<'a, 'p: 'a>(
         Fate::Keep => {}
         Fate::Remove => *dest = Node::null(),
         Fate::Set(n) => {
-            replace(dest, n, Keep::QUOTING);
+            replace(dest, n, Keep::NO_COMMENTS);
         }
     }
     Ok(out)
@@ -471,7 +473,7 @@ impl<'a> Merger<'_, '_, 'a> {
         if on.is_some_and(|on| on.same_data(un)) {
             // Only comments changed upstream: taken where the local copy is still the original.
             if on.is_some_and(|on| identical(d, on)) {
-                self.take(d, un, on, at, meta)?;
+                self.take(d, un, on, at, meta, false)?;
             }
             return Ok(Fate::Keep);
         }
@@ -487,12 +489,15 @@ impl<'a> Merger<'_, '_, 'a> {
         if !local_unchanged {
             conflict(out, ConflictKind::BothChanged, Some(d), Some(un));
         }
-        self.take(d, un, on, at, meta)?;
+        self.take(d, un, on, at, meta, !local_unchanged)?;
         Ok(Fate::Keep)
     }
 
     /// Puts upstream's value in `d`'s place. Its own comments come along when upstream changed
-    /// them (relative to `on`); otherwise `d` keeps its own.
+    /// them (relative to `on`); otherwise `d` keeps its own, except, when `d` held a value of
+    /// its own that upstream's overrides (`overridden`, a conflict upstream won), the line
+    /// comment: that one speaks of the local value (`replicas: 5 # scaled by hand`), and the
+    /// value written is upstream's, with upstream's line comment.
     fn take<'p: 'a>(
         &self,
         d: &mut Node<'a>,
@@ -500,6 +505,7 @@ impl<'a> Merger<'_, '_, 'a> {
         on: Option<&Node<'p>>,
         at: Cursor,
         meta: &FieldMeta,
+        overridden: bool,
     ) -> Result<(), MergeError> {
         let Some(mut new) = self.build(un, at, meta)? else {
             return Ok(());
@@ -515,9 +521,13 @@ impl<'a> Merger<'_, '_, 'a> {
             return Ok(());
         }
         if !upstream_changed {
+            let line = new.comments().line.clone();
             *new.comments_mut() = d.comments().clone();
+            if overridden {
+                new.comments_mut().line = line;
+            }
         }
-        replace(d, new, Keep::QUOTING);
+        replace(d, new, Keep::NO_COMMENTS);
         Ok(())
     }
 
@@ -671,7 +681,7 @@ impl<'a> Merger<'_, '_, 'a> {
             Fate::Keep => true,
             Fate::Remove => false,
             Fate::Set(n) => {
-                replace(&mut entry.value, n, Keep::QUOTING);
+                replace(&mut entry.value, n, Keep::NO_COMMENTS);
                 true
             }
         })
@@ -731,7 +741,7 @@ impl<'a> Merger<'_, '_, 'a> {
                 Ok(Fate::Keep) => kept.push(item),
                 Ok(Fate::Remove) => {}
                 Ok(Fate::Set(n)) => {
-                    replace(&mut item, n, Keep::QUOTING);
+                    replace(&mut item, n, Keep::NO_COMMENTS);
                     kept.push(item);
                 }
                 Err(e) => {
@@ -820,6 +830,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let mut scratch = Vec::new();
         let fits = |k: Kind| on.is_none_or(|n| n.kind() == k);
         let mut n: Node<'a> = un.shell();
+        place::shell_from_patch(&mut n);
         match un.kind() {
             Kind::Map if !meta.replace && fits(Kind::Map) => {
                 self.map(&mut n, on, Some(un), at, &mut scratch)?;
@@ -834,7 +845,11 @@ impl<'a> Merger<'_, '_, 'a> {
                         self.keyed(&mut n, on, Some(un), &keys, at, &mut scratch)?
                     }
                     ListKind::Set => set(&mut n, on, Some(un)),
-                    ListKind::Atomic => return Ok(Some(un.clone())),
+                    ListKind::Atomic => {
+                        let mut list = un.clone();
+                        place::from_patch(&mut list);
+                        return Ok(Some(list));
+                    }
                 }
                 if n.items().is_empty() && !keep_empty {
                     return Ok(None);
@@ -1171,8 +1186,9 @@ mod tests {
         let upd = DEPLOY.to_owned() + "        args: [y]\n";
         let dest = DEPLOY.replace("      - name: app\n        image: app:1\n", "        []\n");
         let (out, cs) = run(orig, &upd, &dest);
+        // It stands where the empty `[]` stood on its own line.
         assert!(
-            out.ends_with("containers:\n      - name: app\n        args: [y]\n"),
+            out.ends_with("containers:\n        - name: app\n          args: [y]\n"),
             "{out}"
         );
         assert_eq!(

@@ -9,7 +9,8 @@
 //!
 //! Presentation: where the target keeps a node its key order, comments and styles stay; new
 //! members are appended in the patch's order; a node taken from the patch keeps the patch's
-//! comments and style; where both have a comment for the same place the patch's wins (kyaml's
+//! comments and style, except that a string replacing a string keeps the target's quoting and a
+//! block sequence follows the document's indentation (see `yaml::place`); where both have a comment for the same place the patch's wins (kyaml's
 //! rule, as in `merge2`). A patch written in flow style (JSON) is made block style first, so a
 //! YAML document stays block YAML.
 //!
@@ -19,7 +20,7 @@
 use crate::path::{Path, Seg};
 use crate::yaml::anchors::{anchors_of, detached, Anchors};
 use crate::yaml::index::KeyPositions;
-use crate::yaml::place::{replace, Keep};
+use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{AliasError, Entry, Node, MAX_DEPTH};
 
 /// A merge patch that cannot be applied; the target is then unchanged.
@@ -105,7 +106,9 @@ fn merge_value<'a, 'p: 'a>(
     depth: usize,
 ) -> Result<(), MergePatchError> {
     if !patch.is_map() {
-        replace(dest, patch.clone(), Keep::COMMENTS);
+        let mut new = patch.clone();
+        place::from_patch(&mut new);
+        replace(dest, new, Keep::COMMENTS);
         return Ok(());
     }
     // An alias whose anchor is unknown stays an alias, and is replaced below like any value
@@ -126,6 +129,9 @@ fn merge_value<'a, 'p: 'a>(
         replace(dest, patch.shell(), Keep::COMMENTS);
     } else {
         dest.take_comments_of(patch.comments());
+        if dest.is_flow() && dest.entries().is_empty() && !patch.is_flow() {
+            place::open_empty_flow(dest);
+        }
     }
     // A member named twice is its last entry, as JSON readers take it.
     let mut last: crate::hash::HashMap<&str, usize> = crate::hash::HashMap::default();
@@ -165,7 +171,9 @@ fn merge_value<'a, 'p: 'a>(
                     merge_value(&mut v, &pe.value, anchors, depth + 1)?;
                     v
                 } else {
-                    pe.value.clone()
+                    let mut v = pe.value.clone();
+                    place::from_patch(&mut v);
+                    v
                 };
                 if let Some(es) = dest.entries_mut() {
                     es.push(Entry {

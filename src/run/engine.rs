@@ -15,8 +15,8 @@
 //! behind the "selects nothing" results (reported by [`Engine::finish`]), and the resources a
 //! merge3 update adds (made at the end, then put through the steps that follow it).
 //!
-//! The engine's state is four values, each with its own module: the [`Report`] (results and
-//! counts), the [`Aliases`] of the document being read, the [`Renames`] written so far, and
+//! The engine's state is four values, each with its own module: the `Report` (results and
+//! counts), the `Aliases` of the document being read, the `Renames` written so far, and
 //! kyaml's settled state of the item being processed. A [`Setup`] (the plan, the schema with
 //! the input's CRDs, the functionConfig's identity) is shared by every engine of a run: an
 //! engine for another share of the items ([`Engine::fork`]) is a fresh state over the same
@@ -141,7 +141,7 @@ pub fn run<'a>(plan: &Plan, items: Vec<Item<'a>>, config: Option<&Id<'static>>) 
     run_document(plan, items, config, None)
 }
 
-/// [`run`]; with `wrapper`, the items are one document with the root mapping of the
+/// `run`; with `wrapper`, the items are one document with the root mapping of the
 /// ResourceList or `List` around them (its `items` entry empty meanwhile): anchors reach from
 /// the part before the items into them, from item to item, and from them into the part after.
 pub fn run_document<'a>(
@@ -166,15 +166,22 @@ pub fn run_document<'a>(
 }
 
 impl<'p> Engine<'p> {
-    /// The engine of a run: the plan's warnings and the setup's reported first.
+    /// The engine of a run: the plan's warnings and the setup's reported first (those about a
+    /// step's target when the run ends, with what the target selected).
     pub fn new(setup: &'p Setup<'p>) -> Self {
         let mut engine = Engine::share(setup, Aliases::default(), Renames::default());
         for s in &setup.plan.steps {
-            for w in &s.warnings {
+            for w in s.warnings.iter().filter(|w| !w.about_target) {
                 engine.report.push(
-                    FnResult::new(Severity::Warning, format!("{}: {}", s.label(), w.message))
-                        .at_field(w.field.clone())
-                        .tag("patch", s.index.to_string()),
+                    FnResult::new(
+                        Severity::Warning,
+                        match &w.hint {
+                            Some(h) => format!("{}: {}; {h}", s.label(), w.message),
+                            None => format!("{}: {}", s.label(), w.message),
+                        },
+                    )
+                    .at_field(w.field.clone())
+                    .tags(s.tags()),
                 );
             }
         }
@@ -200,7 +207,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Adds what a fork did, as if this engine had read its share after what it read or
-    /// absorbed so far (see [`Report::absorb`]).
+    /// absorbed so far (see `Report::absorb`).
     pub fn absorb(&mut self, mut fork: Engine<'p>) {
         let log = fork.renames.take_log();
         self.report.absorb(fork.report, log, &mut self.renames);
@@ -218,13 +225,19 @@ impl<'p> Engine<'p> {
         self.aliases.end_document();
     }
 
+    /// Some of the input could not be read: the closing results do not say that a target
+    /// selects nothing (what it was meant for may be in what was not read).
+    pub fn input_unread(&mut self) {
+        self.report.unread = true;
+    }
+
     /// Whether a step failed so far.
     pub fn failed(&self) -> bool {
         self.report.failed
     }
 
     /// Reads and settles the entries `range` of a wrapper's root mapping (see
-    /// [`Aliases::wrapper_entries`]); an error is about the document outside its items.
+    /// `Aliases::wrapper_entries`); an error is about the document outside its items.
     pub fn wrapper_entries(&mut self, root: &mut Node<'_>, range: std::ops::Range<usize>) -> bool {
         match self.aliases.wrapper_entries(root, range) {
             Ok(changed) => changed,
@@ -265,7 +278,7 @@ impl<'p> Engine<'p> {
     }
 
     /// Applies every step, in order, to one item. `None`: a step deleted it. A list kind's
-    /// items are the resources ([`Engine::process_list`]).
+    /// items are the resources (`Engine::process_list`).
     pub fn process<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
         if krm::is_list_kind(&item.node) {
             return self.process_list(item);
@@ -488,7 +501,7 @@ impl<'p> Engine<'p> {
                         )
                         .about(&node)
                         .at_field(Path::fields(&["metadata", "annotations", &key]))
-                        .tag("patch", step.index.to_string()),
+                        .tags(step.tags()),
                     );
                 }
                 self.place_new(&mut node);

@@ -7,7 +7,7 @@
 //!
 //! What it must not do: select, or know which walker runs (the step passes it in).
 
-use crate::config::{Action, Conflicts, Step};
+use crate::config::{Action, Conflicts, Step, Validation};
 use crate::error::{Cause, PatchFailure};
 use crate::krm::{FnResult, Item, Severity};
 use crate::merge::merge3;
@@ -133,6 +133,7 @@ impl Engine<'_> {
     ) {
         self.fail(PatchFailure {
             step: step.index,
+            name: step.name.clone(),
             kind: step.kind(),
             resource: was.clone(),
             file: file_of(node),
@@ -152,7 +153,7 @@ impl Engine<'_> {
             let mut res = FnResult::new(severity, format!("{}: conflict: {}", step.label(), text))
                 .about(node)
                 .at_field(c.path.clone())
-                .tag("patch", step.index.to_string());
+                .tags(step.tags());
             res.current = c.local.clone();
             res.proposed = c.upstream.clone();
             self.report.push(res);
@@ -161,7 +162,7 @@ impl Engine<'_> {
 
     /// Checks a step's patch against the schema of the item's kind, once per step, document and
     /// kind: unknown fields, values of the wrong type, required fields removed. Findings are
-    /// warnings, or errors under `options.strict`.
+    /// errors, or warnings under `options.validation: warn`.
     pub(super) fn check(&mut self, step: &Step, item: &Item<'_>, patch: CheckedPatch<'_>) {
         let id = Id::of(&item.node);
         let document = match patch {
@@ -186,20 +187,19 @@ impl Engine<'_> {
                     .collect()
             }
         };
-        let severity = if step.options.strict {
-            Severity::Error
-        } else {
-            Severity::Warning
+        let (severity, escape) = match step.options.validation {
+            Validation::Error => (Severity::Error, VALIDATION_ESCAPE),
+            Validation::Warn => (Severity::Warning, ""),
         };
         for (op, finding) in findings {
             let place = op.map(|i| format!("op {i}: ")).unwrap_or_default();
             let mut res = FnResult::new(
                 severity,
-                format!("{}: {place}{}", step.label(), finding.kind),
+                format!("{}: {place}{}{escape}", step.label(), finding.kind),
             )
             .about(&item.node)
             .at_field(finding.path.clone())
-            .tag("patch", step.index.to_string())
+            .tags(step.tags())
             .tag("check", "schema");
             if documents(&step.action) > 1 {
                 res = res.tag("document", (document + 1).to_string());
@@ -212,6 +212,10 @@ impl Engine<'_> {
     }
 }
 
+/// What an error the schema check found says of how to let it through.
+pub const VALIDATION_ESCAPE: &str =
+    " (options.validation: warn makes it a warning, and the patch is applied as written)";
+
 /// A failure about the item as it is.
 pub fn failure(
     step: &Step,
@@ -221,6 +225,7 @@ pub fn failure(
 ) -> PatchFailure {
     PatchFailure {
         step: step.index,
+        name: step.name.clone(),
         kind: step.kind(),
         resource: Id::of(node).into_owned(),
         file: file_of(node),

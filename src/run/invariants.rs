@@ -132,7 +132,7 @@ pub(crate) fn enforce<'a>(
                 )
                 .about(node)
                 .at_field(Path::fields(&["metadata", "annotations", &key]))
-                .tag("patch", step.index.to_string()),
+                .tags(step.tags()),
             );
         }
     }

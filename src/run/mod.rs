@@ -40,6 +40,7 @@ mod steps;
 
 pub use crate::krm::{FnResult, Severity};
 pub use pieces::Pieces;
+pub use report::escalate;
 
 use crate::config::{self, Plan};
 use crate::krm::{self, Input, ReadError, StreamOut};
@@ -78,12 +79,16 @@ impl Output {
 }
 
 /// How a run reads its input besides the text: what the command line says.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// Which files a ResourceList's functionConfig may read (KRM mode: `--load-restrictor`).
     pub restrictor: config::LoadRestrictor,
     /// How the input is cut into pieces read on every core.
     pub pieces: Pieces,
+    /// The functionConfig's file, when the caller knows it and the ResourceList does not say
+    /// (`kpt fn eval --fn-config FILE`), with the identity of the config it holds: its `path:`
+    /// files are read relative to it when the ResourceList's functionConfig has that identity.
+    pub config_file: Option<(std::path::PathBuf, Id<'static>)>,
 }
 
 /// KRM mode: reads a ResourceList, applies its functionConfig, returns the ResourceList with its
@@ -111,18 +116,17 @@ pub fn run_krm(src: &str, options: &Options) -> Output {
         pieces: options.pieces,
         parses: &parses,
     };
-    let restrictor = options.restrictor;
     let mut out = match Reading::of(src) {
-        Reading::Items(_) => krm_items(src, restrictor, reader),
+        Reading::Items(_) => krm_items(src, options, reader),
         Reading::Documents | Reading::Whole => None,
     }
-    .unwrap_or_else(|| krm_whole(src, restrictor, reader));
+    .unwrap_or_else(|| krm_whole(src, options, reader));
     out.parsed = parses.bytes();
     out
 }
 
 /// KRM mode for a block ResourceList, read by its items. `None`: read it whole.
-fn krm_items(src: &str, restrictor: config::LoadRestrictor, reader: Reader<'_>) -> Option<Output> {
+fn krm_items(src: &str, options: &Options, reader: Reader<'_>) -> Option<Output> {
     let Reading::Items(layout) = Reading::of(src) else {
         return None;
     };
@@ -132,7 +136,7 @@ fn krm_items(src: &str, restrictor: config::LoadRestrictor, reader: Reader<'_>) 
     let config_id = Id::of(fc).into_owned();
     // An invalid functionConfig: the whole read reports it, with the items as they came (and
     // reports first whatever else is wrong with them, which nothing here has read yet).
-    let plan = config::plan_with(fc, &krm_load(fc, restrictor)).ok()?;
+    let plan = config::plan_with(fc, &krm_load(fc, options)).ok()?;
     items_run(src, layout, &wrapper, &plan, Some(&config_id), reader, true)
 }
 
@@ -201,7 +205,7 @@ fn with_results_after(src: &str, results: Vec<FnResult>) -> Output {
 }
 
 /// KRM mode for input read whole.
-fn krm_whole(src: &str, restrictor: config::LoadRestrictor, reader: Reader<'_>) -> Output {
+fn krm_whole(src: &str, options: &Options, reader: Reader<'_>) -> Output {
     reader.parses.add(src);
     let input = match Input::read(src) {
         Ok(i) => i,
@@ -222,25 +226,30 @@ fn krm_whole(src: &str, restrictor: config::LoadRestrictor, reader: Reader<'_>) 
         ));
     }
     let Some(fc) = input.function_config() else {
-        // As with an empty ConfigMap (kpt's `function-input` without arguments): nothing to do.
-        let r = FnResult::new(
-            Severity::Info,
-            "the ResourceList has no functionConfig: nothing to do",
-        );
+        // Nothing says what to patch: an error saying how to give it (an empty ConfigMap,
+        // kpt's `function-input` without arguments, says the same when the plan is made).
+        let r = FnResult::new(Severity::Error, report::NO_CONFIG);
         return written(input, vec![r]);
     };
     let config_id = Id::of(fc).into_owned();
-    match config::plan_with(fc, &krm_load(fc, restrictor)) {
+    match config::plan_with(fc, &krm_load(fc, options)) {
         Ok(plan) => run_whole(src, input, &plan, Some(&config_id)),
-        Err(e) => {
-            let r = FnResult::new(
+        Err(errors) => written(input, invalid_config(&errors)),
+    }
+}
+
+/// A functionConfig that does not validate: an error result per field at fault.
+pub fn invalid_config(errors: &config::ConfigErrors) -> Vec<FnResult> {
+    errors
+        .iter()
+        .map(|e| {
+            FnResult::new(
                 Severity::Error,
                 format!("invalid functionConfig: {}", e.message),
             )
-            .at_field(e.field.clone());
-            written(input, vec![r])
-        }
-    }
+            .at_field(e.field.clone())
+        })
+        .collect()
 }
 
 /// KRM mode for input that is not text at all: an empty ResourceList carrying the error.
@@ -347,28 +356,74 @@ pub fn run_input_with(
     run_whole(src, input, plan, config)
 }
 
-/// Where a ResourceList's functionConfig reads its files in KRM mode: relative to its own
-/// file's directory when kpt says where that is (its path annotation, relative to the package
-/// root, which is the current directory), else relative to the current directory; and, unless
-/// `restrictor` lifts it, confined to the current directory's tree: the package root under kpt,
-/// and, with no file known, the only directory the host named.
-fn krm_load(fc: &Node<'_>, restrictor: config::LoadRestrictor) -> config::Load {
-    config::Load::new(config_dir(fc).as_deref())
+/// Where a ResourceList's functionConfig reads its files in KRM mode, as the standalone filter
+/// reads them, relative to the config file's directory, wherever the host says that is:
+///
+/// * kpt's annotations on the functionConfig (`kpt fn render`: its path in the package, and
+///   the package's own directory, which need not be the current one): that directory, confined
+///   to the package's tree;
+/// * else the file kpt's `--fn-config` named, when the caller found it ([`Options::config_file`],
+///   `kpt fn eval`, which annotates nothing): its directory, confined to its tree;
+/// * else the current directory, and its tree (the package root when kpt runs there).
+///
+/// `--load-restrictor none` lifts the confinement.
+fn krm_load(fc: &Node<'_>, options: &Options) -> config::Load {
+    use config::BaseDir;
+    let restrictor = options.restrictor;
+    if let Some((dir, package)) = config_dir(fc) {
+        let root = package
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("."));
+        let base = match package {
+            Some(p) => p.join(&dir),
+            None => dir,
+        };
+        return config::Load::new(Some(&base))
+            .with_root(Some(&root))
+            .restricted(restrictor)
+            .based(BaseDir::KptAnnotation);
+    }
+    if let Some((file, _)) = options
+        .config_file
+        .as_ref()
+        .filter(|(_, id)| Id::of(fc).same(id))
+    {
+        let dir = file
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        return config::Load::new(Some(dir))
+            .restricted(restrictor)
+            .based(BaseDir::KptFnConfig);
+    }
+    config::Load::new(None)
         .with_root(Some(std::path::Path::new(".")))
         .restricted(restrictor)
+        .based(BaseDir::Unknown)
 }
 
-/// The directory of the functionConfig's file when kpt says where it is: where its `path:`
-/// files are.
-fn config_dir(fc: &Node<'_>) -> Option<std::path::PathBuf> {
+/// The directory of the functionConfig's file when kpt says where it is (its path annotation,
+/// relative to the package), and the package's directory when kpt says that too (an absolute
+/// path: `kpt fn render` runs the function in its own current directory, not the package's).
+fn config_dir(fc: &Node<'_>) -> Option<(std::path::PathBuf, Option<std::path::PathBuf>)> {
     let (path, _) = bookkeeping::file_of(fc)?;
     let dir = std::path::Path::new(path).parent()?;
-    Some(if dir.as_os_str().is_empty() {
+    let dir = if dir.as_os_str().is_empty() {
         std::path::PathBuf::from(".")
     } else {
         dir.to_path_buf()
-    })
+    };
+    let package = fc
+        .get_path(&["metadata", "annotations", PACKAGE_PATH])
+        .and_then(Node::as_str)
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute());
+    Some((dir, package))
 }
+
+/// The annotation `kpt fn render` gives every item and the functionConfig: the package's
+/// directory, absolute.
+const PACKAGE_PATH: &str = "internal.config.kubernetes.io/package-path";
 
 /// `plan` applied to input held whole. A ResourceList's wrapper and items are kept aside as they
 /// came, so that a failed run writes them back without reading the input again.
@@ -486,12 +541,8 @@ mod tests {
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c}}\n  data: {{a: \"1\"}}\nfunctionConfig:\n{}",
             FN.lines().map(|l| format!("  {l}\n")).collect::<String>()
         );
-        let by_items = krm_items(
-            &rl,
-            config::LoadRestrictor::RootOnly,
-            reader(&Parses::default()),
-        )
-        .expect("a block ResourceList");
+        let by_items = krm_items(&rl, &Options::default(), reader(&Parses::default()))
+            .expect("a block ResourceList");
         let whole = run_whole(&rl, Input::read(&rl).unwrap(), &plan(), None);
         let data = |text: &str| {
             let doc = parse_stream(text).unwrap().remove(0).root.unwrap();

@@ -269,6 +269,15 @@ pub fn run_with(
             matches!(d, Patched::Skipped) && c.iter().any(|r| r.severity == Severity::Warning)
         })
         .collect();
+    // A file that could not be read may hold what a target was meant for.
+    if !errors.is_empty()
+        || checks
+            .iter()
+            .flatten()
+            .any(|r| r.severity == Severity::Error)
+    {
+        engine.input_unread();
+    }
     let end = engine.finish();
     let mut results: Vec<FnResult> = checks.into_iter().flatten().collect();
     results.extend(errors);
@@ -277,6 +286,8 @@ pub fn run_with(
         whence.locate(r, files);
     }
     results.extend(run_results);
+    // The warnings about files left out are warnings too.
+    super::report::escalate(plan.fail_on, &mut results);
     let failed = end.failed || results.iter().any(|r| r.severity == Severity::Error);
 
     let outputs: Vec<FileOutput> = done

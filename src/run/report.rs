@@ -9,12 +9,14 @@
 //!
 //! What it must not do: decide whether a patch applies, or change resources.
 
-use crate::config::{Action, Plan, Select, Step};
+use crate::config::{Action, ConfigForm, FailOn, Plan, Select, Step, Validation};
 use crate::hash::{HashMap, HashSet};
 use crate::krm::{FnResult, Severity};
 use crate::patch::json6902;
+use crate::run::guard::VALIDATION_ESCAPE;
 use crate::run::renames::Renames;
 use crate::select::identity::Id;
+use crate::select::target::NearMiss;
 use crate::yaml::Node;
 
 /// What one step did, counted over all items.
@@ -32,7 +34,15 @@ pub struct StepCounts {
     pub found_in: usize,
     /// json6902: the places each operation reached (see `json6902::patch_with`).
     pub reached: Vec<usize>,
+    /// With a target, while it has selected nothing: a resource it nearly selects.
+    pub near: Option<NearMiss>,
+    /// With a target: the first resources it selected (at most [`EXAMPLES`]), as messages name
+    /// them.
+    pub examples: Vec<String>,
 }
+
+/// How many of the resources a target selected a message names.
+pub const EXAMPLES: usize = 3;
 
 impl StepCounts {
     /// Nothing counted yet, for a step.
@@ -44,7 +54,22 @@ impl StepCounts {
         }
     }
 
+    /// Notes a resource the step's target selected, to name in messages.
+    pub fn saw(&mut self, id: &Id<'_>) {
+        if self.examples.len() < EXAMPLES {
+            self.examples.push(id.to_string());
+        }
+    }
+
     fn add(&mut self, o: StepCounts) {
+        if self.near.is_none() {
+            self.near = o.near;
+        }
+        for e in o.examples {
+            if self.examples.len() < EXAMPLES {
+                self.examples.push(e);
+            }
+        }
         self.selected += o.selected;
         self.changed += o.changed;
         for (f, of) in self.found.iter_mut().zip(o.found) {
@@ -77,6 +102,9 @@ pub struct Report {
     /// The files of the items seen (kpt's path annotations), to give new items files of their
     /// own.
     pub files: HashSet<String>,
+    /// Some of the input could not be read: what the steps did not select may be there, so
+    /// "selects no resource" is not said.
+    pub unread: bool,
 }
 
 impl Report {
@@ -89,6 +117,7 @@ impl Report {
             checked: HashMap::default(),
             findings: Vec::new(),
             files: HashSet::default(),
+            unread: false,
         }
     }
 
@@ -159,6 +188,7 @@ impl Report {
             c.add(o);
         }
         self.failed |= share.failed;
+        self.unread |= share.unread;
         self.files.extend(share.files);
         for (key, versions) in share.checked {
             let mine = self.checked.entry(key).or_default();
@@ -169,13 +199,15 @@ impl Report {
     }
 
     /// The closing results: for each step what it selected and did, over every item (see the
-    /// module documentation).
+    /// module documentation); then, under `failOn: warning`, every warning made an error.
     pub fn conclude(&mut self, plan: &Plan) {
+        // The "applied to" results, which a run failed by failOn must not keep.
+        let mut applied = Vec::new();
         for (k, step) in plan.steps.iter().enumerate() {
             let Some(counts) = self.counts.get(k).cloned() else {
                 continue;
             };
-            let tag = step.index.to_string();
+            self.target_warnings(step, &counts);
             if !matches!(step.action, Action::Update { .. }) {
                 self.unmatched(step, &counts);
             }
@@ -195,7 +227,7 @@ impl Report {
                     step.label(),
                     counted(counts.selected, "resource")
                 );
-                self.push(FnResult::new(Severity::Info, message).tag("patch", tag.clone()));
+                self.push(FnResult::new(Severity::Info, message).tags(step.tags()));
             }
             // When the run fails nothing is applied; saying otherwise would mislead.
             if counts.changed > 0 && !self.failed {
@@ -212,29 +244,82 @@ impl Report {
                         counts.changed
                     ),
                 };
-                self.push(FnResult::new(Severity::Info, message).tag("patch", tag));
+                applied.push(self.results.len());
+                self.push(FnResult::new(Severity::Info, message).tags(step.tags()));
             }
         }
-        if plan.steps.is_empty() {
-            self.push(FnResult::new(
+        match plan.form {
+            ConfigForm::Empty => self.push(FnResult::new(Severity::Error, NO_CONFIG)),
+            _ if plan.steps.is_empty() => self.push(FnResult::new(
                 Severity::Info,
                 "no patches in the functionConfig: nothing to do",
-            ));
+            )),
+            _ => {}
+        }
+        if escalate(plan.fail_on, &mut self.results) {
+            self.failed = true;
+            for at in applied.into_iter().rev() {
+                self.results.remove(at);
+            }
         }
     }
 
-    /// A target that selected nothing (a warning), a document without target that found no
-    /// resource (an error).
+    /// The warnings the config made about a step's target (a pattern that reads as a glob),
+    /// with what the target selected: errors, or warnings under `validation: warn`.
+    fn target_warnings(&mut self, step: &Step, counts: &StepCounts) {
+        for w in step.warnings.iter().filter(|w| w.about_target) {
+            let selected = match counts.selected {
+                0 => "it selects no resource".to_owned(),
+                n => {
+                    let more = n.saturating_sub(counts.examples.len());
+                    let others = if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    };
+                    format!("it selects {}{others}", counts.examples.join(", "))
+                }
+            };
+            let (severity, escape) = match step.options.validation {
+                Validation::Error => (Severity::Error, VALIDATION_ESCAPE),
+                Validation::Warn => (Severity::Warning, ""),
+            };
+            let hint = w
+                .hint
+                .as_deref()
+                .map(|h| format!("; {h}"))
+                .unwrap_or_default();
+            self.push(
+                FnResult::new(
+                    severity,
+                    format!("{}: {}: {selected}{hint}{escape}", step.label(), w.message),
+                )
+                .at_field(w.field.clone())
+                .tags(step.tags()),
+            );
+        }
+    }
+
+    /// A target that selected nothing (a warning, naming what it nearly selected), a document
+    /// without target that found no resource (an error); neither when some of the input could
+    /// not be read, where the resources may be.
     fn unmatched(&mut self, step: &Step, counts: &StepCounts) {
-        let tag = step.index.to_string();
+        if self.unread {
+            return;
+        }
         if let Some(t) = step.action.target() {
             if counts.selected == 0 {
+                let near = counts
+                    .near
+                    .as_ref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default();
                 self.push(
                     FnResult::new(
                         Severity::Warning,
-                        format!("{}: target {t} selects no resource", step.label()),
+                        format!("{}: target {t} selects no resource{near}", step.label()),
                     )
-                    .tag("patch", tag.clone()),
+                    .tags(step.tags()),
                 );
             }
         }
@@ -249,9 +334,35 @@ impl Report {
                 d + 1,
                 docs.get(d).map(|n| Id::of(n).to_string()).unwrap_or_default()
             );
-            self.push(FnResult::new(Severity::Error, msg).tag("patch", tag.clone()));
+            self.push(FnResult::new(Severity::Error, msg).tags(step.tags()));
         }
     }
+}
+
+/// What a run with no functionConfig says: what is missing, and how to give it.
+pub const NO_CONFIG: &str = "no functionConfig: nothing says what to patch, so nothing was \
+changed. Give one: kpt fn eval DIR --exec krm-merge --fn-config FN.yaml (or key=value pairs \
+after --: kind=Deployment 'patch=spec: {replicas: 3}'), configPath: FN.yaml in a Kptfile \
+pipeline (kpt fn render), a functionConfig in the ResourceList, or krm-merge --config FN.yaml \
+PATH... for files";
+
+/// Under `failOn: warning`, makes every warning among `results` an error (saying why, at the
+/// end of its message); whether any was. Under `failOn: error`, changes nothing.
+pub fn escalate(fail_on: FailOn, results: &mut [FnResult]) -> bool {
+    if fail_on != FailOn::Warning {
+        return false;
+    }
+    let mut any = false;
+    for r in results
+        .iter_mut()
+        .filter(|r| r.severity == Severity::Warning)
+    {
+        r.severity = Severity::Error;
+        r.message
+            .push_str(" (a warning; failOn: warning makes it an error)");
+        any = true;
+    }
+    any
 }
 
 /// The documents of a step that select resources by their own identity (none when the step has
@@ -301,14 +412,13 @@ fn unreached(step: &Step, counts: &StepCounts) -> Vec<FnResult> {
         return out; // the target's own warning says it
     }
     let resources = counted(counts.selected, "resource");
-    let tag = step.index.to_string();
     if let Some(at) = step.action.at() {
         if counts.found_in == 0 {
             let msg = format!(
                 "{}: at {at} finds nothing in the {resources} the target selects",
                 step.label()
             );
-            out.push(FnResult::new(Severity::Warning, msg).tag("patch", tag.clone()));
+            out.push(FnResult::new(Severity::Warning, msg).tags(step.tags()));
             return out;
         }
     }
@@ -324,7 +434,7 @@ fn unreached(step: &Step, counts: &StepCounts) -> Vec<FnResult> {
                     op.verb(),
                     op.path()
                 );
-                out.push(FnResult::new(Severity::Warning, msg).tag("patch", tag.clone()));
+                out.push(FnResult::new(Severity::Warning, msg).tags(step.tags()));
             }
         }
     }

@@ -352,19 +352,36 @@ impl<'p> Engine<'p> {
     /// Whether `target` selects the item, now or by the name it had when an earlier step
     /// renamed it (counted). Inconsistent build annotations fail the step.
     fn targets(&mut self, k: usize, step: &Step, target: &Target, item: &Item<'_>) -> bool {
+        // Until the step selects something, what it nearly selects is looked for: said with
+        // "selects no resource" when it never does.
+        let looking = {
+            let c = &self.report.counts[k];
+            c.selected == 0 && c.near.is_none()
+        };
         let selected = {
             let follow = |n| self.aliases.follow(n);
             // Most targets rule most resources out by type: then nothing else is read.
             let id = Id::of_with(&item.node, &follow);
             if !target.matches_type(&id) {
+                if looking {
+                    let meta = Meta::of_id(id, &item.node, &follow);
+                    self.report.counts[k].near = target.near_miss(&meta);
+                }
                 return false;
             }
             let meta = Meta::of_id(id, &item.node, &follow);
-            match target.matches(&meta) {
+            let selected = match target.matches(&meta) {
                 Ok(true) => Ok(true),
                 Ok(false) => Ok(matches_first_id(target, &meta, item.first_id.as_ref())),
                 Err(e) => Err(e),
+            };
+            if looking && matches!(selected, Ok(false)) {
+                self.report.counts[k].near = target.near_miss(&meta);
             }
+            if matches!(selected, Ok(true)) {
+                self.report.counts[k].saw(&meta.id);
+            }
+            selected
         };
         let selected = match selected {
             Ok(s) => s,

@@ -85,7 +85,7 @@ mod pods;
 mod shape;
 #[rustfmt::skip]
 mod shape_data;
-mod suggest;
+pub mod suggest;
 #[cfg(test)]
 mod tests;
 

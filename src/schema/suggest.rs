@@ -8,7 +8,7 @@
 //! allowed distance are skipped before any table is built.
 
 /// Longer names are not compared (they are no misspelt field names).
-pub(super) const MAX_LEN: usize = 64;
+pub const MAX_LEN: usize = 64;
 
 /// How far a candidate may be from a name of `len` bytes: short names only by case, then one
 /// edit up to 5 bytes, two up to 9, three beyond.
@@ -23,10 +23,7 @@ fn allowed(len: usize) -> usize {
 
 /// The candidate closest to `name` within the allowed distance; ties go to the longer common
 /// prefix, then to the earlier candidate. `name` itself is never suggested.
-pub(super) fn closest<'c>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
+pub fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
     if name.len() > MAX_LEN {
         return None;
     }
@@ -60,7 +57,7 @@ fn common_prefix(a: &str, b: &str) -> usize {
 
 /// The optimal-string-alignment distance between `a` and `b` (ASCII case ignored), or `None`
 /// when it exceeds `limit`. O(|a|·|b|) time, O(|b|) space.
-pub(super) fn distance(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
+pub fn distance(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
     let eq = |x: u8, y: u8| x.eq_ignore_ascii_case(&y);
     let n = b.len();
     // Three rows: i-2, i-1, i.

@@ -167,6 +167,43 @@ impl Target {
         })
     }
 
+    /// Compiles a spec as [`Target::compile`] does, and on failure says what is wrong with every
+    /// field that fails, not only the first.
+    pub fn compile_all(spec: &TargetSpec) -> Result<Target, Vec<TargetError>> {
+        let mut errors = Vec::new();
+        let mut p = |field, text: &Option<String>| {
+            pattern(field, text.as_deref())
+                .map_err(|e| errors.push(e))
+                .ok()
+                .flatten()
+        };
+        let group = p(TargetField::Group, &spec.group);
+        let version = p(TargetField::Version, &spec.version);
+        let kind = p(TargetField::Kind, &spec.kind);
+        let name = p(TargetField::Name, &spec.name);
+        let namespace = p(TargetField::Namespace, &spec.namespace);
+        let mut s = |field, text: &Option<String>| {
+            selector(field, text.as_deref())
+                .map_err(|e| errors.push(e))
+                .unwrap_or_default()
+        };
+        let label_selector = s(TargetField::LabelSelector, &spec.label_selector);
+        let annotation_selector = s(TargetField::AnnotationSelector, &spec.annotation_selector);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(Target {
+            spec: spec.clone(),
+            group,
+            version,
+            kind,
+            name,
+            namespace,
+            label_selector,
+            annotation_selector,
+        })
+    }
+
     /// The spec this target was compiled from.
     pub fn spec(&self) -> &TargetSpec {
         &self.spec
@@ -220,6 +257,98 @@ impl Target {
         Ok(self.label_selector.matches(|k| resource.label(k))
             && self.annotation_selector.matches(|k| resource.annotation(k)))
     }
+}
+
+/// A resource a target that selects nothing nearly selected: it differs from the target in one
+/// field only, and the way a slip of the keyboard makes it differ. Said with "selects no
+/// resource" (`did you mean kind: Deployment (Deployment web)?`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NearMiss {
+    /// The field that differs.
+    pub field: TargetField,
+    /// What the resource has there.
+    pub value: String,
+    /// The resource, as messages name it (`Deployment prod/web`).
+    pub resource: String,
+}
+
+impl fmt::Display for NearMiss {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let value = if is_plain(&self.value) {
+            self.value.clone()
+        } else {
+            format!("{:?}", self.value)
+        };
+        write!(
+            f,
+            "did you mean {}: {value} ({})?",
+            self.field, self.resource
+        )
+    }
+}
+
+impl Target {
+    /// Whether this target, which does not select the resource, nearly does: every field
+    /// matches but one, and that one is a kind written in another case or one edit away, a name
+    /// one edit away (both as plain text: a pattern says what it means), or a namespace (the
+    /// resource is in another). Labels and annotations must match. The cost is a few
+    /// comparisons and, for a name, one linear pass.
+    pub fn near_miss(&self, resource: &Meta<'_>) -> Option<NearMiss> {
+        let id = &resource.id;
+        let (group, version) = id.group_version();
+        if !is_match(&self.group, group) || !is_match(&self.version, version) {
+            return None;
+        }
+        let kind_ok = is_match(&self.kind, &id.kind);
+        let name_ok = is_match(&self.name, &id.name);
+        let namespace = id.effective_namespace();
+        let ns_ok = is_match(&self.namespace, namespace);
+        let selectors_ok = self.label_selector.matches(|k| resource.label(k))
+            && self.annotation_selector.matches(|k| resource.annotation(k));
+        if !selectors_ok {
+            return None;
+        }
+        let near = |p: &Option<Pattern>, actual: &str| match p {
+            Some(Pattern::Text(t)) => one_edit_apart(t, actual),
+            _ => false,
+        };
+        let (field, value) = match (kind_ok, name_ok, ns_ok) {
+            (false, true, true) if near(&self.kind, &id.kind) => (TargetField::Kind, &*id.kind),
+            (true, false, true) if near(&self.name, &id.name) => (TargetField::Name, &*id.name),
+            (true, true, false) if !namespace.is_empty() => (TargetField::Namespace, namespace),
+            _ => return None,
+        };
+        Some(NearMiss {
+            field,
+            value: value.to_owned(),
+            resource: id.to_string(),
+        })
+    }
+}
+
+/// Whether `a` becomes `b` by changing the case of letters and at most one insertion,
+/// deletion, substitution or swap of two neighbours. Linear.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let eq = |x: u8, y: u8| x.eq_ignore_ascii_case(&y);
+    let start = a.iter().zip(b).take_while(|(x, y)| eq(**x, **y)).count();
+    if start == a.len() && start == b.len() {
+        return true;
+    }
+    let (ra, rb) = (&a[start..], &b[start..]);
+    let same = |x: &[u8], y: &[u8]| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| eq(*p, *q));
+    // Substitution, insertion, deletion, swap.
+    (ra.len() == rb.len() && same(&ra[1..], &rb[1..]))
+        || (rb.len() == ra.len() + 1 && same(ra, &rb[1..]))
+        || (ra.len() == rb.len() + 1 && same(&ra[1..], rb))
+        || (ra.len() == rb.len()
+            && ra.len() >= 2
+            && eq(ra[0], rb[1])
+            && eq(ra[1], rb[0])
+            && same(&ra[2..], &rb[2..]))
 }
 
 impl TargetField {

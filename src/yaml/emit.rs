@@ -799,7 +799,7 @@ impl Emitter<'_> {
                     _ => false,
                 } && scalar::literal_ok(text);
                 if block {
-                    self.literal(text, ctx, comment);
+                    self.block_scalar(text, *style == ScalarStyle::Folded, ctx, comment);
                     return;
                 }
                 let t = scalar_text(v, text, *style, false);
@@ -836,18 +836,31 @@ impl Emitter<'_> {
         }
     }
 
-    /// A new multi-line string as a literal block.
-    fn literal(&mut self, text: &str, ctx: usize, comment: Option<&Comment<'_>>) {
+    /// A new multi-line string as a literal block, or a folded one (`folded`), with the
+    /// chomping indicator its final line breaks need and its body two columns right of `ctx`.
+    fn block_scalar(
+        &mut self,
+        text: &str,
+        folded: bool,
+        ctx: usize,
+        comment: Option<&Comment<'_>>,
+    ) {
         let trimmed = text.trim_end_matches('\n');
         let trailing = text.len() - trimmed.len();
+        self.out.push(if folded { '>' } else { '|' });
         self.out.push_str(match trailing {
-            0 => "|-",
-            1 => "|",
-            _ => "|+",
+            0 => "-",
+            1 => "",
+            _ => "+",
         });
         self.line_comment(comment);
         self.out.push('\n');
-        for line in trimmed.split('\n') {
+        let lines = if folded {
+            scalar::folded_lines(trimmed)
+        } else {
+            trimmed.split('\n').collect()
+        };
+        for line in lines {
             if !line.is_empty() {
                 pad(self.out, ctx + 2);
                 self.out.push_str(line);

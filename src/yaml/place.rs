@@ -2,53 +2,71 @@
 //!
 //! What it is: [`put`], the one mechanical step every walker takes once it has decided that a
 //! value is replaced (merge2, merge3, apply, jsonmerge, json6902, and an alias that becomes a
-//! copy of its anchored node, see [`super::anchors`]). A node's presentation is partly the
-//! value's and partly the place's. The blank lines before an entry and the spacing after its
-//! `:` or `-` belong to the place and always stay; comments and quoting could go either way,
-//! and each walker's documented rule picks, through [`Keep`].
+//! copy of its anchored node, see [`super::anchors`]), and [`from_patch`], what a node taken
+//! from a patch loses before it goes into a resource. A node's presentation is partly the
+//! value's and partly the place's. The blank lines before an entry, the spacing after its `:`
+//! or `-`, a string's quoting and a block sequence's indentation belong to the place and stay
+//! (see "The place's style"); comments could go either way, and each walker's documented rule
+//! picks, through [`Keep`].
+//!
+//! # The place's style
+//!
+//! A value a patch changes is written as the resource wrote the value it replaces, as far as
+//! the new value allows:
+//!
+//! * **Strings over strings** (both untagged) keep the old string's style: `"app:1.0"` patched
+//!   to `app:1.1` is written `"app:1.1"`, and `'a'` stays single-quoted unless the new text
+//!   needs what only double quotes carry (a line break, a control character). A plain string
+//!   stays plain unless the new text must be quoted to read back as that string — YAML 1.2's
+//!   other types, plain syntax, and what YAML 1.1 readers take for another type (`on`,
+//!   `1_000`: [`super::scalar::needs_quotes`]); it is then double-quoted, or written as a
+//!   literal block when it spans lines.
+//! * **Block scalars** (`|`, `>`) stay block scalars of their kind when the new text spans
+//!   lines (it holds a line break, a final one included) and a block can carry it: its first
+//!   line does not start with a space, and it holds no character YAML cannot write raw
+//!   ([`super::scalar::literal_ok`]). The header is written anew for the new text: the
+//!   chomping indicator (`|-`, `|`, `|+`) that gives its final line breaks, no indentation
+//!   indicator, the body two columns right of the key; a folded block is folded so that it
+//!   reads back as the new text ([`super::scalar::folded_lines`]). A new text on one line
+//!   without a line break, or one a block cannot carry, is written as a plain string would be.
+//! * **A multi-line quoted or plain string** (a flow scalar over several lines) keeps its
+//!   quoting as above; the new text is written on one line, or as a literal block when it has
+//!   line breaks and the old string was plain.
+//! * **Another type** (a number over a quoted string, a string over a number, a tagged value)
+//!   is written in the form its own type needs: the patch's.
+//! * **A block sequence** replacing a block sequence keeps the old one's indentation (`key:`
+//!   then `- a` or `  - a`); one that replaces an empty flow collection standing on its own
+//!   line (`ports:` then `  []`, as Helm writes it) stands where that collection stood. Other
+//!   block sequences a patch brings follow the document's sequence indentation, as new nodes
+//!   do ([`from_patch`]).
 //!
 //! What it must not do: decide whether a value is replaced, or look at anything but the two
 //! nodes (no schema, no paths, no other part of the tree).
 
 use super::scalar::{self, Resolved};
-use super::{Node, ScalarStyle};
+use super::{flags, Layout, Node, Repr, ScalarStyle};
 
-/// What the new node keeps of the old one, besides the place's blank lines and spacing.
+/// Which comments the new node keeps; the place's quoting and indentation stay whatever this
+/// says (see "The place's style").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Keep {
     /// The old node's comments wherever the new node has none of its own (head, line and foot
     /// each on its own): a value from a patch brings its comments, and the place keeps those
     /// the patch does not replace. Off: the comments are the new node's, as the caller set them.
     pub comments: bool,
-    /// The old string's quoting, when both are untagged strings and that quoting can still
-    /// write the new text: `"local"` replaced by `'update'` stays double-quoted; a plain string
-    /// stays plain unless the new text needs quotes. Off: the new node's own style.
-    pub quoting: bool,
 }
 
 impl Keep {
-    /// The place's comments where the new value brings none; the value's own style (merge2,
-    /// jsonmerge, json6902: a node taken from the patch keeps the patch's style).
-    pub const COMMENTS: Keep = Keep {
-        comments: true,
-        quoting: false,
-    };
-    /// The place's quoting; comments as the caller set them (merge3, which merges comments
-    /// three-way itself).
-    pub const QUOTING: Keep = Keep {
-        comments: false,
-        quoting: true,
-    };
-    /// The place's comments where the new value brings none, and its quoting (apply: the live
-    /// object keeps its presentation).
-    pub const BOTH: Keep = Keep {
-        comments: true,
-        quoting: true,
-    };
+    /// The place's comments where the new value brings none (merge2, jsonmerge, json6902 and
+    /// apply: a node taken from the patch brings its own comments).
+    pub const COMMENTS: Keep = Keep { comments: true };
+    /// Comments as the caller set them (merge3, which merges comments three-way itself).
+    pub const NO_COMMENTS: Keep = Keep { comments: false };
 }
 
 /// Puts `new` in the place of `old`: `new` takes the blank lines before `old`, the spacing
-/// after its indicator (scalar for scalar), and what `keep` asks for.
+/// after its indicator (scalar for scalar), the place's style (see "The place's style") and
+/// the comments `keep` asks for.
 pub fn put<'a>(old: &mut Node<'a>, mut new: Node<'a>, keep: Keep) {
     if keep.comments {
         new.keep_comments_of(old.comments());
@@ -56,14 +74,102 @@ pub fn put<'a>(old: &mut Node<'a>, mut new: Node<'a>, keep: Keep) {
     new.set_blank_lines(old.blank_lines());
     if old.is_scalar() && new.is_scalar() {
         new.layout_mut().gap = old.layout().gap;
-        if keep.quoting {
-            if let Some(style) = kept_style(old, &new) {
-                let text = new.as_str().unwrap_or_default().to_owned();
-                new.set_text(text, style);
-            }
+        if let Some(style) = kept_style(old, &new) {
+            let text = new.as_str().unwrap_or_default().to_owned();
+            new.set_text(text, style);
         }
     }
+    if let Some(indent) = seq_indent_of_place(old, &new) {
+        let lay = new.layout_mut();
+        lay.indent = indent;
+        lay.flags = flags::SOURCE;
+    }
     *old = new;
+}
+
+/// The indentation a block sequence `new` takes from the place of `old` (see "The place's
+/// style"): a block sequence's as written, or the column of an empty flow collection that
+/// stood on its own line.
+fn seq_indent_of_place(old: &Node<'_>, new: &Node<'_>) -> Option<u8> {
+    if !new.is_seq() || new.is_flow() || new.items().is_empty() {
+        return None;
+    }
+    let lay = old.layout();
+    if lay.flags & flags::SOURCE == 0 || !old.is_seq() {
+        return None;
+    }
+    if !old.is_flow() && !old.items().is_empty() {
+        return Some(lay.indent);
+    }
+    own_line_column(old)
+}
+
+/// The column (relative to its key or dash) of an empty flow collection that stands on the
+/// line after its key or dash (`resources:` then `  {}`, as Helm writes empty values).
+fn own_line_column(node: &Node<'_>) -> Option<u8> {
+    let lay = node.layout();
+    let own_line = flags::SOURCE | flags::NEXT_LINE;
+    let empty = node.entries().is_empty() && node.items().is_empty();
+    (node.is_flow() && empty && lay.flags & own_line == own_line && lay.indent > 0)
+        .then_some(lay.indent)
+}
+
+/// Makes the empty flow collection `node` (`{}`, `[]`) a block collection, about to receive
+/// entries: where it stood on its own line (`resources:` then `  {}`), its entries stand at
+/// that column; otherwise where the document puts new ones.
+pub fn open_empty_flow(node: &mut Node<'_>) {
+    let column = own_line_column(node);
+    let blank = node.blank_lines();
+    node.make_block();
+    if let Some(indent) = column {
+        *node.layout_mut() = Layout {
+            blank,
+            gap: 0,
+            indent,
+            flags: flags::SOURCE,
+        };
+    }
+    node.set_blank_lines(blank);
+}
+
+/// Makes `node`, taken from a patch, ready to go into a resource: its block sequences drop the
+/// indentation the patch wrote them with, so that they are written as the resource's document
+/// indents its sequences (`key:` then `- a`, or `  - a`). Everything else keeps the patch's
+/// presentation. Linear in the node.
+pub fn from_patch(node: &mut Node<'_>) {
+    match &mut node.repr {
+        Repr::Seq {
+            items,
+            flow: false,
+            lay,
+        } => {
+            lay.flags &= !(flags::SOURCE | flags::NEXT_LINE);
+            lay.indent = 0;
+            items.iter_mut().for_each(from_patch);
+        }
+        Repr::Map {
+            entries,
+            flow: false,
+            ..
+        } => {
+            for e in entries {
+                from_patch(&mut e.value);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// [`from_patch`] for `node` itself only: a collection being built from a patch, whose
+/// children are made ready one by one as they are added.
+pub fn shell_from_patch(node: &mut Node<'_>) {
+    if let Repr::Seq {
+        flow: false, lay, ..
+    } = &mut node.repr
+    {
+        lay.flags &= !(flags::SOURCE | flags::NEXT_LINE);
+        lay.indent = 0;
+    }
 }
 
 /// [`put`], unless `old` already holds the value `new` holds ([`same_value`]): a value that a
@@ -156,8 +262,8 @@ fn reads_alike(n: &Node<'_>) -> bool {
     }
 }
 
-/// The style `new` should take from `old`, if any: only between untagged strings, so the
-/// value's type cannot change.
+/// The style `new` should take from `old`, if any (see "The place's style"): only between
+/// untagged strings, so the value's type cannot change.
 fn kept_style(old: &Node<'_>, new: &Node<'_>) -> Option<ScalarStyle> {
     if old.tag().is_some() || new.tag().is_some() {
         return None;
@@ -170,14 +276,20 @@ fn kept_style(old: &Node<'_>, new: &Node<'_>) -> Option<ScalarStyle> {
     if from == to {
         return None;
     }
-    match from {
-        ScalarStyle::DoubleQuoted => Some(from),
-        ScalarStyle::SingleQuoted => scalar::single_quoted(text).map(|_| from),
-        // `Any` writes plain where plain reads back as the same string, quoted otherwise.
-        ScalarStyle::Plain | ScalarStyle::Any => Some(ScalarStyle::Any),
-        ScalarStyle::Literal if text.contains('\n') && scalar::literal_ok(text) => Some(from),
-        ScalarStyle::Literal | ScalarStyle::Folded => None,
-    }
+    // `Any` writes plain where plain reads back as the same string, and otherwise a literal
+    // block where the text spans lines and a block can carry it, or double quotes.
+    Some(match from {
+        ScalarStyle::DoubleQuoted => from,
+        ScalarStyle::SingleQuoted => match scalar::single_quoted(text) {
+            Some(_) => from,
+            // Only double quotes carry what single quotes cannot (a line break).
+            None if to == ScalarStyle::DoubleQuoted => return None,
+            None => ScalarStyle::DoubleQuoted,
+        },
+        ScalarStyle::Plain | ScalarStyle::Any => ScalarStyle::Any,
+        ScalarStyle::Literal | ScalarStyle::Folded if scalar::literal_ok(text) => from,
+        ScalarStyle::Literal | ScalarStyle::Folded => ScalarStyle::Any,
+    })
 }
 
 #[cfg(test)]
@@ -194,9 +306,8 @@ mod tests {
         let d = parse_stream("a:   \"x\" # place\n").unwrap();
         let p = parse_stream("a: 'y'\nb: z # own\n").unwrap();
         for (keep, comment, style) in [
-            (Keep::COMMENTS, Some(" place"), ScalarStyle::SingleQuoted),
-            (Keep::QUOTING, None, ScalarStyle::DoubleQuoted),
-            (Keep::BOTH, Some(" place"), ScalarStyle::DoubleQuoted),
+            (Keep::COMMENTS, Some(" place"), ScalarStyle::DoubleQuoted),
+            (Keep::NO_COMMENTS, None, ScalarStyle::DoubleQuoted),
         ] {
             let mut old = value(&d, "a");
             put(&mut old, value(&p, "a"), keep);
@@ -259,5 +370,106 @@ mod tests {
         assert_eq!(line, Some(" mine"));
         assert!(replace(&mut old, value(&p, "b"), Keep::COMMENTS));
         assert_eq!(old.as_str(), Some("y"));
+    }
+
+    /// `key: OLD` with the value of `key: NEW` put in its place, written.
+    fn replaced(old: &str, new: &str) -> String {
+        let d = parse_stream(old).unwrap();
+        let p = parse_stream(new).unwrap();
+        let mut root = d[0].root.clone().unwrap();
+        let new = value(&p, "k");
+        put(root.get_mut("k").unwrap(), new, Keep::COMMENTS);
+        let mut out = String::new();
+        crate::yaml::emit_document(&crate::yaml::Document::new(root), &mut out);
+        // What is written reads back as the new value.
+        let back = parse_stream(&out).unwrap();
+        assert!(value(&back, "k").same_data(&value(&p, "k")), "{out}");
+        out
+    }
+
+    #[test]
+    fn a_changed_string_keeps_the_places_style() {
+        for (old, new, want) in [
+            // Quotes stay, of either kind.
+            ("k: \"app:1.0\"\n", "k: app:1.1\n", "k: \"app:1.1\"\n"),
+            ("k: 'app:1.0'\n", "k: \"app:1.1\"\n", "k: 'app:1.1'\n"),
+            // Single quotes cannot carry a line break: double quotes do.
+            ("k: 'a'\n", "k: \"a\\nb\"\n", "k: \"a\\nb\"\n"),
+            // A plain string stays plain, unless the new text must be quoted: YAML 1.1's
+            // booleans, another YAML 1.2 type, syntax.
+            ("k: web\n", "k: 'api'\n", "k: api\n"),
+            ("k: web\n", "k: \"on\"\n", "k: \"on\"\n"),
+            ("k: web\n", "k: \"12\"\n", "k: \"12\"\n"),
+            ("k: web\n", "k: \"a: b\"\n", "k: \"a: b\"\n"),
+            // ... or spans lines: then a literal block.
+            ("k: web\n", "k: \"a\\nb\\n\"\n", "k: |\n  a\n  b\n"),
+            // Another type is written as its type needs.
+            ("k: \"80\"\n", "k: 8080\n", "k: 8080\n"),
+            ("k: \"x\"\n", "k: true\n", "k: true\n"),
+            ("k: 80\n", "k: \"http\"\n", "k: \"http\"\n"),
+            ("k: !!str a\n", "k: 'b'\n", "k: 'b'\n"),
+            // A block scalar stays one when the new text spans lines; its header fits the new
+            // text's final line breaks.
+            ("k: |\n  a\n  b\n", "k: \"x\\ny\"\n", "k: |-\n  x\n  y\n"),
+            ("k: |2-\n    a\n", "k: \"x\\n\\n\"\n", "k: |+\n  x\n\n"),
+            ("k: |\n  a\n", "k: \"x\\n\"\n", "k: |\n  x\n"),
+            // Folded, it is folded so as to read back as the new text.
+            (
+                "k: >\n  a\n  b\n",
+                "k: \"one two\\nthree\\n\\nfour\\n  indented\\nfive\\n\"\n",
+                "k: >\n  one two\n\n  three\n\n\n  four\n    indented\n  five\n",
+            ),
+            // One line without a line break, or one a block cannot carry: as a plain string.
+            ("k: |\n  a\n  b\n", "k: 'short'\n", "k: short\n"),
+            ("k: >\n  a\n", "k: \"on\"\n", "k: \"on\"\n"),
+            ("k: |\n  a\n", "k: \" lead\\n\"\n", "k: \" lead\\n\"\n"),
+            // Several lines of a flow scalar: the quoting stays, the new text is on one line.
+            ("k: \"a\n  b\"\n", "k: c d\n", "k: \"c d\"\n"),
+            ("k: a\n  b\n", "k: 'c d'\n", "k: c d\n"),
+        ] {
+            assert_eq!(replaced(old, new), want, "{old:?} <- {new:?}");
+        }
+    }
+
+    #[test]
+    fn a_block_sequence_keeps_the_places_indentation() {
+        for (old, new, want) in [
+            // A sequence over a sequence: the old one's indentation.
+            ("k:\n  - a\n", "k:\n- b\n- c\n", "k:\n  - b\n  - c\n"),
+            ("k:\n- a\n", "k:\n    - b\n", "k:\n- b\n"),
+            // Over an empty flow sequence on its own line: where it stood.
+            ("k:\n    []\n", "k:\n- b\n", "k:\n    - b\n"),
+            // Over anything else: the document's (compact here), not the patch's.
+            ("k: []\n", "k:\n  - b\n", "k:\n- b\n"),
+            ("k: x\n", "k:\n  - b\n", "k:\n- b\n"),
+        ] {
+            let d = parse_stream(old).unwrap();
+            let p = parse_stream(new).unwrap();
+            let mut root = d[0].root.clone().unwrap();
+            let mut node = value(&p, "k");
+            from_patch(&mut node);
+            put(root.get_mut("k").unwrap(), node, Keep::COMMENTS);
+            let mut out = String::new();
+            crate::yaml::emit_document(&crate::yaml::Document::new(root), &mut out);
+            assert_eq!(out, want, "{old:?} <- {new:?}");
+        }
+    }
+
+    #[test]
+    fn an_empty_flow_collection_on_its_own_line_opens_where_it_stood() {
+        for (src, want) in [
+            ("k:\n  {}\n", "k:\n  a: 1\n"),
+            ("k:\n      {}\n", "k:\n      a: 1\n"),
+            ("k: {}\n", "k:\n  a: 1\n"),
+        ] {
+            let d = parse_stream(src).unwrap();
+            let mut root = d[0].root.clone().unwrap();
+            let k = root.get_mut("k").unwrap();
+            open_empty_flow(k);
+            k.set("a", Node::plain("1"));
+            let mut out = String::new();
+            crate::yaml::emit_document(&crate::yaml::Document::new(root), &mut out);
+            assert_eq!(out, want, "{src:?}");
+        }
     }
 }

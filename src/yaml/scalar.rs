@@ -292,6 +292,31 @@ pub fn literal_ok(text: &str) -> bool {
         .any(|l| l.ends_with([' ', '\t']) && l.trim().is_empty())
 }
 
+/// The body lines of a folded block scalar (`>`) that reads back as `content`: `content` is the
+/// text without its final line breaks (the header's chomping indicator gives those), and
+/// [`literal_ok`] holds for it. Folding joins two lines with a space where one line break
+/// separates them, so each line break between two lines that do not start with white space
+/// (more-indented lines keep their breaks) is written with an empty line after it; empty lines
+/// between stay as they are.
+pub fn folded_lines(content: &str) -> Vec<&str> {
+    let lines: Vec<&str> = content.split('\n').collect();
+    let indented = |l: &str| l.starts_with([' ', '\t']);
+    let mut out = Vec::with_capacity(lines.len() * 2);
+    for (i, line) in lines.iter().enumerate() {
+        out.push(*line);
+        if line.is_empty() || indented(line) {
+            continue;
+        }
+        let next = lines
+            .get(i + 1..)
+            .and_then(|rest| rest.iter().find(|l| !l.is_empty()));
+        if next.is_some_and(|n| !indented(n)) {
+            out.push("");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -442,12 +442,20 @@ fn merge2_is_idempotent_through_the_binary() {
     assert_eq!(twice.stdout.split_once("results:").unwrap().0, again_input);
 }
 
+/// kpt's `function-input` ConfigMap without data (`kpt fn eval --exec krm-merge` with no
+/// `--fn-config` and no `key=value`) says nothing of what to patch: an error saying how to give
+/// a config, and the items as they came.
 #[test]
-fn empty_configmap_config_changes_nothing() {
+fn empty_configmap_config_is_an_error_saying_what_is_missing() {
     let fc = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata: {}\n";
     let input = rl(&[DEPLOY], fc);
     let out = krm(&[], &input);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("error: no functionConfig") && out.stderr.contains("--fn-config"),
+        "{}",
+        out.stderr
+    );
     assert_eq!(out.stdout.split_once("results:").unwrap().0, input);
 }
 
@@ -512,7 +520,7 @@ fn flags_and_paths_in_any_order() {
     let out = krm_in(&["--config", &cfg, "--", "--odd.yaml"], "", Some(&dir));
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("--odd.yaml: No such file"),
+        out.stderr.contains("error: input --odd.yaml: no such file"),
         "{}",
         out.stderr
     );
@@ -567,7 +575,8 @@ fn usage_errors_name_the_argument_and_suggest() {
     let out = krm(&["mrege2", "a", "b"], "");
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("'mrege2': a PATH needs --config"),
+        out.stderr.contains("unrecognized subcommand 'mrege2'")
+            && out.stderr.contains("a similar subcommand exists: 'merge2'"),
         "{}",
         out.stderr
     );

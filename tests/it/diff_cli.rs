@@ -71,7 +71,7 @@ spec:
         image: 'envoy:1'
       - name: app
         image: app:2
-        args: |
+        workingDir: |
           --mode
           fast
 ";
@@ -118,7 +118,7 @@ spec:
         image: 'envoy:1'
       - name: app
         image: app:2
-        args: |
+        workingDir: |
           --mode
           fast
       - name: log
@@ -580,7 +580,7 @@ fn what_cannot_be_made_is_an_error_and_nothing_is_written() {
     let out = diff(&[&old, "missing.yaml"]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("missing.yaml: No such file"),
+        out.stderr.contains("missing.yaml: no such file") && !out.stderr.contains("os error"),
         "{}",
         out.stderr
     );

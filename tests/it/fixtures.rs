@@ -113,9 +113,9 @@ fixtures! {
         apply_rewrites_the_last_applied_annotation_as_kubectl_does,
     ],
     checks: [
-        a_glob_in_a_target_is_a_warning_naming_the_regex_meant,
-        a_typo_in_a_patch_is_a_warning_with_the_field_meant,
-        a_lost_indentation_is_a_warning_naming_where_the_field_belongs,
+        a_glob_in_a_target_is_an_error_naming_what_it_selected,
+        validation_warn_merges_a_typo_with_a_warning_naming_the_field_meant,
+        a_lost_indentation_is_an_error_naming_where_the_field_belongs,
         strict_makes_schema_findings_errors,
         a_custom_resource_patch_is_checked_against_its_crd,
     ],
@@ -123,6 +123,11 @@ fixtures! {
         at_containers_adds_an_env_var_to_every_container_of_every_workload,
         json6902_wildcard_sets_image_pull_policy_on_every_container,
         at_with_keys_and_wildcards_at_two_levels,
+    ],
+    style: [
+        a_changed_string_keeps_its_quoting_through_every_patch_type,
+        an_empty_flow_collection_helm_wrote_on_its_own_line_opens_as_a_block_there,
+        a_merge3_conflict_won_by_upstream_drops_the_local_line_comment,
     ],
     real_packages: [
         cert_manager_helm_output_keeps_every_byte_a_patch_does_not_change,

@@ -26,6 +26,7 @@ mod pieces;
 mod properties;
 mod regressions;
 mod support;
+mod users;
 mod walkers_corpus;
 mod wildcards;
 mod write_back;

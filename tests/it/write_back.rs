@@ -208,6 +208,50 @@ fn diff_added_naming_an_input_is_refused() {
     );
 }
 
+/// `diff --added` is written before `--results`, so a failure to write it is in the results (as
+/// every file the command line writes keeps results last).
+#[test]
+fn diff_results_are_written_after_added_and_hold_its_failure() {
+    let root = tmp_dir("write_back", "diff-added-results");
+    let (old, new) = (root.join("old"), root.join("new"));
+    fs::create_dir_all(&old).expect("dir");
+    fs::create_dir_all(&new).expect("dir");
+    fs::write(old.join("a.yaml"), DEPLOY).expect("write");
+    fs::write(new.join("a.yaml"), DEPLOY).expect("write");
+    fs::write(new.join("b.yaml"), CM).expect("write");
+    let results = root.join("results.yaml");
+    // The directory --added names does not exist: the write fails.
+    let added = root.join("missing/added.yaml");
+    let out = krm(
+        &[
+            "diff",
+            s(&old),
+            s(&new),
+            "--added",
+            s(&added),
+            "--results",
+            s(&results),
+        ],
+        "",
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    // Said as every file error is: the file's role, its path, the reason in plain words.
+    assert!(
+        out.stderr.contains(&format!(
+            "error: --added {}: cannot create",
+            added.display()
+        )) && out.stderr.contains("no such file")
+            && !out.stderr.contains("os error"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stdout, "");
+    let text = fs::read_to_string(&results).expect("results written");
+    assert!(text.contains("--added "), "{text}");
+    assert!(text.contains("severity: error"), "{text}");
+    assert!(!added.exists());
+}
+
 #[test]
 fn output_and_stdout_never_land_on_an_input() {
     let (_, pkg, cfg) = package("output-input", CHANGE_ALL);

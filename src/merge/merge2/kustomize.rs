@@ -33,6 +33,7 @@ use crate::merge::align::{self, key_seg, ListKind};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta};
+use crate::yaml::place;
 use crate::yaml::{Entry, Kind, Node};
 
 /// The most element comparisons kyaml's step-by-step list walk may cost (the square of the
@@ -155,7 +156,9 @@ impl<'a> Merger<'_, '_, 'a> {
         // A list without merge metadata (`list_kind` gives no sets): kyaml does not look
         // inside it, the patch's is the value, as written.
         let ListKind::Keyed(keys) = kind else {
-            return Ok(Some(patch.clone()));
+            let mut list = patch.clone();
+            place::from_patch(&mut list);
+            return Ok(Some(list));
         };
         let names: Vec<String> = keys.iter().map(|k| k.name.clone()).collect();
         let mut items: Vec<Node<'a>> = patch.items().to_vec();
@@ -186,7 +189,11 @@ impl<'a> Merger<'_, '_, 'a> {
                 align::block_if_empty(&mut n, patch);
                 n
             }
-            _ => patch.shell(),
+            _ => {
+                let mut n = patch.shell();
+                place::shell_from_patch(&mut n);
+                n
+            }
         };
         if let Some(is) = out.items_mut() {
             *is = merged;

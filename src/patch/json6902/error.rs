@@ -31,7 +31,7 @@ pub struct PatchError {
     pub kind: PatchErrorKind,
 }
 
-/// Why a patch failed. Parse-time kinds come from [`parse_ops`], the others from [`apply`].
+/// Why a patch failed. Parse-time kinds come from [`parse_ops`](super::parse_ops), the others from [`patch`](super::patch).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PatchErrorKind {

@@ -17,8 +17,16 @@ use super::Cx;
 use crate::budget::Added;
 use crate::path::pointer::{Pointer, Token};
 use crate::yaml::anchors::{self, strip_anchors};
-use crate::yaml::place::{replace as put_new, same_value, Keep};
+use crate::yaml::place::{self, replace as put_new, same_value, Keep};
 use crate::yaml::{Comment, Entry, Layout, Node, MAX_DEPTH};
+
+/// An operation's `value`, ready to go into the document: its block sequences are written as
+/// the document writes its own ([`place::from_patch`]).
+pub(super) fn from_patch<'p>(value: &Node<'p>) -> Node<'p> {
+    let mut n = value.clone();
+    place::from_patch(&mut n);
+    n
+}
 
 /// One operation, its pointers without `[*]`.
 pub(super) fn run<'a, 'p: 'a>(
@@ -28,10 +36,10 @@ pub(super) fn run<'a, 'p: 'a>(
 ) -> Result<(), Fail> {
     match op {
         Op::Add { path, value } => {
-            add(doc, path, Lifted::bare(value.clone()), false, cx).map_err(at_path)
+            add(doc, path, Lifted::bare(from_patch(value)), false, cx).map_err(at_path)
         }
         Op::Remove { path } => remove(doc, path, cx).map(drop).map_err(at_path),
-        Op::Replace { path, value } => replace(doc, path, value.clone(), cx).map_err(at_path),
+        Op::Replace { path, value } => replace(doc, path, from_patch(value), cx).map_err(at_path),
         Op::Test { path, value } => test(doc, path, value, cx).map_err(at_path),
         Op::Copy { from, path } => {
             let lifted = lift_copy(doc, from, cx)?;
@@ -267,8 +275,9 @@ pub(super) fn add<'a>(
     let flow_was_empty =
         parent.is_flow() && parent.entries().is_empty() && parent.items().is_empty();
     if flow_was_empty && !in_flow && !new.node.is_flow() {
-        // `annotations: {}` that receives its first member becomes a block mapping.
-        parent.make_block();
+        // `annotations: {}` that receives its first member becomes a block mapping, at the
+        // column of a `{}` written on its own line.
+        place::open_empty_flow(parent);
     }
     match slot {
         Slot::Entry(i) => {

@@ -40,7 +40,9 @@
 use super::aliases::{follow_for_change, Follow, View};
 use super::error::{at_from, at_path, located, lost, Fail, PatchErrorKind, Which};
 use super::op::{Op, Verb};
-use super::rfc::{add, is_proper_prefix, lift_copy, remove, replace, run, test, Lifted};
+use super::rfc::{
+    add, from_patch, is_proper_prefix, lift_copy, remove, replace, run, test, Lifted,
+};
 use super::walk::{add_slot, child, reach, walk, Slot};
 use super::{Base, Cx};
 use crate::budget::Added;
@@ -280,12 +282,16 @@ fn run_places<'a, 'p: 'a>(
             }
             Ok(places.len())
         }
-        Op::Add { path, value } => spread(doc, path, &Lifted::bare(value.clone()), below(path), cx),
+        Op::Add { path, value } => {
+            let value = Lifted::bare(from_patch(value));
+            spread(doc, path, &value, below(path), cx)
+        }
         Op::Remove { path } => backwards(doc, path, cx, |doc, p, cx| {
             unless_absent(remove(doc, p, cx).map(drop))
         }),
         Op::Replace { path, value } => {
             let weight = value.weight();
+            let value = from_patch(value);
             backwards(doc, path, cx, |doc, p, cx| {
                 let acted = unless_absent(replace(doc, p, value.clone(), cx))?;
                 if acted {
@@ -480,7 +486,7 @@ fn add_all<'a>(
     let (parent, in_flow) = reach(doc, &route, depth, cx)?;
     let was_empty = parent.is_flow() && parent.items().is_empty();
     if was_empty && !in_flow && values.first().is_some_and(|v| !v.node.is_flow()) {
-        parent.make_block();
+        crate::yaml::place::open_empty_flow(parent);
     }
     let items = parent.items_mut().ok_or_else(lost)?;
     if i > items.len() {
