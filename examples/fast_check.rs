@@ -3,8 +3,16 @@
 //! agree, and the trees (or the errors) are the same. With `--mutate`, also every text made
 //! from it by deleting one byte, or inserting one of a set of telling characters, at each
 //! position. Prints what disagrees, and how much the fast reader read whole.
+//!
+//! `fast_check --coverage PATH...` measures instead: one line per file, `FAST_BYTES
+//! TOTAL_BYTES PATH`, the bytes of the file the fast reader read (granit-parser reading the
+//! rest) and its size (`tools/bench.py` reads these lines). A file that is not YAML (or not
+//! UTF-8) counts no fast bytes. `--stops` prints, per file the fast reader does not read
+//! whole, the lines where it stopped.
 
-use krm_merge::yaml::{check_fast_reader, parse_stream, parse_stream_granit};
+use krm_merge::yaml::{
+    check_fast_reader, fast_reader_coverage, fast_reader_stops, parse_stream, parse_stream_granit,
+};
 
 fn files(p: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     if p.is_dir() {
@@ -62,13 +70,44 @@ fn check(src: &str, name: &str, t: &mut Tally) {
 
 fn main() {
     let mut mutate = false;
+    let mut coverage = false;
+    let mut stops = false;
     let mut all = Vec::new();
     for a in std::env::args().skip(1) {
-        if a == "--mutate" {
-            mutate = true;
-            continue;
+        match a.as_str() {
+            "--mutate" => mutate = true,
+            "--coverage" => coverage = true,
+            "--stops" => stops = true,
+            _ => files(std::path::Path::new(&a), &mut all),
         }
-        files(std::path::Path::new(&a), &mut all);
+    }
+    if stops {
+        for f in &all {
+            let Ok(src) = std::fs::read_to_string(f) else {
+                continue;
+            };
+            let lines = fast_reader_stops(src.strip_prefix('\u{feff}').unwrap_or(&src));
+            for l in lines {
+                let text = src.lines().nth(l.saturating_sub(1)).unwrap_or("");
+                println!(
+                    "{}:{l}: {}",
+                    f.display(),
+                    text.chars().take(100).collect::<String>()
+                );
+            }
+        }
+        return;
+    }
+    if coverage {
+        for f in &all {
+            let bytes = std::fs::read(f).unwrap_or_default();
+            let fast = std::str::from_utf8(&bytes)
+                .ok()
+                .and_then(|s| fast_reader_coverage(s).ok())
+                .unwrap_or(0);
+            println!("{fast} {} {}", bytes.len(), f.display());
+        }
+        return;
     }
     let mut t = Tally::default();
     let inserts = [

@@ -193,11 +193,15 @@ for patches in FAN_PATCHES:
 # and everything the YAML seeds above hold, which it leaves to granit-parser from some point.
 ROOT = os.path.join(HERE, "..")
 for pattern in ("tests/data/yaml-test-suite/**/in.yaml", "tests/data/conformance/*/*.yaml",
-                "tests/fixtures/**/*.yaml", "functions/**/*.yaml", "examples/**/*.yaml"):
+                "tests/fixtures/**/*.yaml", "functions/**/*.yaml", "examples/**/*.yaml",
+                "tests/data/go_yaml/**/*.yaml", "tests/data/corpus/**/*.yaml",
+                "tests/data/corpus/**/*.yml", "tests/data/corpus/**/*.json"):
     for path in sorted(glob.glob(os.path.join(ROOT, pattern), recursive=True)):
         raw = open(path, "rb").read()
         if len(raw) <= 65536:
             put("fast_reader", raw)
+            if "go_yaml" in path:
+                put("yaml_roundtrip", raw)
 # A resource as benches/support/gen.rs writes them (comments, quoting, flow values, block
 # scalars), as a stream of two and inside a ResourceList.
 GENERATED = """\
@@ -259,6 +263,32 @@ put("fast_reader", ("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nit
                               for doc in GENERATED.split("---\n")
                               for i, l in enumerate(doc.splitlines()))
                     + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n").encode())
+
+# What real files hold beyond the generator's YAML: quoted scalars over lines (with Go's
+# under-indented lines, tabs and \\'), plain scalars over lines, block scalars with every
+# header, flow collections over lines with comments, anchors, tags and aliases, JSON, CRLF.
+REAL = [
+    "data:\n  a: 'Name of the referent.\n    More info: x\n\n    TODO: it''s'\n  b: \"p\\\n"
+    "     q \\t r \\x41\\u00e9\n    s\"\n  c:\n  - 'x\n  y'\n  d: \"go's \\' escape\"\n"
+    "  e: \"x\n\t  y\"  # c\n",
+    "spec:\n  containers:\n  - name: c\n    command: [sh, -c]\n    args: [\"\n      echo hi &&\n"
+    "      echo 'x'\n    \"]\n    flags: [\n      \"--validate=false\",  # why\n      \"--other\",\n"
+    "    ]\n    env: [ # c1\n      {name: a, value: \"1\"},\n\t{name: b, value: '2'}\n    ] # c3\n",
+    "description: A long description that PyYAML wraps over\n  several lines, with `backticks`\n"
+    "  and \"quotes\".\n\n  A second paragraph.\nport: :8443\nsteps:\n- - name: a\n  - name: b\n",
+    "metadata:\n  name: &n props\n  labels: &l\n    app: web\n  annotations: !!map\n"
+    "    a: !!str 1\ndata:\n  x: *n\n  z: &s\n  - 1\n  - *l\n  w: [&f 1, *f]\n---\n# empty\n---\n"
+    "a: 1\n...\n---\nb: 2\n",
+    "data:\n  a: |2\n      indented\n    text\n  b: >+\n    folded\n     more\n    text\n\n\n"
+    "  c: |-  # comment\n    x\n\n  d: >2-\n     y\n  f:\n    |\n    next line\n  g:\n"
+    "    plain on next\n    line\n",
+    "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": [{\"a\": [1, true, null]}]\n}\n",
+    "apiVersion: v1\r\nkind: ConfigMap\r\ndata:\r\n  a: |\r\n    l1\r\n\r\n    l2\r\n"
+    "  b: \"x\r\n    y\"\r\n  c: [1,\r\n    2]\r\n  d: plain\t\r\n    more\r\n",
+]
+for text in REAL:
+    put("fast_reader", text.encode())
+    put("yaml_roundtrip", text.encode())
 
 for target in ("yaml_roundtrip", "merges", "function", "fast_reader"):
     print(target, len(os.listdir(os.path.join(HERE, "corpus", target))), "seeds")

@@ -1,10 +1,14 @@
 //! The fast YAML reader against `granit-parser` alone, on arbitrary text (a differential
-//! target). The fast reader reads what real packages are made of and leaves the
-//! rest to granit-parser from where it stops; whatever the text, the result must be the one
-//! granit-parser alone gives:
+//! target). The fast reader reads what real packages are made of and leaves the documents it
+//! does not read to granit-parser; whatever the text, the result must be the one granit-parser
+//! alone gives. Both read as Go reads: where the text holds one of the forms go-yaml reads and
+//! YAML 1.2 refuses, granit-parser reads a copy with exactly that construct respelled in YAML
+//! 1.2 (`src/yaml/granit.rs`); with none of them, it reads the text itself. So the two differ
+//! by design on those forms only, and the comparison is with that reading:
 //!
-//! 1. the events it hands over are granit's first events, field for field, with no granit
-//!    error before them (`check_fast_reader`);
+//! 1. the events the fast reader hands over, with granit's for the documents it leaves, are
+//!    granit's events for the whole text, field for field, with no granit error before them
+//!    (`check_fast_reader`);
 //! 2. `parse_each` hands over the same documents (the same trees: values, styles, layout,
 //!    comments, source texts) and ends with the same error, or none;
 //! 3. `parse_split` on `items` (how a ResourceList is read item by item) hands over the same

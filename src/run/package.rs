@@ -108,7 +108,7 @@ pub struct Resources {
     pub results: Vec<FnResult>,
 }
 
-/// Reads the resources of `files` as [`run`] reads them: a strict file must be all KRM
+/// Reads the resources of `files` as [`run_with`] reads them: a strict file must be all KRM
 /// resources (else it is left out, with a warning); a file named by the user is a stream or a
 /// `ResourceList` (unwrapped) of mappings; a list kind's items are resources, wherever it is;
 /// empty documents hold nothing.

@@ -3,7 +3,7 @@
 //! namespace and name** — not by version, so that a resource upstream moved from `v1beta1` to
 //! `v1` is merged, not deleted and added again (kpt's `resource-merge` pairs the same way).
 //!
-//! * The namespace is the effective one ([`Id::effective_namespace`]'s rule, with the scope of
+//! * The namespace is the effective one (`Id::effective_namespace`'s rule, with the scope of
 //!   a kind read across its versions): a namespaced resource without one is in `default`; a
 //!   cluster-scoped kind has none whatever it says.
 //! * A resource kpt fetched carries the identity it had upstream in its

@@ -385,7 +385,7 @@ pub(crate) fn is_cluster_scoped(group: &str, version: &str, kind: &str) -> bool 
         .any(|&(g, v, k)| k == kind && g == group && v == version)
 }
 
-/// Whether some version of `kind` in `group` is cluster-scoped (see [`is_cluster_scoped`]):
+/// Whether some version of `kind` in `group` is cluster-scoped (see `is_cluster_scoped`):
 /// how a pairing across versions (a `v1beta1` resource upgraded to `v1`) reads its scope.
 pub fn is_cluster_scoped_kind(group: &str, kind: &str) -> bool {
     CLUSTER_SCOPED

@@ -1,42 +1,50 @@
 //! The fast reader: the YAML that real packages are made of, read straight into the builder's
-//! events, with `granit-parser` as the fallback for anything else.
+//! events, with `granit-parser` as the fallback for the documents it does not read.
 //!
 //! What it reads: block mappings and sequences (compact `key:\n- item` and indented, `- key:`
-//! items), plain scalars on one line, quoted scalars on one line, literal and folded block
-//! scalars (`|`, `|-`, `|+`, `>`, ...) without an indentation indicator, flow collections on
-//! one line, own-line and line comments, `---` and `...`, blank lines. Anything else —
-//! anchors, aliases, tags, directives, explicit keys, multi-line plain or quoted scalars and
-//! flow collections, tabs, carriage returns, empty documents or list items, a value on the line
-//! after its key, unusual escapes or characters — is not read here: the reader stops, and the
-//! caller goes on with `granit-parser` (see `parse.rs`, `parse_with`).
+//! items, a value on the line after its key, a root standing indented), plain scalars (over several lines too), single-
+//! and double-quoted scalars over any number of lines (folding, escapes, `\` continuations),
+//! literal and folded block scalars with every header (`|`, `>-`, `|2`, `>+1`, a comment
+//! after it), flow collections over several lines (comments inside, a trailing comma),
+//! anchors and tags on values and collections, aliases, own-line and line comments, `---` and
+//! `...`, blank lines, CRLF line ends, and the forms Go reads that YAML 1.2 refuses (quoted
+//! and flow lines at or left of their block's indentation, tabs leading them, `\'`; see
+//! `granit.rs`). Anything else — directives, explicit keys, properties on keys or alone on a
+//! line before a scalar, complex keys, empty documents or list items, tabs elsewhere, unusual
+//! characters — is not read here: the reader stops, and the caller reads the documents from
+//! the last one it handed over to the one it stopped in with `granit-parser`, and comes back
+//! to this reader at the next `---` (see `parse.rs`, `feed`).
 //!
 //! **The promise**: for every text, the events this reader hands over are exactly the ones
-//! `granit-parser` gives for the same text (kind, value, style, byte range, lines), in the same
-//! order. The builder then builds the same trees, reports the same errors and hands over the
-//! same documents. The fuzz target `fast_reader` and `tests/it/yaml_roundtrip.rs` hold it to
-//! that.
+//! `granit-parser` gives for the same text read as Go reads it (`granit.rs`): kind, value,
+//! style, byte range, lines, in the same order. The builder then builds the same trees,
+//! reports the same errors and hands over the same documents. The fuzz target `fast_reader`
+//! and `tests/it/yaml_roundtrip.rs` hold it to that.
 //!
 //! What it must not do: report an error, guess (anything it is not sure `granit-parser` reads
 //! the same way is left to it), or know about the tree builder beyond the events.
 //!
 //! **Errors are granit's.** This reader never reports a parse error: on anything it does not
-//! accept it stops, and `granit-parser`, started on the whole text, skips the events already
-//! handed over and goes on from there, reporting what it reports. For that to be seamless the
-//! events handed over must be ones `granit-parser` gives before it could notice a problem
-//! further on; it looks ahead at most to the first token of the next line holding content
-//! (a simple key is decided on its own line). So an event is handed over only once the two
-//! content lines after the one that produced it have been read and accepted (at the end of the
-//! text, everything is).
+//! accept it stops, and `granit-parser`, started at the end of the last document whose events
+//! were all handed over, skips the events handed over since and goes on from there, reporting
+//! what it reports. For that to be seamless the events handed over must be ones
+//! `granit-parser` gives before it could notice a problem further on; it looks ahead at most
+//! to the first token of the next line holding content (a simple key is decided on its own
+//! line). So an event is handed over only once the two content lines (or multi-line tokens)
+//! after the one that produced it have been read and accepted (at the end of the text,
+//! everything is).
 
 use std::borrow::Cow;
 
 use super::event::{Ev, EvKind, Style};
+use super::granit::Start;
+use super::scan::{self, at_eol, marker_line, text_ok};
 
 /// The reader stopped: the text from here is not one it reads (or is malformed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Unsupported;
 
-type R<T> = Result<T, Unsupported>;
+pub(crate) type R<T> = Result<T, Unsupported>;
 
 /// Deepest nesting of block and flow collections read here (the builder's bound is higher;
 /// deeper input is left to `granit-parser`, which reports it).
@@ -63,6 +71,21 @@ struct Open {
     indentless: bool,
 }
 
+/// The properties written before a node: the byte ranges of its anchor (`&name`) and its tag,
+/// and the line they stand on.
+#[derive(Clone, Copy, Debug, Default)]
+struct Props {
+    anchor: Option<(usize, usize)>,
+    tag: Option<(usize, usize)>,
+    line: usize,
+}
+
+impl Props {
+    fn is_empty(&self) -> bool {
+        self.anchor.is_none() && self.tag.is_none()
+    }
+}
+
 /// A key whose value was not on its line, or a `-` with nothing after it on its line: the next
 /// content line decides what it is.
 #[derive(Clone, Copy, Debug)]
@@ -75,6 +98,8 @@ struct PendingKey {
     /// Byte of its `:` and its line: where an empty value is reported.
     colon: usize,
     line: usize,
+    /// Properties written after the `:` or `-`, for the collection on the lines after.
+    props: Props,
 }
 
 /// What a plain scalar ended at.
@@ -108,30 +133,79 @@ pub(crate) struct Fast<'a> {
     in_doc: bool,
     /// The current document's root has been read.
     has_root: bool,
+    /// Where the current document's `---` ends, and its line, if it has one.
+    explicit: Option<(usize, usize)>,
+    /// Where the current document's root ends when it is a flow collection, and its line:
+    /// where the parser puts the document's end.
+    root_end: Option<(usize, usize)>,
     finished: bool,
+    /// Events handed over: made before the first one in `out`.
+    handed: usize,
+    /// Where each document read here ended (and where the reader started), with the absolute
+    /// number of events made before that point: where `granit-parser` may take over.
+    bounds: Vec<(Start, usize)>,
+    /// Anchors defined so far in the stream (the parser numbers them through it), and the
+    /// current document's, by name (the last one of a name counts).
+    anchors: usize,
+    doc_anchors: Vec<(&'a str, usize)>,
 }
 
+/// Whether `b` separates (white space, a line's end, the end of the text): what must follow
+/// an indicator.
 fn is_blank_or_end(b: Option<&u8>) -> bool {
-    matches!(b, None | Some(b' ' | b'\n'))
+    matches!(b, None | Some(b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 impl<'a> Fast<'a> {
-    pub(crate) fn new(src: &'a str) -> Fast<'a> {
+    /// A reader of `src` from `at`: the start of the stream, or the start of a line between
+    /// documents (where the next one starts).
+    pub(crate) fn new(src: &'a str, at: Start) -> Fast<'a> {
+        let out = if at.byte == 0 {
+            vec![Ev::at(EvKind::StreamStart, 0, 0, 1)]
+        } else {
+            Vec::new()
+        };
         Fast {
             src,
             b: src.as_bytes(),
-            pos: 0,
-            line: 1,
+            pos: at.byte,
+            line: at.line,
             stack: Vec::new(),
             pending: None,
             held: Vec::new(),
-            out: vec![Ev::at(EvKind::StreamStart, 0, 0, 1)],
+            out,
             last_mark: 0,
             safe: 0,
             in_doc: false,
             has_root: false,
+            explicit: None,
+            root_end: None,
             finished: false,
+            handed: 0,
+            bounds: vec![(at, 0)],
+            anchors: at.anchors,
+            doc_anchors: Vec::new(),
         }
+    }
+
+    /// The line the reader stopped at (after [`Fast::read`] gave `Err`): the line it was
+    /// reading.
+    pub(crate) fn line(&self) -> usize {
+        self.line
+    }
+
+    /// Where `granit-parser` takes over after the reader stopped: the end of the last document
+    /// whose events were all handed over (or where the reader started), how many events were
+    /// handed over since, and how many documents it must read (to the end of the one the reader
+    /// stopped in).
+    pub(crate) fn restart(&self) -> (Start, usize, usize) {
+        let i = self
+            .bounds
+            .iter()
+            .rposition(|&(_, n)| n <= self.handed)
+            .unwrap_or(0);
+        let (start, n) = self.bounds[i];
+        (start, self.handed - n, self.bounds.len() - i)
     }
 
     /// Reads on until a batch of events is safe to hand over ([`Fast::take_safe`]), or to the
@@ -159,6 +233,14 @@ impl<'a> Fast<'a> {
         let n = self.safe;
         self.safe = 0;
         self.last_mark -= n.min(self.last_mark);
+        self.handed += n;
+        // Only the bounds at or after the first event not handed over can still be needed.
+        let keep = self
+            .bounds
+            .iter()
+            .rposition(|&(_, b)| b <= self.handed)
+            .unwrap_or(0);
+        self.bounds.drain(..keep);
         self.out.drain(..n)
     }
 
@@ -166,14 +248,84 @@ impl<'a> Fast<'a> {
         self.out.push(Ev::at(kind, sb, eb, line));
     }
 
+    /// A document's end over `sb..eb`, where the parser may take over at `(byte, line)` (the
+    /// end of the `...`, or the next `---`).
+    fn end_doc(&mut self, (sb, eb, line): (usize, usize, usize), (byte, at_line): (usize, usize)) {
+        self.out.push(Ev::at(EvKind::DocEnd, sb, eb, line));
+        let start = Start {
+            byte,
+            line: at_line,
+            anchors: self.anchors,
+        };
+        self.bounds.push((start, self.handed + self.out.len()));
+        self.in_doc = false;
+    }
+
+    /// A document that `---` started and nothing filled: an empty scalar after its `---`.
+    fn empty_doc(&mut self) -> R<()> {
+        let Some((at, line)) = self.explicit else {
+            return Err(Unsupported);
+        };
+        self.flush_held();
+        self.emit(
+            EvKind::Scalar(Cow::Borrowed("~"), Style::Plain),
+            at,
+            at,
+            line,
+        );
+        self.has_root = true;
+        Ok(())
+    }
+
+    /// A node's event (a scalar, alias or collection start over `sb..eb`, from `line` to
+    /// `end_line`), then its anchor's.
+    fn emit_node(
+        &mut self,
+        kind: EvKind<'a>,
+        (sb, eb): (usize, usize),
+        (line, end_line): (usize, usize),
+        props: Props,
+    ) {
+        self.out.push(Ev {
+            kind,
+            sb,
+            eb,
+            line,
+            end_line,
+            tag: props.tag,
+        });
+        if let Some((s, e)) = props.anchor {
+            self.anchors += 1;
+            let name = &self.src[s + 1..e];
+            self.doc_anchors.push((name, self.anchors));
+            self.emit(
+                EvKind::Anchor(self.anchors, Cow::Borrowed(name)),
+                s,
+                e,
+                props.line,
+            );
+        }
+    }
+
     fn flush_held(&mut self) {
         self.out.append(&mut self.held);
     }
 
-    /// The line number of the end of the text.
-    fn eof_line(&self) -> usize {
-        // `self.line` counts up to `self.pos`; the rest has no line break when this is asked.
-        self.line
+    /// A comment whose `#` is at `i`, to the end of its line: its event (`right`: after
+    /// something on its line), and the end of its text.
+    fn comment_at(&self, i: usize, right: bool) -> R<(Ev<'a>, usize)> {
+        let end = content_end(self.b, i);
+        text_ok(self.src, i, end, false)?;
+        let text = &self.src[i + 1..end];
+        Ok((
+            Ev::at(
+                EvKind::Comment(Cow::Borrowed(text), right),
+                i,
+                end,
+                self.line,
+            ),
+            end,
+        ))
     }
 
     /// Skips blank lines and reads own-line comments (held), up to the next content line or
@@ -187,29 +339,17 @@ impl<'a> Fast<'a> {
             }
             match b.get(i) {
                 None => {
-                    // Spaces at the end of the text, on a line of their own.
-                    if i > self.pos {
-                        return Err(Unsupported);
-                    }
+                    // Spaces at the end of the text, on a line of their own, end nothing.
+                    self.pos = i;
                     return Ok(());
                 }
-                Some(b'\n') => {
-                    self.pos = i + 1;
-                    self.line += 1;
-                }
+                Some(b'\n' | b'\r') => self.next_line(i),
                 Some(b'#') => {
                     if self.held.len() >= MAX_HELD_COMMENTS {
                         return Err(Unsupported);
                     }
-                    let end = line_end(b, i);
-                    self.check_text(i, end)?;
-                    let text = &self.src[i + 1..end];
-                    self.held.push(Ev::at(
-                        EvKind::Comment(Cow::Borrowed(text), false),
-                        i,
-                        end,
-                        self.line,
-                    ));
+                    let (ev, end) = self.comment_at(i, false)?;
+                    self.held.push(ev);
                     self.next_line(end);
                 }
                 Some(_) => return Ok(()),
@@ -217,32 +357,25 @@ impl<'a> Fast<'a> {
         }
     }
 
-    /// Moves to the line after the one ending at `end` (its `\n`, or the end of the text).
+    /// Moves to the line after the one whose content ends at `end` (its line break, or the end
+    /// of the text).
     fn next_line(&mut self, end: usize) {
-        if end < self.b.len() {
+        let b = self.b;
+        let end = if b.get(end) == Some(&b'\r') {
+            end + 1
+        } else {
+            end
+        };
+        if end < b.len() {
             self.pos = end + 1;
             self.line += 1;
         } else {
-            self.pos = end;
+            self.pos = b.len();
         }
     }
 
-    /// Every character of `from..to` is one this reader takes inside a scalar or a comment
-    /// (printable, no tab, no carriage return, no byte order mark, no line separator).
-    fn check_text(&self, from: usize, to: usize) -> R<()> {
-        let bytes = &self.b[from..to];
-        if bytes.iter().all(|&c| (0x20..0x7f).contains(&c)) {
-            return Ok(());
-        }
-        for ch in self.src[from..to].chars() {
-            if !printable(ch) {
-                return Err(Unsupported);
-            }
-        }
-        Ok(())
-    }
-
-    /// Reads what comes next: comments, then one content line, or the end of the text.
+    /// Reads what comes next: comments, then one content line (with the lines its tokens span),
+    /// or the end of the text.
     fn step(&mut self) -> R<()> {
         self.skip_blank_and_comments()?;
         let b = self.b;
@@ -256,13 +389,10 @@ impl<'a> Fast<'a> {
         }
         let i = p - ls;
         let c = b[p];
-        if matches!(c, b'\t' | b'\r') {
+        if matches!(c, b'\t') {
             return Err(Unsupported);
         }
-        if i == 0 && (b[p..].starts_with(b"---") || b[p..].starts_with(b"...")) {
-            if !is_blank_or_end(b.get(p + 3)) {
-                return Err(Unsupported);
-            }
+        if i == 0 && marker_line(b, p) {
             return if c == b'-' {
                 self.doc_start(p)
             } else {
@@ -275,9 +405,14 @@ impl<'a> Fast<'a> {
         let dash = c == b'-' && is_blank_or_end(b.get(p + 1));
         if !self.in_doc {
             self.flush_held();
-            self.emit(EvKind::DocStart(false), p, p, self.line);
+            // A document that starts with a flow collection starts at its bracket.
+            let eb = if matches!(c, b'[' | b'{') { p + 1 } else { p };
+            self.emit(EvKind::DocStart(false), p, eb, self.line);
             self.in_doc = true;
             self.has_root = false;
+            self.explicit = None;
+            self.root_end = None;
+            self.doc_anchors.clear();
         }
         if let Some(pk) = self.pending.take() {
             if pk.item && i <= pk.col {
@@ -288,15 +423,22 @@ impl<'a> Fast<'a> {
                 if self.stack.len() >= MAX_NEST {
                     return Err(Unsupported);
                 }
+                if !dash && !self.is_key_line(p) {
+                    // A scalar or a flow collection on the line after its key or dash.
+                    if !pk.props.is_empty() {
+                        return Err(Unsupported);
+                    }
+                    return self.node_inline(p, pk.col, false, Props::default());
+                }
                 let open = Open {
                     map: !dash,
                     col: i,
                     indentless: false,
                 };
-                self.begin(open, p);
+                self.begin(open, p, pk.props);
                 return if dash { self.item(p) } else { self.entry(p) };
             }
-            if i == pk.col && dash {
+            if i == pk.col && dash && !pk.item {
                 self.flush_held();
                 if self.stack.len() >= MAX_NEST {
                     return Err(Unsupported);
@@ -305,15 +447,18 @@ impl<'a> Fast<'a> {
                 // comment on its line, if there is one.
                 let mut q = self.after_dash(p);
                 if b.get(q) == Some(&b'#') {
-                    q = line_end(b, q);
+                    q = content_end(b, q);
                 }
                 let open = Open {
                     map: false,
                     col: i,
                     indentless: true,
                 };
-                self.begin(open, q);
+                self.begin(open, q, pk.props);
                 return self.item(p);
+            }
+            if !pk.props.is_empty() {
+                return Err(Unsupported);
             }
             self.empty_value(pk);
         }
@@ -321,16 +466,25 @@ impl<'a> Fast<'a> {
         self.close(i, dash, p);
         match self.stack.last().copied() {
             None => {
-                if self.has_root || i != 0 {
+                // A root block collection may stand indented (its column is its entries'
+                // column); a flow one is read here only at column 0.
+                let flow = matches!(c, b'[' | b'{');
+                if self.has_root || (i != 0 && flow) {
                     return Err(Unsupported);
                 }
                 self.has_root = true;
+                if flow {
+                    // A flow collection at the root (JSON): its document ends right after it.
+                    let end = self.flow(p, 0, Props::default())?;
+                    self.root_end = Some((end, self.line));
+                    return self.tail(end);
+                }
                 let open = Open {
                     map: !dash,
-                    col: 0,
+                    col: i,
                     indentless: false,
                 };
-                self.begin(open, p);
+                self.begin(open, p, Props::default());
                 if dash {
                     self.item(p)
                 } else {
@@ -340,6 +494,30 @@ impl<'a> Fast<'a> {
             Some(top) if top.col == i && top.map && !dash => self.entry(p),
             Some(top) if top.col == i && !top.map && dash => self.item(p),
             Some(_) => Err(Unsupported),
+        }
+    }
+
+    /// Whether the line whose content starts at `p` is a mapping entry: a key on one line,
+    /// then `:`.
+    fn is_key_line(&self, p: usize) -> bool {
+        let b = self.b;
+        match b[p] {
+            b'"' | b'\'' => match scan::quoted(self.src, p) {
+                Ok(q) if q.breaks == 0 => {
+                    let mut e = q.end;
+                    while b.get(e) == Some(&b' ') {
+                        e += 1;
+                    }
+                    b.get(e) == Some(&b':')
+                }
+                _ => false,
+            },
+            c if plain_start(c, b.get(p + 1)) => {
+                matches!(self.plain(p), Ok((_, Stop::Colon(_))))
+            }
+            // Anything else is not a key this reader reads; `?` and properties are left to
+            // the parser by `entry`.
+            _ => matches!(b[p], b'?' | b'&' | b'!' | b'*'),
         }
     }
 
@@ -383,7 +561,7 @@ impl<'a> Fast<'a> {
     /// Everything open ends at `p` (a document marker, or the end of the text).
     fn close_all(&mut self, p: usize, line: usize) -> R<()> {
         if let Some(pk) = self.pending.take() {
-            if pk.item {
+            if pk.item || !pk.props.is_empty() {
                 return Err(Unsupported);
             }
             self.empty_value(pk);
@@ -402,19 +580,29 @@ impl<'a> Fast<'a> {
 
     /// `---` at `p`.
     fn doc_start(&mut self, p: usize) -> R<()> {
+        let line = self.line;
         if self.in_doc {
-            if !self.has_root {
-                return Err(Unsupported);
+            if let Some((e, l)) = self.root_end {
+                self.flush_held();
+                self.end_doc((e, e, l), (p, line));
+            } else if self.has_root {
+                self.close_all(p, line)?;
+                self.end_doc((p, p, line), (p, line));
+            } else {
+                // An empty document ends where its empty scalar is.
+                self.empty_doc()?;
+                let (at, l) = self.explicit.unwrap_or((p, line));
+                self.end_doc((at, at, l), (p, line));
             }
-            let line = self.line;
-            self.close_all(p, line)?;
-            self.emit(EvKind::DocEnd, p, p, line);
         } else {
             self.flush_held();
         }
-        self.emit(EvKind::DocStart(true), p, p + 3, self.line);
+        self.emit(EvKind::DocStart(true), p, p + 3, line);
         self.in_doc = true;
         self.has_root = false;
+        self.explicit = Some((p + 3, line));
+        self.root_end = None;
+        self.doc_anchors.clear();
         // Only a comment may follow on the line.
         let b = self.b;
         let mut q = p + 3;
@@ -422,19 +610,13 @@ impl<'a> Fast<'a> {
             q += 1;
         }
         match b.get(q) {
-            None | Some(b'\n') => {
+            None | Some(b'\n' | b'\r') => {
                 self.next_line(q);
                 Ok(())
             }
             Some(b'#') if q > p + 3 => {
-                let end = line_end(b, q);
-                self.check_text(q, end)?;
-                self.emit(
-                    EvKind::Comment(Cow::Borrowed(&self.src[q + 1..end]), true),
-                    q,
-                    end,
-                    self.line,
-                );
+                let (ev, end) = self.comment_at(q, true)?;
+                self.out.push(ev);
                 self.next_line(end);
                 Ok(())
             }
@@ -444,31 +626,40 @@ impl<'a> Fast<'a> {
 
     /// `...` at `p`.
     fn doc_end(&mut self, p: usize) -> R<()> {
-        if !self.in_doc || !self.has_root {
+        if !self.in_doc {
             return Err(Unsupported);
         }
         let line = self.line;
-        self.close_all(p, line)?;
-        self.emit(EvKind::DocEnd, p, p + 3, line);
-        self.in_doc = false;
-        let end = line_end(self.b, p);
-        if end != p + 3 {
+        if self.has_root {
+            self.close_all(p, line)?;
+        } else {
+            self.empty_doc()?;
+        }
+        if !at_eol(self.b, p + 3) {
             return Err(Unsupported);
         }
-        self.next_line(end);
+        self.end_doc((p, p + 3, line), (p + 3, line));
+        self.explicit = None;
+        self.next_line(p + 3);
         Ok(())
     }
 
     /// The end of the text.
     fn finish(&mut self) -> R<()> {
         let end = self.b.len();
-        let line = self.eof_line();
+        let line = self.line;
         if self.in_doc {
-            if !self.has_root {
-                return Err(Unsupported);
+            if let Some((e, l)) = self.root_end {
+                self.flush_held();
+                self.end_doc((e, e, l), (end, line));
+            } else if self.has_root {
+                self.close_all(end, line)?;
+                self.end_doc((end, end, line), (end, line));
+            } else {
+                self.empty_doc()?;
+                let (at, l) = self.explicit.unwrap_or((end, line));
+                self.end_doc((at, at, l), (end, line));
             }
-            self.close_all(end, line)?;
-            self.emit(EvKind::DocEnd, end, end, line);
         } else {
             self.flush_held();
         }
@@ -491,21 +682,20 @@ impl<'a> Fast<'a> {
         let line = self.line;
         match b[p] {
             b'"' | b'\'' => {
-                let (value, end) = self.quoted(p)?;
-                let mut q = end;
-                while b.get(q) == Some(&b' ') {
-                    q += 1;
-                }
-                if b.get(q) != Some(&b':') || !is_blank_or_end(b.get(q + 1)) || q - p > MAX_KEY {
+                let q = scan::quoted(self.src, p)?;
+                if q.breaks > 0 {
                     return Err(Unsupported);
                 }
-                let style = if b[p] == b'"' {
-                    Style::DoubleQuoted
-                } else {
-                    Style::SingleQuoted
-                };
-                self.emit(EvKind::Scalar(value, style), p, end, line);
-                Ok((q, q + 1))
+                let mut c = q.end;
+                while b.get(c) == Some(&b' ') {
+                    c += 1;
+                }
+                if b.get(c) != Some(&b':') || !is_blank_or_end(b.get(c + 1)) || c - p > MAX_KEY {
+                    return Err(Unsupported);
+                }
+                let style = quote_style(b[p]);
+                self.emit(EvKind::Scalar(q.value, style), p, q.end, line);
+                Ok((c, c + 1))
             }
             c if plain_start(c, b.get(p + 1)) => {
                 let (end, stop) = self.plain(p)?;
@@ -535,88 +725,182 @@ impl<'a> Fast<'a> {
         while b.get(r) == Some(&b' ') {
             r += 1;
         }
+        if r == q && !at_eol(b, r) {
+            // A tab after the `:` is read here only before the line's end.
+            while b.get(r) == Some(&b'\t') {
+                r += 1;
+            }
+            if r == q || !at_eol(b, r) {
+                return Err(Unsupported);
+            }
+        }
+        let (props, r) = self.props(r)?;
         match b.get(r) {
-            None | Some(b'\n') => {
+            None | Some(b'\n' | b'\r') => {
                 self.pending = Some(PendingKey {
                     col,
                     item: false,
                     colon,
                     line: self.line,
+                    props,
                 });
                 self.next_line(r);
                 Ok(())
             }
             Some(b'#') => {
-                let end = line_end(b, r);
-                self.check_text(r, end)?;
-                self.held.push(Ev::at(
-                    EvKind::Comment(Cow::Borrowed(&self.src[r + 1..end]), true),
-                    r,
-                    end,
-                    self.line,
-                ));
+                if r == q || b[r - 1] != b' ' {
+                    return Err(Unsupported);
+                }
+                let (ev, end) = self.comment_at(r, true)?;
+                self.held.push(ev);
                 self.pending = Some(PendingKey {
                     col,
                     item: false,
                     colon,
                     line: self.line,
+                    props,
                 });
                 self.next_line(end);
                 Ok(())
             }
-            Some(_) => self.node_inline(r, col, false),
+            Some(_) => self.node_inline(r, col, false, props),
         }
     }
 
-    /// A node that starts at `r` on the current line, after `key: ` or `- ` in a block
-    /// collection at column `col`; `item`: after a `-`, where `key: value` starts a mapping.
-    fn node_inline(&mut self, r: usize, col: usize, item: bool) -> R<()> {
+    /// The properties (anchor, tag) written at `r`, each followed by a space: them, and the
+    /// byte after them and the spaces after.
+    fn props(&self, r: usize) -> R<(Props, usize)> {
+        let b = self.b;
+        let mut props = Props {
+            line: self.line,
+            ..Props::default()
+        };
+        let mut i = r;
+        loop {
+            match b.get(i) {
+                Some(b'&') if props.anchor.is_none() => {
+                    let e = name_end(b, i + 1);
+                    if e == i + 1 || !is_blank_or_end(b.get(e)) {
+                        return Err(Unsupported);
+                    }
+                    props.anchor = Some((i, e));
+                    i = e;
+                }
+                Some(b'!') if props.tag.is_none() => {
+                    let e = tag_end(b, i)?;
+                    props.tag = Some((i, e));
+                    i = e;
+                }
+                _ => return Ok((props, i)),
+            }
+            if !at_eol(b, i) && b[i] != b' ' {
+                return Err(Unsupported);
+            }
+            while b.get(i) == Some(&b' ') {
+                i += 1;
+            }
+        }
+    }
+
+    /// A node that starts at `r` on the current line, after `key: ` or `- ` (or at the start
+    /// of the line after them) in a block collection at column `col`, with the properties
+    /// written before it; `item`: after a `-`, where `key: value` starts a mapping.
+    fn node_inline(&mut self, r: usize, col: usize, item: bool, props: Props) -> R<()> {
         let b = self.b;
         let line = self.line;
         match b[r] {
-            b'|' | b'>' => self.block_scalar(r, col),
+            b'|' | b'>' => self.block_scalar(r, col, props),
             b'[' | b'{' => {
-                let end = self.flow(r, 0)?;
+                let end = self.flow(r, 0, props)?;
                 self.tail(end)
             }
             b'"' | b'\'' => {
-                let (value, end) = self.quoted(r)?;
-                let mut q = end;
-                while b.get(q) == Some(&b' ') {
-                    q += 1;
+                let q = scan::quoted(self.src, r)?;
+                let mut c = q.end;
+                while b.get(c) == Some(&b' ') {
+                    c += 1;
                 }
-                if b.get(q) == Some(&b':') {
-                    if !item || !is_blank_or_end(b.get(q + 1)) {
+                if b.get(c) == Some(&b':') {
+                    if !item || !is_blank_or_end(b.get(c + 1)) || !props.is_empty() {
                         return Err(Unsupported);
                     }
                     return self.compact_map(r);
                 }
-                let style = if b[r] == b'"' {
-                    Style::DoubleQuoted
-                } else {
-                    Style::SingleQuoted
-                };
-                self.emit(EvKind::Scalar(value, style), r, end, line);
+                let end_line = line + q.breaks;
+                self.emit_node(
+                    EvKind::Scalar(q.value, quote_style(b[r])),
+                    (r, q.end),
+                    (line, end_line),
+                    props,
+                );
+                self.line = end_line;
+                self.tail(q.end)
+            }
+            b'*' => {
+                if !props.is_empty() {
+                    return Err(Unsupported);
+                }
+                let end = self.alias(r)?;
                 self.tail(end)
             }
             c if plain_start(c, b.get(r + 1)) => {
                 let (end, stop) = self.plain(r)?;
                 if let Stop::Colon(_) = stop {
-                    if !item {
+                    if !item || !props.is_empty() {
                         return Err(Unsupported);
                     }
                     return self.compact_map(r);
                 }
-                self.emit(
-                    EvKind::Scalar(Cow::Borrowed(&self.src[r..end]), Style::Plain),
-                    r,
-                    end,
-                    line,
-                );
-                self.tail(end)
+                let more = match stop {
+                    Stop::Eol => scan::plain_lines(self.src, r, end, col)?,
+                    _ => None,
+                };
+                match more {
+                    Some(m) => {
+                        let end_line = line + m.breaks;
+                        self.emit_node(
+                            EvKind::Scalar(m.value, Style::Plain),
+                            (r, m.end),
+                            (line, end_line),
+                            props,
+                        );
+                        self.line = end_line;
+                        self.tail(m.end)
+                    }
+                    None => {
+                        self.emit_node(
+                            EvKind::Scalar(Cow::Borrowed(&self.src[r..end]), Style::Plain),
+                            (r, end),
+                            (line, line),
+                            props,
+                        );
+                        self.tail(end)
+                    }
+                }
             }
             _ => Err(Unsupported),
         }
+    }
+
+    /// An alias at `r` (`*name`): its event; the byte after it.
+    fn alias(&mut self, r: usize) -> R<usize> {
+        let b = self.b;
+        let e = name_end(b, r + 1);
+        if e == r + 1
+            || !(is_blank_or_end(b.get(e)) || matches!(b.get(e), Some(b',' | b']' | b'}')))
+        {
+            return Err(Unsupported);
+        }
+        let name = &self.src[r + 1..e];
+        let id = self
+            .doc_anchors
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, id)| id)
+            .ok_or(Unsupported)?;
+        self.emit(EvKind::Alias(id), r, e, self.line);
+        Ok(e)
     }
 
     /// A mapping that starts on a `- ` line, its first key at `r`.
@@ -629,19 +913,20 @@ impl<'a> Fast<'a> {
             col: r - self.pos,
             indentless: false,
         };
-        self.begin(open, r);
+        self.begin(open, r, Props::default());
         self.entry(r)
     }
 
-    /// Opens a block collection whose start event is at `at`.
-    fn begin(&mut self, open: Open, at: usize) {
+    /// Opens a block collection whose start event is at `at`, with the properties written
+    /// before it.
+    fn begin(&mut self, open: Open, at: usize, props: Props) {
         let kind = if open.map {
             EvKind::MapStart(false)
         } else {
             EvKind::SeqStart(false)
         };
         self.stack.push(open);
-        self.emit(kind, at, at, self.line);
+        self.emit_node(kind, (at, at), (self.line, self.line), props);
     }
 
     /// A sequence entry whose `-` is at `p`.
@@ -649,23 +934,24 @@ impl<'a> Fast<'a> {
         let b = self.b;
         let r = self.after_dash(p);
         let col = p - self.pos;
+        if r == p + 1 && !at_eol(b, r) {
+            return Err(Unsupported);
+        }
+        let (props, r) = self.props(r)?;
         match b.get(r) {
             // `-` at the end of the text: an empty item.
             None => return Err(Unsupported),
             // `-` alone, or with a comment (`- # Deployment 1`, how kpt and kustomize write a
             // ResourceList's items that start with a comment): the item is on the lines after.
-            Some(b'\n') | Some(b'#') => {
+            Some(b'\n' | b'\r' | b'#') => {
                 let line = self.line;
                 let mut end = r;
                 if b[r] == b'#' {
-                    end = line_end(b, r);
-                    self.check_text(r, end)?;
-                    let comment = Ev::at(
-                        EvKind::Comment(Cow::Borrowed(&self.src[r + 1..end]), true),
-                        r,
-                        end,
-                        line,
-                    );
+                    if b[r - 1] != b' ' || !props.is_empty() {
+                        return Err(Unsupported);
+                    }
+                    let (comment, e) = self.comment_at(r, true)?;
+                    end = e;
                     // `granit-parser` reports the comment before the start of an indentless
                     // sequence (`key:\n- # c`) whose first item this is: it looks past the
                     // `-` before starting it.
@@ -687,6 +973,7 @@ impl<'a> Fast<'a> {
                     item: true,
                     colon: p,
                     line,
+                    props,
                 });
                 self.next_line(end);
                 return Ok(());
@@ -694,17 +981,27 @@ impl<'a> Fast<'a> {
             Some(_) => {}
         }
         if b[r] == b'-' && is_blank_or_end(b.get(r + 1)) {
-            // `- - a`.
-            return Err(Unsupported);
+            // `- - a`: a sequence in a sequence, starting on the same line.
+            if !props.is_empty() || self.stack.len() >= MAX_NEST {
+                return Err(Unsupported);
+            }
+            let open = Open {
+                map: false,
+                col: r - self.pos,
+                indentless: false,
+            };
+            self.begin(open, r, Props::default());
+            return self.item(r);
         }
-        self.node_inline(r, col, true)
+        self.node_inline(r, col, true, props)
     }
 
-    /// After a node that ended at `end`: spaces, then a line comment or the end of the line.
+    /// After a node that ended at `end`: white space, then a line comment or the end of the
+    /// line.
     fn tail(&mut self, end: usize) -> R<()> {
         let b = self.b;
         let mut q = end;
-        while b.get(q) == Some(&b' ') {
+        while matches!(b.get(q), Some(b' ' | b'\t')) {
             q += 1;
         }
         match b.get(q) {
@@ -712,19 +1009,13 @@ impl<'a> Fast<'a> {
                 self.pos = q;
                 Ok(())
             }
-            Some(b'\n') => {
+            Some(b'\n' | b'\r') => {
                 self.next_line(q);
                 Ok(())
             }
             Some(b'#') if q > end => {
-                let e = line_end(b, q);
-                self.check_text(q, e)?;
-                self.emit(
-                    EvKind::Comment(Cow::Borrowed(&self.src[q + 1..e]), true),
-                    q,
-                    e,
-                    self.line,
-                );
+                let (ev, e) = self.comment_at(q, true)?;
+                self.out.push(ev);
                 self.next_line(e);
                 Ok(())
             }
@@ -740,10 +1031,23 @@ impl<'a> Fast<'a> {
         let mut ascii = true;
         let stop = loop {
             match b.get(i) {
-                None | Some(b'\n') => break Stop::Eol,
-                Some(b' ') => {
+                None | Some(b'\n' | b'\r') => break Stop::Eol,
+                Some(b' ' | b'\t') => {
                     if b.get(i + 1) == Some(&b'#') {
                         break Stop::Comment;
+                    }
+                    if b[i] == b'\t' {
+                        // A tab ends the text (white space before the line's end or a comment)
+                        // or is left to the parser.
+                        let mut j = i;
+                        while matches!(b.get(j), Some(b' ' | b'\t')) {
+                            j += 1;
+                        }
+                        match b.get(j) {
+                            None | Some(b'\n' | b'\r') => break Stop::Eol,
+                            Some(b'#') => break Stop::Comment,
+                            _ => return Err(Unsupported),
+                        }
                     }
                 }
                 Some(b':') => {
@@ -758,106 +1062,76 @@ impl<'a> Fast<'a> {
             i += 1;
         };
         let mut end = i;
-        while end > p && b[end - 1] == b' ' {
+        while end > p && matches!(b[end - 1], b' ' | b'\t') {
             end -= 1;
         }
         if !ascii {
-            self.check_text(p, end)?;
+            text_ok(self.src, p, end, false)?;
         }
         Ok((end, stop))
     }
 
-    /// A quoted scalar at `p` (`'` or `"`), closed on its line: its value and the byte after
-    /// the closing quote.
-    fn quoted(&self, p: usize) -> R<(Cow<'a, str>, usize)> {
+    /// Skips white space in a flow collection from `i`: spaces, line breaks and, where
+    /// `comments` allows them, comments (their events made). Gives the next byte.
+    fn flow_space(&mut self, mut i: usize, comments: bool) -> R<usize> {
         let b = self.b;
-        let src = self.src;
-        if b[p] == b'\'' {
-            let mut i = p + 1;
-            let mut owned: Option<String> = None;
-            let mut run = i;
-            loop {
-                match b.get(i) {
-                    None | Some(b'\n') => return Err(Unsupported),
-                    Some(b'\'') => {
-                        if b.get(i + 1) == Some(&b'\'') {
-                            let s = owned.get_or_insert_with(String::new);
-                            s.push_str(&src[run..=i]);
-                            i += 2;
-                            run = i;
-                            continue;
-                        }
-                        break;
-                    }
-                    _ => i += 1,
-                }
-            }
-            self.check_text(p + 1, i)?;
-            let value = unescaped(src, owned, p + 1, run, i);
-            // A quoted scalar whose edges are spaces is read the same by both readers, but
-            // keep to the common case.
-            return Ok((value, i + 1));
-        }
-        let mut i = p + 1;
-        let mut owned: Option<String> = None;
-        let mut run = i;
         loop {
             match b.get(i) {
-                None | Some(b'\n') => return Err(Unsupported),
-                Some(b'"') => break,
-                Some(b'\\') => {
-                    let s = owned.get_or_insert_with(String::new);
-                    s.push_str(&src[run..i]);
-                    let (ch, len) = escape(&b[i + 1..])?;
-                    s.push(ch);
-                    i += 1 + len;
-                    run = i;
+                // Tabs separate in flow context, leading a line too (as Go reads them).
+                Some(b' ' | b'\t') => i += 1,
+                Some(b'\n' | b'\r') => {
+                    self.next_line(i);
+                    i = self.pos;
+                    if marker_line(b, i) || b.get(i) == Some(&b'%') {
+                        return Err(Unsupported);
+                    }
                 }
-                _ => i += 1,
+                Some(b'#') if comments && (i == self.pos || matches!(b[i - 1], b' ' | b'\t')) => {
+                    let right = b[self.pos..i].iter().any(|&c| !matches!(c, b' ' | b'\t'));
+                    let (ev, end) = self.comment_at(i, right)?;
+                    self.out.push(ev);
+                    i = end;
+                }
+                _ => return Ok(i),
             }
         }
-        self.check_text(p + 1, i)?;
-        Ok((unescaped(src, owned, p + 1, run, i), i + 1))
     }
 
-    /// A flow collection at `p` (`[` or `{`), closed on its line, nested `depth` deep in flow:
-    /// emits its events and gives the byte after its closing bracket.
-    fn flow(&mut self, p: usize, depth: usize) -> R<usize> {
+    /// A flow collection at `p` (`[` or `{`), nested `depth` deep in flow, with the properties
+    /// written before it: emits its events and gives the byte after its closing bracket (the
+    /// reader's line is then the bracket's).
+    fn flow(&mut self, p: usize, depth: usize, props: Props) -> R<usize> {
         if depth >= 64 || self.stack.len() + depth >= MAX_NEST {
             return Err(Unsupported);
         }
         let b = self.b;
-        let line = self.line;
         let map = b[p] == b'{';
         let close = if map { b'}' } else { b']' };
-        self.emit(
-            if map {
-                EvKind::MapStart(true)
-            } else {
-                EvKind::SeqStart(true)
-            },
-            p,
-            p + 1,
-            line,
-        );
-        let mut i = self.skip_spaces(p + 1);
+        let line = self.line;
+        let start = if map {
+            EvKind::MapStart(true)
+        } else {
+            EvKind::SeqStart(true)
+        };
+        self.emit_node(start, (p, p + 1), (line, line), props);
+        let end_kind = |map| if map { EvKind::MapEnd } else { EvKind::SeqEnd };
+        let mut i = self.flow_space(p + 1, true)?;
         if b.get(i) == Some(&close) {
-            self.emit(
-                if map { EvKind::MapEnd } else { EvKind::SeqEnd },
-                i,
-                i + 1,
-                line,
-            );
+            self.emit(end_kind(map), i, i + 1, self.line);
             return Ok(i + 1);
         }
         loop {
             if map {
                 let key = i;
+                let key_line = self.line;
                 i = self.flow_node(i, depth, true)?;
-                i = self.skip_spaces(i);
-                // A key is implicit in flow too: past its bound `granit-parser` reads it
-                // otherwise (found by comparing the two on long keys).
-                if b.get(i) != Some(&b':') || b.get(i + 1) != Some(&b' ') || i - key > MAX_KEY {
+                // A key is implicit in flow too: on one line with its `:`, and past its bound
+                // `granit-parser` reads it otherwise (found by comparing the two on long keys).
+                if self.line != key_line
+                    || b.get(i) != Some(&b':')
+                    || b.get(i + 1) != Some(&b' ')
+                    || i - key > MAX_KEY
+                {
                     return Err(Unsupported);
                 }
                 i = self.skip_spaces(i + 1);
@@ -865,21 +1139,22 @@ impl<'a> Fast<'a> {
             } else {
                 i = self.flow_node(i, depth, false)?;
             }
-            i = self.skip_spaces(i);
+            // A comment after an entry (`"a"  # why`, `a, # why`) in a sequence.
+            i = self.flow_space(i, !map)?;
             match b.get(i) {
                 Some(b',') => {
-                    i = self.skip_spaces(i + 1);
-                    if matches!(b.get(i), Some(b']' | b'}' | b',')) {
-                        return Err(Unsupported);
+                    i = self.flow_space(i + 1, true)?;
+                    match b.get(i) {
+                        Some(&c) if c == close => {
+                            self.emit(end_kind(map), i, i + 1, self.line);
+                            return Ok(i + 1);
+                        }
+                        Some(b']' | b'}' | b',') | None => return Err(Unsupported),
+                        _ => {}
                     }
                 }
                 Some(&c) if c == close => {
-                    self.emit(
-                        if map { EvKind::MapEnd } else { EvKind::SeqEnd },
-                        i,
-                        i + 1,
-                        line,
-                    );
+                    self.emit(end_kind(map), i, i + 1, self.line);
                     return Ok(i + 1);
                 }
                 _ => return Err(Unsupported),
@@ -888,39 +1163,63 @@ impl<'a> Fast<'a> {
     }
 
     fn skip_spaces(&self, mut i: usize) -> usize {
-        while self.b.get(i) == Some(&b' ') {
+        while matches!(self.b.get(i), Some(b' ' | b'\t')) {
             i += 1;
         }
         i
     }
 
-    /// A node inside a flow collection at `i`: emits it and gives the byte after it. `key`: a
-    /// flow mapping's key (a scalar).
+    /// A node inside a flow collection at `i`: emits it and gives the byte after it (spaces
+    /// after it skipped for a key). `key`: a flow mapping's key (a scalar on one line).
     fn flow_node(&mut self, i: usize, depth: usize, key: bool) -> R<usize> {
         let b = self.b;
         let line = self.line;
+        let (props, i) = if key {
+            (Props::default(), i)
+        } else {
+            self.props(i)?
+        };
         match b.get(i) {
-            Some(b'[' | b'{') if !key => self.flow(i, depth + 1),
+            Some(b'[' | b'{') if !key => self.flow(i, depth + 1, props),
+            Some(b'*') if !key && props.is_empty() => self.alias(i),
             Some(b'"' | b'\'') => {
-                let (value, end) = self.quoted(i)?;
-                let style = if b[i] == b'"' {
-                    Style::DoubleQuoted
-                } else {
-                    Style::SingleQuoted
-                };
+                let q = scan::quoted(self.src, i)?;
                 // `"a":b`: JSON's adjacent value, left to the parser.
-                if !key && b.get(end) == Some(&b':') {
+                if !key && b.get(q.end) == Some(&b':') {
                     return Err(Unsupported);
                 }
-                self.emit(EvKind::Scalar(value, style), i, end, line);
-                Ok(end)
+                if key && q.breaks > 0 {
+                    return Err(Unsupported);
+                }
+                let end_line = line + q.breaks;
+                self.emit_node(
+                    EvKind::Scalar(q.value, quote_style(b[i])),
+                    (i, q.end),
+                    (line, end_line),
+                    props,
+                );
+                if q.breaks > 0 {
+                    // The reader's line follows the scalar's last one.
+                    self.line = end_line;
+                    self.pos = self.b[..q.end]
+                        .iter()
+                        .rposition(|&c| c == b'\n')
+                        .map_or(0, |n| n + 1);
+                }
+                Ok(if key { self.skip_spaces(q.end) } else { q.end })
             }
-            Some(&c) if plain_start(c, b.get(i + 1)) && !matches!(c, b'-' | b'?' | b':') => {
+            Some(&c)
+                if plain_start(c, b.get(i + 1))
+                    && !matches!(c, b'?' | b':')
+                    && !(c == b'-'
+                        && matches!(b.get(i + 1), Some(b',' | b'[' | b']' | b'{' | b'}'))) =>
+            {
                 let mut j = i;
                 loop {
                     match b.get(j) {
-                        None | Some(b'\n') => return Err(Unsupported),
+                        None | Some(b'\n' | b'\r') => break,
                         Some(b',' | b']' | b'}') => break,
+                        Some(b' ') if b.get(j + 1) == Some(&b'#') => return Err(Unsupported),
                         Some(b'[' | b'{' | b'#' | b':') => {
                             if b[j] == b':' && key && b.get(j + 1) == Some(&b' ') {
                                 break;
@@ -931,152 +1230,106 @@ impl<'a> Fast<'a> {
                         Some(_) => j += 1,
                     }
                 }
+                if at_eol(b, j) && tab_leads_next(b, j) {
+                    // The parser reads the next line as more of the scalar, and refuses its
+                    // tab (Go does too), unless that line goes on with the collection (JSON
+                    // indented with tabs: `false\n\t}`).
+                    return Err(Unsupported);
+                }
                 let mut end = j;
                 while end > i && b[end - 1] == b' ' {
                     end -= 1;
                 }
-                self.check_text(i, end)?;
-                self.emit(
+                text_ok(self.src, i, end, false)?;
+                self.emit_node(
                     EvKind::Scalar(Cow::Borrowed(&self.src[i..end]), Style::Plain),
-                    i,
-                    end,
-                    line,
+                    (i, end),
+                    (line, line),
+                    props,
                 );
-                Ok(end)
+                Ok(if key { j } else { end })
             }
             _ => Err(Unsupported),
         }
     }
 
-    /// A block scalar whose header is at `h`, in a block collection at column `n`.
-    fn block_scalar(&mut self, h: usize, n: usize) -> R<()> {
+    /// A block scalar whose header is at `h`, in a block collection at column `n`, with the
+    /// properties written before it.
+    fn block_scalar(&mut self, h: usize, n: usize, props: Props) -> R<()> {
         let b = self.b;
         let folded = b[h] == b'>';
-        let mut q = h + 1;
-        let mut chomp = b'c';
-        if matches!(b.get(q), Some(b'-' | b'+')) {
-            chomp = b[q];
+        let (chomp, indicator, hdr_end) = scan::block_header(b, h)?;
+        let mut q = hdr_end;
+        while matches!(b.get(q), Some(b' ' | b'\t')) {
             q += 1;
         }
-        let hdr_end = q;
-        while b.get(q) == Some(&b' ') {
-            q += 1;
-        }
-        // The header line: nothing else, or a comment after a space.
+        // The header line: nothing else, or a comment after white space.
         let mut comment = None;
         let header_line = self.line;
         match b.get(q) {
             None => return Err(Unsupported),
-            Some(b'\n') => {
-                if q > hdr_end {
-                    return Err(Unsupported);
-                }
-            }
+            Some(b'\n' | b'\r') => {}
             Some(b'#') if q > hdr_end => {
-                let e = line_end(b, q);
-                self.check_text(q, e)?;
-                comment = Some((q, e));
+                let (ev, e) = self.comment_at(q, true)?;
+                comment = Some(ev);
                 q = e;
             }
             _ => return Err(Unsupported),
         }
-        // The body, line by line from the line after the header.
-        let mut at = q + 1;
-        // A header that ends the text (with no line break after it) leaves the block on its
-        // line (found by the fuzz target: a header comment running to the end).
-        let mut line = if q < b.len() {
-            header_line + 1
-        } else {
-            header_line
-        };
-        let mut indent = None::<usize>;
-        let mut start = None::<(usize, usize)>;
-        // Content lines (their text after the indentation), and empty lines as `None`.
-        let mut lines: Vec<Option<&'a str>> = Vec::new();
-        // Where the block ends, its line, and the start of that line.
-        let (end, end_line, next) = loop {
-            if at >= b.len() {
-                break (b.len(), line, b.len());
-            }
-            let mut s = at;
-            while b.get(s) == Some(&b' ') {
-                s += 1;
-            }
-            match b.get(s) {
-                Some(b'\n') if s == at => {
-                    lines.push(None);
-                    at = s + 1;
-                    line += 1;
-                    continue;
-                }
-                None | Some(b'\n') => return Err(Unsupported),
-                Some(b'\t' | b'\r') => return Err(Unsupported),
-                Some(_) => {}
-            }
-            let ind = s - at;
-            let bi = match indent {
-                Some(bi) => bi,
-                None if ind > n => {
-                    indent = Some(ind);
-                    ind
-                }
-                None => break (s, line, at),
-            };
-            if ind < bi {
-                break (s, line, at);
-            }
-            let e = line_end(b, s);
-            self.check_text(s, e)?;
-            if start.is_none() {
-                start = Some((at + bi, line));
-            }
-            if folded && ind > bi {
-                return Err(Unsupported);
-            }
-            lines.push(Some(&self.src[at + bi..e]));
-            if e >= b.len() {
-                // The last line has no line break.
-                break (e, line, e);
-            }
-            at = e + 1;
-            line += 1;
-        };
-        let value = block_value(&lines, folded, chomp)?;
+        if q >= b.len() {
+            // A header that ends the text: left to the parser.
+            return Err(Unsupported);
+        }
+        let at = if b[q] == b'\r' { q + 2 } else { q + 1 };
+        let body = scan::block_body(self.src, at, n, indicator, folded, chomp)?;
+        if body.value.is_empty() && chomp == b'+' {
+            // Keep chomping without content is left to the parser.
+            return Err(Unsupported);
+        }
+        let end_line = header_line + 1 + body.breaks;
+        // Without a body the span starts where the block ends.
         // Without a body the span starts where the block ends, or, at the end of the text, at
         // its header.
-        let (sb, sline) = match start {
-            Some(s) => s,
-            None if end >= b.len() => (h, header_line),
-            None => (end, end_line),
+        let (sb, sline) = match body.first {
+            Some((s, k)) => (s, header_line + 1 + k),
+            None if body.end >= b.len() => (h, header_line),
+            None => (body.end, end_line),
         };
-        self.out.push(Ev {
-            kind: EvKind::Scalar(
-                Cow::Owned(value),
-                if folded {
-                    Style::Folded
-                } else {
-                    Style::Literal
-                },
-            ),
-            sb,
-            eb: end,
-            line: sline,
-            end_line,
-            tag: None,
-        });
-        if let Some((cs, ce)) = comment {
-            self.emit(
-                EvKind::Comment(Cow::Borrowed(&self.src[cs + 1..ce]), true),
-                cs,
-                ce,
-                header_line,
-            );
+        let style = if folded {
+            Style::Folded
+        } else {
+            Style::Literal
+        };
+        self.emit_node(
+            EvKind::Scalar(Cow::Owned(body.value), style),
+            (sb, body.end),
+            (sline, end_line),
+            props,
+        );
+        if let Some(c) = comment {
+            self.out.push(c);
         }
         // Go on from the start of the line that ended the block.
-        self.pos = next;
+        self.pos = body.next;
         self.line = end_line;
         Ok(())
     }
+}
+
+/// Whether a tab leads the first line with content after the line that ends at `i`, and that
+/// content is not a flow indicator that ends a plain scalar (`,`, `]`, `}`).
+fn tab_leads_next(b: &[u8], mut i: usize) -> bool {
+    let mut tab = false;
+    while i < b.len() {
+        match b[i] {
+            b'\t' => tab = true,
+            b' ' | b'\r' | b'\n' => {}
+            b',' | b']' | b'}' => return false,
+            _ => return tab,
+        }
+        i += 1;
+    }
+    false
 }
 
 /// The end of the line holding `i`: its `\n`, or the end of the text.
@@ -1084,118 +1337,63 @@ fn line_end(b: &[u8], i: usize) -> usize {
     memchr::memchr(b'\n', &b[i..]).map_or(b.len(), |n| i + n)
 }
 
-/// A character YAML allows in text, and that this reader takes.
-fn printable(ch: char) -> bool {
-    matches!(ch, ' '..='~' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
-        && !matches!(ch, '\u{feff}' | '\u{2028}' | '\u{2029}')
+/// The end of the content of the line holding `i`: before its `\r\n` or `\n`, or the end of
+/// the text.
+fn content_end(b: &[u8], i: usize) -> usize {
+    let e = line_end(b, i);
+    if e > i && b[e - 1] == b'\r' {
+        e - 1
+    } else {
+        e
+    }
+}
+
+/// The end of an anchor's or alias's name that starts at `i`: the characters Go and the parser
+/// both take in one.
+fn name_end(b: &[u8], mut i: usize) -> usize {
+    while b
+        .get(i)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-'))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// The end of a tag at `i` (`!name` or `!!name`), followed by a space or the line's end.
+fn tag_end(b: &[u8], i: usize) -> R<usize> {
+    let mut e = i + 1;
+    if b.get(e) == Some(&b'!') {
+        e += 1;
+    }
+    let s = e;
+    while b
+        .get(e)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/'))
+    {
+        e += 1;
+    }
+    if e == s || !is_blank_or_end(b.get(e)) {
+        return Err(Unsupported);
+    }
+    Ok(e)
+}
+
+/// The style of a quoted scalar opened by `q`.
+fn quote_style(q: u8) -> Style {
+    if q == b'"' {
+        Style::DoubleQuoted
+    } else {
+        Style::SingleQuoted
+    }
 }
 
 /// Whether a plain scalar can start with `c` (followed by `next`), in block context.
 fn plain_start(c: u8, next: Option<&u8>) -> bool {
     match c {
-        b'-' => !is_blank_or_end(next),
-        b'?' | b':' | b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|'
-        | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`' => false,
+        b'-' | b'?' | b':' => !is_blank_or_end(next),
+        b',' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
+        | b'"' | b'%' | b'@' | b'`' => false,
         c => c >= 0x20 && c != 0x7f,
-    }
-}
-
-/// A double-quoted scalar's escape after its `\`: the character and the bytes it took.
-fn escape(rest: &[u8]) -> R<(char, usize)> {
-    let hex = |n: usize| -> R<(char, usize)> {
-        let digits = rest.get(1..=n).ok_or(Unsupported)?;
-        let text = std::str::from_utf8(digits).map_err(|_| Unsupported)?;
-        if !digits.iter().all(u8::is_ascii_hexdigit) {
-            return Err(Unsupported);
-        }
-        let v = u32::from_str_radix(text, 16).map_err(|_| Unsupported)?;
-        let ch = char::from_u32(v).ok_or(Unsupported)?;
-        if !printable(ch) {
-            return Err(Unsupported);
-        }
-        Ok((ch, n + 1))
-    };
-    match rest.first() {
-        Some(b'\\') => Ok(('\\', 1)),
-        Some(b'"') => Ok(('"', 1)),
-        Some(b'/') => Ok(('/', 1)),
-        Some(b'n') => Ok(('\n', 1)),
-        Some(b't') => Ok(('\t', 1)),
-        Some(b'x') => hex(2),
-        Some(b'u') => hex(4),
-        Some(b'U') => hex(8),
-        _ => Err(Unsupported),
-    }
-}
-
-/// A block scalar's value from its lines (content, or `None` for an empty line), folded or
-/// not, with its chomping (`c`lip, `-` strip, `+` keep).
-fn block_value(lines: &[Option<&str>], folded: bool, chomp: u8) -> R<String> {
-    let last = lines.iter().rposition(Option::is_some);
-    let Some(last) = last else {
-        // No content: clip and strip give nothing; keep is left to the parser.
-        return if chomp == b'+' {
-            Err(Unsupported)
-        } else {
-            Ok(String::new())
-        };
-    };
-    let mut s = String::new();
-    let mut prev_content = false;
-    let mut empties = 0usize;
-    for l in &lines[..=last] {
-        match l {
-            None => empties += 1,
-            Some(t) => {
-                if folded {
-                    // Lines next to each other fold into one, with a space.
-                    if prev_content && empties == 0 {
-                        s.push(' ');
-                    }
-                    for _ in 0..empties {
-                        s.push('\n');
-                    }
-                } else {
-                    if prev_content {
-                        s.push('\n');
-                    }
-                    for _ in 0..empties {
-                        s.push('\n');
-                    }
-                }
-                s.push_str(t);
-                prev_content = true;
-                empties = 0;
-            }
-        }
-    }
-    match chomp {
-        b'-' => {}
-        b'+' => {
-            s.push('\n');
-            for _ in last + 1..lines.len() {
-                s.push('\n');
-            }
-        }
-        _ => s.push('\n'),
-    }
-    Ok(s)
-}
-
-/// The value of a quoted scalar whose text is `src[start..end]`: borrowed when it held no escape,
-/// else `owned`, the text up to `run` with its escapes resolved, and the rest appended.
-fn unescaped<'s>(
-    src: &'s str,
-    owned: Option<String>,
-    start: usize,
-    run: usize,
-    end: usize,
-) -> Cow<'s, str> {
-    match owned {
-        Some(mut s) => {
-            s.push_str(&src[run..end]);
-            Cow::Owned(s)
-        }
-        None => Cow::Borrowed(&src[start..end]),
     }
 }

@@ -8,9 +8,16 @@
 //! explicit `---` / `...`, directives. [`emit_stream`] writes them back.
 //!
 //! What it must not do: know about Kubernetes (no `apiVersion`, no `kind`), merge, or select.
-//! Only `parse.rs` talks to the parser crate, so the parser can be swapped; the fast reader
-//! (`fast.rs`) must give exactly the events that crate gives, so which one read a text never
-//! shows in a tree or an error.
+//! Only `granit.rs` talks to the parser crate, so the parser can be swapped; the fast reader
+//! (`fast.rs`, with `scan.rs`) must give exactly the events that crate gives, so which one read
+//! a text never shows in a tree or an error.
+//!
+//! Text is read as Go's YAML libraries (go-yaml, and so kubectl, kustomize and kpt) read it:
+//! where YAML 1.2 refuses a form they read — quoted scalars' and flow collections' lines at or
+//! left of their block's indentation, tabs leading those lines, `\'` in a double-quoted scalar,
+//! a comment glued to a token — it is read as they read it (`granit.rs`); what they refuse is
+//! refused. A node read in such a form is written back as it was while untouched, and where a
+//! patch moves it, its lines move with it and still read the same.
 //!
 //! # Round-trip guarantees and their limits
 //!
@@ -63,26 +70,26 @@ pub mod anchors;
 mod emit;
 mod event;
 mod fast;
+mod feed;
+mod granit;
 pub(crate) mod index;
 mod json;
 mod node;
-// The reader is being rewritten; its public error and split types get their field docs then.
-#[allow(missing_docs)]
 mod parse;
 pub(crate) mod place;
 pub mod scalar;
+mod scan;
 pub(crate) mod split;
 
 pub(crate) use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
+#[doc(hidden)]
+pub use feed::{check_fast_reader, fast_reader_coverage, fast_reader_events, fast_reader_stops};
 pub use json::{from_json, to_json, ToJsonError};
 pub use node::{Entry, Kind, NODE_WEIGHT};
-#[doc(hidden)]
-pub use parse::{
-    check_fast_reader, fast_reader_events, parse_each_granit, parse_split_granit,
-    parse_stream_granit,
-};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
+#[doc(hidden)]
+pub use parse::{parse_each_granit, parse_split_granit, parse_stream_granit};
 
 use std::borrow::Cow;
 

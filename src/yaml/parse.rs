@@ -1,7 +1,7 @@
-//! The adapter over `granit-parser`: events in, [`Document`] trees out. The only file that
-//! knows the parser crate. The events come from the fast reader (`fast.rs`) as far as it reads,
-//! then from `granit-parser`, which starts over on the whole text and skips the events already
-//! built on (`feed`); both give the same events, so the builder cannot tell them apart.
+//! The tree builder: events in, [`Document`] trees out. The events come from the fast reader
+//! (`fast.rs`) for the documents it reads, and from `granit-parser` (through `granit.rs`, the
+//! only file that knows that crate) for the others (`feed.rs` chooses). Both give the same
+//! events, so the builder cannot tell them apart.
 //!
 //! The parser reports nodes, comments (with a placement hint) and byte spans. What it leaves
 //! implicit — where the `-`, `:` and `?` indicators are, how many blank lines separate things,
@@ -19,26 +19,25 @@
 use crate::hash::HashSet;
 use std::borrow::Cow;
 
-use granit_parser::{
-    Event, Options, Parser, Placement, ScalarStyle as GStyle, Span, StructureStyle,
-};
-
 use super::emit::canonical_inline;
 use super::event::{Ev, EvKind, Style, NO_OFFSET};
-use super::fast::Fast;
+use super::feed::{feed, Reader, Stats};
 use super::{
     flags, Comment, Document, Entry, Layout, Node, Raw, Repr, ScalarStyle, SeqIndent, MAX_DEPTH,
 };
 
 /// The byte order mark YAML allows at the start of a stream.
-const BOM: char = '\u{feff}';
+pub(crate) const BOM: char = '\u{feff}';
 
 /// Malformed YAML, with its place in the source (1-based line and column).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}, column {column}: {message}")]
 pub struct ParseError {
+    /// The line, from 1, in the text that was parsed (a file's own lines for a file).
     pub line: usize,
+    /// The column, from 1, counted in characters.
     pub column: usize,
+    /// What is wrong there, as the reader says it.
     pub message: String,
 }
 
@@ -57,7 +56,7 @@ pub fn parse_stream(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
 /// next one has started), so a caller can keep only what it needs of a large stream. On error
 /// the documents handed over so far are the ones before the error.
 pub fn parse_each<'a>(src: &'a str, each: impl FnMut(Document<'a>)) -> Result<(), ParseError> {
-    parse_with(src, each, None, Reader::Fast).map(|_| ())
+    parse_with(src, each, None, Reader::Fast, &mut Stats::default()).map(|_| ())
 }
 
 fn parse_with<'a, 's>(
@@ -65,6 +64,7 @@ fn parse_with<'a, 's>(
     mut each: impl FnMut(Document<'a>),
     split: Option<SplitState<'a, 's>>,
     reader: Reader,
+    stats: &mut Stats,
 ) -> Result<Option<std::ops::Range<usize>>, ParseError> {
     // A byte order mark is not part of the text the builder sees (its columns and layout start
     // after it); the first document's text includes it, and the document says to write it.
@@ -94,82 +94,15 @@ fn parse_with<'a, 's>(
     lone_carriage_return(src)?;
     let mut b = Builder::new(src, each);
     b.split = split;
-    feed(src, &mut b, reader)?;
+    feed(src, reader, stats, &mut |ev| b.event(ev))?;
     Ok(b.finish().map(|r| r.start + bom..r.end + bom))
 }
 
-/// Which reader makes the builder's events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reader {
-    /// The fast reader, and `granit-parser` from where it stops.
-    Fast,
-    /// `granit-parser` alone.
-    Granit,
-}
-
-/// Hands `src`'s events to the builder: the fast reader's as far as it reads (see `fast.rs`),
-/// then `granit-parser`'s from there on, the ones already handed over skipped.
-fn feed<'a, F: FnMut(Document<'a>)>(
-    src: &'a str,
-    b: &mut Builder<'a, '_, F>,
-    reader: Reader,
-) -> Result<(), ParseError> {
-    let mut fed = 0usize;
-    #[cfg(debug_assertions)]
-    let mut fed_hash = EventHash::default();
-    if reader == Reader::Fast {
-        let mut fast = Fast::new(src);
-        loop {
-            let read = fast.read();
-            for ev in fast.take_safe() {
-                #[cfg(debug_assertions)]
-                fed_hash.add(&ev);
-                b.event(ev)?;
-                fed += 1;
-            }
-            match read {
-                Ok(true) => return Ok(()),
-                Ok(false) => {}
-                Err(_) => break,
-            }
-        }
-    }
-    #[cfg(debug_assertions)]
-    let mut skipped_hash = EventHash::default();
-    for (n, ev) in granit_events(src).enumerate() {
-        let ev = ev?;
-        if n < fed {
-            #[cfg(debug_assertions)]
-            skipped_hash.add(&ev);
-            continue;
-        }
-        #[cfg(debug_assertions)]
-        if n == fed {
-            debug_assert_eq!(
-                skipped_hash.0, fed_hash.0,
-                "the fast reader's events differ from granit-parser's before event {fed}"
-            );
-        }
-        b.event(ev)?;
-    }
-    Ok(())
-}
-
-/// A running hash of events, to check in debug builds that the events the fast reader handed
-/// over are the ones `granit-parser` skips.
-#[cfg(debug_assertions)]
-#[derive(Default)]
-struct EventHash(u64);
-
-#[cfg(debug_assertions)]
-impl EventHash {
-    fn add(&mut self, ev: &Ev<'_>) {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.0.hash(&mut h);
-        ev.hash(&mut h);
-        self.0 = h.finish();
-    }
+/// Reads `src` (building and dropping its documents) with `reader`: what the reading cost.
+pub(crate) fn measure(src: &str, reader: Reader) -> Result<Stats, ParseError> {
+    let mut stats = Stats::default();
+    parse_with(src, |_| {}, None, reader, &mut stats)?;
+    Ok(stats)
 }
 
 /// [`parse_stream`] with `granit-parser` alone: what the fast reader must agree with.
@@ -186,7 +119,7 @@ pub fn parse_each_granit<'a>(
     src: &'a str,
     each: impl FnMut(Document<'a>),
 ) -> Result<(), ParseError> {
-    parse_with(src, each, None, Reader::Granit).map(|_| ())
+    parse_with(src, each, None, Reader::Granit, &mut Stats::default()).map(|_| ())
 }
 
 /// [`parse_split`] with `granit-parser` alone.
@@ -199,127 +132,9 @@ pub fn parse_split_granit<'a>(
     split_with(src, key, each, Reader::Granit)
 }
 
-/// How many events the fast reader makes for `src` before it stops or ends (for benchmarks:
-/// the reader alone, without building trees).
-#[doc(hidden)]
-pub fn fast_reader_events(src: &str) -> usize {
-    let mut fast = Fast::new(src);
-    let mut n = 0;
-    loop {
-        let read = fast.read();
-        n += fast.take_safe().count();
-        if !matches!(read, Ok(false)) {
-            return n;
-        }
-    }
-}
-
-/// Checks the fast reader against `granit-parser` on `src` (for tests and the fuzz target):
-/// the events it hands over are the first ones granit gives, without an error before them.
-/// `Ok(true)` when it read the whole text, `Ok(false)` when it stopped (and granit went on).
-#[doc(hidden)]
-pub fn check_fast_reader(src: &str) -> Result<bool, String> {
-    let body = src.strip_prefix(BOM).unwrap_or(src);
-    if lone_carriage_return(body).is_err() {
-        return Ok(false);
-    }
-    let mut fast = Fast::new(body);
-    let mut mine = Vec::new();
-    let complete = loop {
-        let read = fast.read();
-        mine.extend(fast.take_safe());
-        match read {
-            Ok(true) => break true,
-            Ok(false) => {}
-            Err(_) => break false,
-        }
-    };
-    let theirs: Vec<_> = granit_events(body).take(mine.len() + 1).collect();
-    for (n, m) in mine.iter().enumerate() {
-        match theirs.get(n) {
-            Some(Ok(t)) if t == m => {}
-            Some(Ok(t)) => return Err(format!("event {n}: fast {m:?}, granit {t:?}")),
-            Some(Err(e)) => return Err(format!("event {n}: fast {m:?}, granit's error {e}")),
-            None => return Err(format!("event {n}: fast {m:?}, granit ended")),
-        }
-    }
-    if complete && theirs.len() > mine.len() {
-        return Err(format!(
-            "the fast reader ended after {} events, granit goes on: {:?}",
-            mine.len(),
-            theirs.get(mine.len())
-        ));
-    }
-    Ok(complete)
-}
-
-/// The parser's options: anchors reported as events, nesting bounded by [`MAX_DEPTH`].
-fn granit_options() -> Options {
-    let mut opts = Options::default();
-    opts.emit_anchor_events = true;
-    opts.block_nesting_limit = MAX_DEPTH;
-    opts.flow_nesting_limit = MAX_DEPTH;
-    // Long runs of commented-out YAML are common in real files.
-    opts.max_buffered_comment_events = 1 << 20;
-    opts
-}
-
-/// `granit-parser`'s events for `src`, as the builder reads them; a parse error ends them.
-fn granit_events(src: &str) -> impl Iterator<Item = Result<Ev<'_>, ParseError>> {
-    Parser::new_from_str_with_options(src, granit_options()).map(|item| {
-        let (event, span) = item.map_err(|e| ParseError {
-            line: e.marker().line(),
-            column: e.marker().col() + 1,
-            message: e.info().replace('\n', " "),
-        })?;
-        Ok(from_granit(event, &span))
-    })
-}
-
-/// One of the parser's events as the builder reads it.
-fn from_granit<'a>(event: Event<'a>, span: &Span) -> Ev<'a> {
-    let (sb, eb) = span
-        .byte_range()
-        .map_or((NO_OFFSET, NO_OFFSET), |r| (r.start, r.end));
-    let style = |s: GStyle| match s {
-        GStyle::Plain => Style::Plain,
-        GStyle::SingleQuoted => Style::SingleQuoted,
-        GStyle::DoubleQuoted => Style::DoubleQuoted,
-        GStyle::Literal => Style::Literal,
-        GStyle::Folded => Style::Folded,
-    };
-    let kind = match event {
-        Event::StreamStart => EvKind::StreamStart,
-        Event::StreamEnd => EvKind::StreamEnd,
-        Event::DocumentStart(explicit, _) => EvKind::DocStart(explicit),
-        Event::DocumentEnd => EvKind::DocEnd,
-        Event::Comment(text, placement) => EvKind::Comment(text, placement == Placement::Right),
-        Event::Anchor(id, name) => EvKind::Anchor(id, name),
-        Event::Alias(id) => EvKind::Alias(id),
-        Event::Scalar(value, s, _, _) => EvKind::Scalar(value, style(s)),
-        Event::MappingStart(s, _, _) => EvKind::MapStart(s == StructureStyle::Flow),
-        Event::SequenceStart(s, _, _) => EvKind::SeqStart(s == StructureStyle::Flow),
-        Event::MappingEnd => EvKind::MapEnd,
-        Event::SequenceEnd => EvKind::SeqEnd,
-        _ => EvKind::Other,
-    };
-    let tag = span
-        .tag_span()
-        .and_then(|t| t.byte_range())
-        .map(|r| (r.start, r.end));
-    Ev {
-        kind,
-        sb,
-        eb,
-        line: span.start.line(),
-        end_line: span.end.line(),
-        tag,
-    }
-}
-
 /// YAML reads a carriage return alone as a line break, but the tree's layout counts lines by
 /// line feeds: such a text is refused (CRLF is read, and written back as LF).
-fn lone_carriage_return(src: &str) -> Result<(), ParseError> {
+pub(crate) fn lone_carriage_return(src: &str) -> Result<(), ParseError> {
     let bytes = src.as_bytes();
     let lone = memchr::memchr_iter(b'\r', bytes).find(|&i| bytes.get(i + 1) != Some(&b'\n'));
     let Some(at) = lone else {
@@ -351,7 +166,9 @@ pub struct SplitItem<'a> {
 /// items' text lies in the source (from the first item's text to the last one's end), if the
 /// sequence was found.
 pub struct Split<'a> {
+    /// The documents of the text, the split sequence in them left empty.
     pub docs: Vec<Document<'a>>,
+    /// Where the split sequence's items lie in the text, when the sequence was found.
     pub items: Option<std::ops::Range<usize>>,
 }
 
@@ -381,7 +198,13 @@ fn split_with<'a>(
         next: 0,
         range: None,
     };
-    let range = parse_with(src, |d| docs.push(d), Some(split), reader)?;
+    let range = parse_with(
+        src,
+        |d| docs.push(d),
+        Some(split),
+        reader,
+        &mut Stats::default(),
+    )?;
     Ok(Split { docs, items: range })
 }
 
@@ -523,6 +346,11 @@ struct Builder<'a, 's, F: FnMut(Document<'a>)> {
     /// Where the anchor or tag of the next node starts, when it has one.
     props_start: Option<(usize, usize)>,
     anchors: Vec<(usize, Cow<'a, str>)>,
+    /// The document's anchored scalars: the anchor's id, the text and value (an alias of one
+    /// used as a key is that key, for the duplicate check), and the key an alias about to be
+    /// placed stands for.
+    anchored_scalars: Vec<(usize, String, Option<KeyId>)>,
+    alias_key: Option<(String, Option<KeyId>)>,
     /// Where the next document's text starts, and where the last finished one started.
     text_start: usize,
     last_doc_start: usize,
@@ -582,6 +410,8 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             header: None,
             props_start: None,
             anchors: Vec::new(),
+            anchored_scalars: Vec::new(),
+            alias_key: None,
             text_start: 0,
             last_doc_start: 0,
             directives: Vec::new(),
@@ -719,7 +549,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         }
     }
 
-    fn event(&mut self, ev: Ev<'a>) -> Result<(), ParseError> {
+    pub(crate) fn event(&mut self, ev: Ev<'a>) -> Result<(), ParseError> {
         let (sb, eb) = if ev.sb == NO_OFFSET || ev.eb == NO_OFFSET {
             (self.prev_end, self.prev_end)
         } else {
@@ -753,6 +583,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 self.last_line = self.last_line.max(end_line);
                 self.content_end = self.content_end.max(eb);
                 self.advance(eb, end_line);
+                // As a key, it is the key its anchor is on: compared with its siblings.
+                self.alias_key = self
+                    .anchored_scalars
+                    .iter()
+                    .rev()
+                    .find(|(i, _, _)| *i == id)
+                    .map(|(_, k, v)| (k.clone(), v.clone()));
                 self.place(node, line, end_line, sb, eb)?;
             }
             EvKind::Scalar(value, style) => {
@@ -794,6 +631,7 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         self.doc = Some(doc);
         self.done = None;
         self.anchors.clear();
+        self.anchored_scalars.clear();
         self.seq_indent = None;
         self.dash = None;
         self.colon = None;
@@ -953,9 +791,12 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 _ => None,
             }
         };
+        let mut scalar = None;
         if let Some(n) = node {
+            scalar = n.as_str().map(|text| (id, text.to_owned(), value_id(n)));
             n.ext.get_or_insert_with(Box::default).anchor = Some(name);
         }
+        self.anchored_scalars.extend(scalar);
     }
 
     fn slot_mut(&mut self, slot: Slot) -> Option<&mut Node<'a>> {
@@ -1297,7 +1138,10 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                 end_byte = body_end;
             }
         } else if style != ScalarStyle::Plain || raw_src.contains('\n') {
+            // Text over several lines is never written so anew: a line break in it folds (or
+            // is escaped) in the value, which the emitter writes on one line.
             let canonical = match quoted_as_written(&node, raw_src) {
+                _ if raw_src.contains('\n') => false,
                 Some(same) => {
                     debug_assert_eq!(same, canonical_inline(&node, in_flow) == raw_src);
                     same
@@ -1444,23 +1288,6 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         let mut last_line = end_line;
         if frame.flow {
             let raw_src = self.src.get(frame.start..eb).unwrap_or("");
-            // In block context, a flow collection's lines must be indented past its context.
-            let block_ctx = self.stack.last().is_none_or(|f| !f.flow);
-            if block_ctx && !self.stack.is_empty() {
-                let mut at = frame.start;
-                for l in raw_src.split('\n').skip(1) {
-                    at += raw_src[at - frame.start..].find('\n').map_or(0, |i| i + 1);
-                    let indent = l.len() - l.trim_start_matches(' ').len();
-                    if !l.trim().is_empty() && indent <= frame.ctx_col {
-                        let line = self.src[..at].matches('\n').count() + 1;
-                        return Err(self.err(
-                            at,
-                            line,
-                            "a flow collection's continuation line is not indented enough",
-                        ));
-                    }
-                }
-            }
             let canonical = canonical_inline(&frame.node, self.in_flow());
             // A single pair in a flow sequence (`[a: b]`) is a map without braces: its text
             // would not be a map anywhere else, so it is written anew when it moves.
@@ -1543,11 +1370,17 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             }
             Some(f) if f.map => match f.key.take() {
                 None => {
-                    // A key: refuse duplicates, the same text or the same value ([`KeyId`]).
-                    let dup = match node.as_str() {
-                        None | Some("") => false,
-                        Some(k) => {
-                            let value = value_id(&node);
+                    // A key: refuse duplicates, the same text or the same value ([`KeyId`]);
+                    // an alias is the key its anchor is on.
+                    let alias = self.alias_key.take();
+                    let key = match (node.as_str(), &alias) {
+                        (Some(k), _) => Some((k, value_id(&node))),
+                        (None, Some((k, v))) => Some((k.as_str(), v.clone())),
+                        (None, None) => None,
+                    };
+                    let dup = match key {
+                        None | Some(("", _)) => false,
+                        Some((k, value)) => {
                             let siblings = &self.entries[f.first_child..];
                             let insert = |seen: &mut HashSet<KeyId>| {
                                 let text_new = seen.insert(KeyId::Text(k.to_owned()));
@@ -1579,7 +1412,8 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
                         }
                     };
                     if dup {
-                        let msg = format!("duplicate key {:?}", node.as_str().unwrap_or_default());
+                        let text = node.as_str().or(alias.as_ref().map(|(k, _)| k.as_str()));
+                        let msg = format!("duplicate key {:?}", text.unwrap_or_default());
                         return Err(self.err(at, first_line, msg));
                     }
                     f.key = Some(node);

@@ -444,7 +444,6 @@ const KPT_OUTPUT_MISSTATES: &[&str] = &[
 /// Every file kpt (as recorded) reads, krm-merge reads as the same data; every file kpt
 /// refuses, or reads into no data, krm-merge refuses naming the file and the line.
 #[test]
-#[ignore = "30 files: the forms Go reads and strict YAML does not (multi-line flow collections and quoted scalars at their key's column), which the reader work makes krm-merge read"]
 fn corpus_reads_as_kpt_reads() {
     let files = corpus_files();
     let record = read_record();

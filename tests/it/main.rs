@@ -13,6 +13,7 @@ mod diff_roundtrip;
 mod docs;
 mod fixtures;
 mod gen;
+mod go_yaml;
 mod hostile;
 mod hosts;
 mod integrations;
