@@ -2,7 +2,8 @@
 //! `jsonmerge::merge` to apply.
 //!
 //! Mappings are compared field by field, keys as data (`1` and `0x1` are one field, named in
-//! the patch as OLD spells it): a field only NEW has, or whose value changed, is NEW's value
+//! the patch as NEW spells it, and named even unchanged when NEW spells it otherwise than OLD,
+//! so that the result takes NEW's spelling): a field only NEW has, or whose value changed, is NEW's value
 //! (mappings on both sides give the patch of their fields); a field only OLD has is `null`. Lists are never merged: a list that changed is NEW's list, whole. A NEW that is not a
 //! mapping is the patch itself (it replaces the document).
 //!
@@ -17,7 +18,7 @@ use crate::path::{Path, Seg};
 use crate::yaml::{Entry, Kind, Node};
 
 use super::identity::with_identity;
-use super::nodes::{bare, expanded, plain_copy, same, shell, KeyIndex};
+use super::nodes::{bare, expanded, plain_copy, same_spelled, shell, KeyIndex};
 use super::{checked, verify, written, Diff, DiffError, Options, Warning, WarningKind};
 use crate::schema::{Cursor, Schema};
 
@@ -43,7 +44,7 @@ pub(super) fn make<'n>(
     };
     if !new.is_map() {
         // A patch that is not a mapping replaces the whole document.
-        let changed = !same(&old, &new);
+        let changed = !same_spelled(&old, &new);
         return Ok(Diff {
             patch: written(plain_copy(&new)),
             changed,
@@ -88,22 +89,27 @@ impl Differ {
             self.path
                 .push(Seg::field(ne.key.as_str().unwrap_or_default()));
             let oe = index.get(&ne.key);
+            // A field is named as NEW spells it: `merge` pairs keys as data and gives the
+            // result the patch's spelling. A field both have that NEW spells otherwise
+            // (`0x1` for `1`) is named even when its value did not change (`{}` for a
+            // mapping), so that the result takes NEW's spelling; a null cannot (it deletes).
+            let respelled = oe.is_some_and(|oe| {
+                (oe.key.as_str() != ne.key.as_str() || oe.key.tag() != ne.key.tag())
+                    && !ne.value.is_null()
+            });
             let value = match oe {
                 Some(oe) if oe.value.is_map() && ne.value.is_map() => {
                     let sub = self.map(&oe.value, &ne.value);
-                    (!sub.entries().is_empty()).then_some(sub)
+                    (!sub.entries().is_empty() || respelled).then_some(sub)
                 }
-                Some(oe) if same(&oe.value, &ne.value) => None,
+                Some(oe) if same_spelled(&oe.value, &ne.value) && !respelled => None,
                 _ => Some(self.copy(&ne.value)),
             };
             if let Some(value) = value {
-                // A field both have is named as the resource spells it (`merge` finds it by
-                // its text); a new one as NEW does.
-                let key = match oe {
-                    Some(oe) if oe.key.as_str() != ne.key.as_str() => bare(&oe.key),
-                    _ => ne.key.clone(),
-                };
-                out.push(Entry { key, value });
+                out.push(Entry {
+                    key: ne.key.clone(),
+                    value,
+                });
             }
             self.path.pop();
         }

@@ -19,9 +19,12 @@
 //! cannot (a strategic merge patch or a JSON merge patch cannot write a `null` into a
 //! mapping); a patch that does not is an error ([`DiffErrorKind::NotReproduced`]), never
 //! output. "As data" is as Kubernetes reads it: mapping keys are compared by the text of their
-//! value (`nodes.rs`: `1`, `0x1` and `1.0` are one key), and a key both versions hold keeps
-//! OLD's spelling in a patch (the engines find a field by its text); a key only NEW has is
-//! written as NEW spells it. Values copied from NEW keep NEW's comments and scalar styles.
+//! value (`nodes.rs`: `1`, `0x1` and `1.0` are one key). A strategic merge or merge patch names
+//! every key as NEW spells it, also a key NEW only respells: those engines pair keys as data
+//! and give the result the patch's spelling, and the check holds the result to NEW's spelling
+//! too. A JSON patch (pointers are text) and a patch made for kyaml (which pairs keys by text)
+//! name a key both versions hold as OLD spells it. Values copied from NEW keep NEW's comments
+//! and scalar styles.
 //!
 //! What it must not do: apply patches (the walkers in [`crate::merge`] and [`crate::patch`] do),
 //! read or write text, select resources or know the wire format. Every function takes nodes, a

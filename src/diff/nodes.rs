@@ -36,26 +36,8 @@ pub(super) fn expanded<'x, 'a>(node: &'x Node<'a>) -> Result<Cow<'x, Node<'a>>, 
     Ok(Cow::Owned(copy))
 }
 
-/// A mapping key's identity as data: a string's text; the text of another scalar's value as
-/// Kubernetes' YAML-to-JSON conversion writes it (`1` for `0x1` and `1.0`, `true` for `True`,
-/// `null` for `~`; integral floats as integers, other floats as Go prints them); `None` for a
-/// key that is a collection or an alias, which has no text.
-pub(crate) fn key_text<'x>(key: &'x Node<'_>) -> Option<Cow<'x, str>> {
-    Some(match key.resolved()? {
-        Resolved::Str(s) => Cow::Borrowed(s),
-        Resolved::Null => Cow::Borrowed("null"),
-        Resolved::Bool(b) => Cow::Borrowed(if b { "true" } else { "false" }),
-        Resolved::Int(i) => Cow::Owned(i.to_string()),
-        Resolved::Float(f) if f.is_nan() => Cow::Borrowed(".nan"),
-        Resolved::Float(f) if f.is_infinite() => {
-            Cow::Borrowed(if f > 0.0 { ".inf" } else { "-.inf" })
-        }
-        Resolved::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
-            Cow::Owned(format!("{}", f as i128))
-        }
-        Resolved::Float(f) => Cow::Owned(go_float(f)),
-    })
-}
+use crate::yaml::index::go_float;
+pub(crate) use crate::yaml::index::key_text;
 
 /// The entries of a mapping by key as data ([`key_text`]; keys without text by their data), so
 /// that pairing the fields of two mappings costs a lookup per field. The first of two entries
@@ -140,6 +122,42 @@ pub(crate) fn same(a: &Node<'_>, b: &Node<'_>) -> bool {
     }
 }
 
+/// Whether two nodes that hold the same data ([`same`]) also spell every mapping key alike
+/// (its text and tag): `{1: a}` and `{0x1: a}` are the same data spelled otherwise. Keys that
+/// are not one key as data do not count here (`same` has told them apart).
+pub(super) fn spelled_alike(a: &Node<'_>, b: &Node<'_>) -> bool {
+    let alike = |x: &Node<'_>, y: &Node<'_>| x.as_str() == y.as_str() && x.tag() == y.tag();
+    match (a.kind(), b.kind()) {
+        (Kind::Map, Kind::Map) => {
+            let (ea, eb) = (a.entries(), b.entries());
+            if ea.len() == eb.len() && ea.iter().zip(eb).all(|(x, y)| alike(&x.key, &y.key)) {
+                return ea
+                    .iter()
+                    .zip(eb)
+                    .all(|(x, y)| spelled_alike(&x.value, &y.value));
+            }
+            let index = KeyIndex::new(b);
+            ea.iter().all(|x| {
+                index
+                    .get(&x.key)
+                    .is_none_or(|y| alike(&x.key, &y.key) && spelled_alike(&x.value, &y.value))
+            })
+        }
+        (Kind::Seq, Kind::Seq) => a
+            .items()
+            .iter()
+            .zip(b.items())
+            .all(|(x, y)| spelled_alike(x, y)),
+        _ => true,
+    }
+}
+
+/// [`same`] data with every key spelled alike ([`spelled_alike`]): what a patch whose engine
+/// gives the result the patch's spelling of a key need not mention.
+pub(super) fn same_spelled(a: &Node<'_>, b: &Node<'_>) -> bool {
+    same(a, b) && spelled_alike(a, b)
+}
+
 /// A copy of `node` that can go into a patch: its comments and styles kept, its anchors
 /// dropped (carried into a resource they could capture the resource's later aliases).
 pub(super) fn plain_copy<'n>(node: &Node<'n>) -> Node<'n> {
@@ -205,22 +223,6 @@ pub(super) fn go_text(n: &Node<'_>) -> String {
         Some(Resolved::Str(s)) => s.to_owned(),
         None => one_line(n),
     }
-}
-
-/// `%v` of a float64: the shortest digits, in exponent form when the exponent is below -4 or
-/// at least 6 (`1e+06`, `1.5e-05`).
-fn go_float(f: f64) -> String {
-    if f == 0.0 || !f.is_finite() {
-        return format!("{f}");
-    }
-    let e = format!("{f:e}");
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        return format!("{f}");
-    }
-    let sign = if exp < 0 { '-' } else { '+' };
-    format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
 }
 
 /// Whether a list holds two equal values (scalars by value, collections by data).

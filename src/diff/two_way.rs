@@ -5,9 +5,10 @@
 //! `merge2`: built-in kinds, CRDs, declarations, per-field comments, and, with
 //! [`Options::infer_keys`], kyaml's associative keys):
 //!
-//! * fields pair by key as data (`1` and `0x1` are one field, named as OLD spells it, since
-//!   `merge2` finds a field by its text); a field only NEW has: NEW's value; a field only OLD
-//!   has: `null`;
+//! * fields pair by key as data (`1` and `0x1` are one field, named as NEW spells it, since
+//!   `merge2` pairs keys as data and gives the result the patch's spelling; named even when
+//!   only its spelling changed; named as OLD spells it for kyaml, which pairs keys by text); a
+//!   field only NEW has: NEW's value; a field only OLD has: `null`;
 //! * maps on both sides: the patch of their fields, or NEW's whole value where the schema
 //!   replaces the map (patch strategy `replace`); with patch strategy `retainKeys`, a
 //!   `$retainKeys` list of NEW's fields whenever something changed or a field went away;
@@ -44,7 +45,7 @@ use crate::yaml::{Comments, Entry, Kind, Node};
 
 use super::identity::with_identity;
 use super::nodes::{
-    bare, expanded, go_text, has_duplicate_values, plain_copy, same, shell, KeyIndex,
+    bare, expanded, go_text, has_duplicate_values, plain_copy, same, same_spelled, shell, KeyIndex,
 };
 use super::{
     checked, verify, written, Diff, DiffError, DiffErrorKind, Options, Warning, WarningKind,
@@ -247,9 +248,14 @@ impl<'s> Differ<'s> {
                 None => Ok(()),
                 Some(oe) => {
                     let (meta, child) = align::field(self.schema, at, key, &[&oe.key, &ne.key]);
-                    match respelled(oe, ne) {
-                        Some(ne) => self.value(&oe.value, &ne, &meta, child, &mut out),
-                        None => self.value(&oe.value, ne, &meta, child, &mut out),
+                    if self.kustomize {
+                        // kyaml pairs keys by text: a field both have is named as OLD spells it.
+                        match respelled(oe, ne) {
+                            Some(ne) => self.value(&oe.value, &ne, &meta, child, &mut out),
+                            None => self.value(&oe.value, ne, &meta, child, &mut out),
+                        }
+                    } else {
+                        self.respelled_value(oe, ne, &meta, child, &mut out)
                     }
                 }
             };
@@ -276,13 +282,13 @@ impl<'s> Differ<'s> {
             }
         }
         // kyaml knows no `$retainKeys`; the nulls for the fields that went do its work. The
-        // fields are named as the resource will spell them (OLD's spelling for what both have).
+        // fields are named as NEW spells them: the merge gives the result NEW's spelling.
         if retain && !self.kustomize && (!out.is_empty() || dropped) {
             let mut keep: Vec<&str> = new
                 .entries()
                 .iter()
                 .filter(|e| !e.value.is_null())
-                .filter_map(|e| old_index.get(&e.key).map_or(&e.key, |o| &o.key).as_str())
+                .filter_map(|e| e.key.as_str())
                 .collect();
             if !keep.is_empty() {
                 keep.sort_unstable();
@@ -297,6 +303,46 @@ impl<'s> Differ<'s> {
         Ok(m)
     }
 
+    /// Whether NEW's `new` says nothing OLD's `old` does not: the same data, and (unless the
+    /// patch is for kyaml, which pairs keys by text) every key spelled alike, since the merge
+    /// gives the result the patch's spelling.
+    fn same(&self, old: &Node<'_>, new: &Node<'_>) -> bool {
+        if self.kustomize {
+            same(old, new)
+        } else {
+            same_spelled(old, new)
+        }
+    }
+
+    /// [`Differ::value`] for a field both sides have, named as NEW spells it; when NEW spells
+    /// its key otherwise than OLD (`0x1` for `1`) and the value did not change, the patch still
+    /// names the field, so that the merge gives the result NEW's spelling: an empty patch for a
+    /// mapping that merges, NEW's value otherwise. A null cannot say it (a null deletes).
+    fn respelled_value<'n>(
+        &mut self,
+        oe: &Entry<'_>,
+        ne: &Entry<'n>,
+        meta: &FieldMeta,
+        at: Cursor,
+        out: &mut Vec<Entry<'n>>,
+    ) -> Result<(), DiffError> {
+        let before = out.len();
+        self.value(&oe.value, ne, meta, at, out)?;
+        let respelled = oe.key.as_str() != ne.key.as_str() || oe.key.tag() != ne.key.tag();
+        if !respelled || out.len() != before || !self.mode.changes || ne.value.is_null() {
+            return Ok(());
+        }
+        if oe.value.is_map() && ne.value.is_map() && !meta.replace {
+            self.field_key(&ne.key)?;
+            out.push(Entry {
+                key: ne.key.clone(),
+                value: shell(&ne.value),
+            });
+            return Ok(());
+        }
+        self.push_copy(out, ne, at, meta, None)
+    }
+
     /// The patch entries for a field both sides have: none when it did not change.
     fn value<'n>(
         &mut self,
@@ -309,7 +355,7 @@ impl<'s> Differ<'s> {
         let new = &ne.value;
         match (old.kind(), new.kind()) {
             (Kind::Map, Kind::Map) if meta.replace => {
-                if self.mode.changes && !same(old, new) {
+                if self.mode.changes && !self.same(old, new) {
                     if self.kustomize {
                         // kyaml merges maps whatever the schema says: say `$patch: replace`.
                         self.field_key(&ne.key)?;
@@ -335,7 +381,7 @@ impl<'s> Differ<'s> {
             }
             (Kind::Seq, Kind::Seq) => self.list(old, ne, meta, at, out)?,
             _ => {
-                if self.mode.changes && !same(old, new) {
+                if self.mode.changes && !self.same(old, new) {
                     self.push_copy(out, ne, at, meta, None)?;
                 }
             }
@@ -388,7 +434,7 @@ impl<'s> Differ<'s> {
         }
         match kind {
             ListKind::Atomic => {
-                if self.mode.changes && !same(old, new) {
+                if self.mode.changes && !self.same(old, new) {
                     self.push_copy(out, ne, at, meta, Some(ListKind::Atomic))?;
                 }
                 Ok(())
@@ -432,7 +478,7 @@ impl<'s> Differ<'s> {
             .filter_map(ScalarKey::of)
             .any(|k| !seen.insert(k.clone()) && new_ids.contains(&k));
         if !simple || old_repeats_kept {
-            if self.mode.changes && !same(old, &ne.value) {
+            if self.mode.changes && !self.same(old, &ne.value) {
                 self.push_replace(out, ne, at)?;
             }
             return Ok(());
@@ -450,7 +496,7 @@ impl<'s> Differ<'s> {
         removed.sort_by_cached_key(|o| go_text(o));
         let key = ne.key.as_str().unwrap_or_default();
         let reorder = (self.mode.deletions && !removed.is_empty())
-            || (self.mode.changes && !same(old, &ne.value));
+            || (self.mode.changes && !self.same(old, &ne.value));
         if reorder && !ni.is_empty() {
             let mut order = shell(&ne.value);
             if let Some(items) = order.items_mut() {
@@ -513,7 +559,7 @@ impl<'s> Differ<'s> {
         let new_pos = match new_pos {
             Some(p) if !repeated_kept => p,
             _ => {
-                if self.mode.changes && !same(old, new) {
+                if self.mode.changes && !self.same(old, new) {
                     self.push_replace(out, ne, at)?;
                 }
                 return Ok(());
@@ -572,7 +618,7 @@ impl<'s> Differ<'s> {
             );
             let in_order = appended.into_iter().eq(new_keys.iter());
             if !(pairs_the_same && in_order) {
-                if self.mode.changes && !same(old, new) {
+                if self.mode.changes && !self.same(old, new) {
                     self.push_replace(out, ne, at)?;
                 }
                 return Ok(());
@@ -621,7 +667,7 @@ impl<'s> Differ<'s> {
             };
         };
         if replaced {
-            return if self.mode.changes && !same(o, n) {
+            return if self.mode.changes && !self.same(o, n) {
                 self.copy(n, at, &FieldMeta::default(), None).map(Some)
             } else {
                 Ok(None)

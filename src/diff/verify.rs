@@ -6,7 +6,9 @@
 //! at the first place where the result and NEW differ; it is never handed out.
 //!
 //! "As data" is as Kubernetes reads it: scalars by their value, sequences in order, mappings
-//! without order and with their keys as data ([`key_text`]: `1` and `0x1` are one key). What
+//! without order and with their keys as data ([`key_text`]: `1` and `0x1` are one key), and,
+//! where the engine pairs keys as data (strategic merge without kustomize's options, JSON
+//! merge patch), a key holding a value spelled as NEW spells it (`0x1`, not OLD's `1`). What
 //! a [`Warning`] says a patch cannot give is not held against it: a null in a mapping
 //! ([`WarningKind::NullNotKept`]: nulls in mappings are then not compared), elements kyaml
 //! regroups ([`WarningKind::KyamlRegroups`]: the patch must then only apply).
@@ -82,9 +84,19 @@ pub(crate) fn two_way(
     }
     let nulls = !warnings.iter().any(|w| w.kind == WarningKind::NullNotKept);
     let new = expanded(new)?;
+    // The engines that pair keys as data give the result the patch's spelling of a key, so
+    // there the result must spell its keys as NEW does. A JSON patch names members by their
+    // text (the pointers of RFC 6901), and kyaml (kustomize's options) pairs keys by text:
+    // there a key both versions hold keeps OLD's spelling.
+    let spelling = match engine {
+        Engine::Merge2(o) => !o.kustomize,
+        Engine::JsonMerge => true,
+        Engine::Json6902 { .. } => false,
+    };
     let mut cmp = Compare {
         path: Vec::new(),
         nulls,
+        spelling,
     };
     match cmp.equal(&got, &new) {
         Ok(()) => Ok(()),
@@ -112,6 +124,7 @@ pub(crate) fn three_way(
         cmp: Compare {
             path: Vec::new(),
             nulls: false,
+            spelling: false,
         },
     };
     let done = cover
@@ -166,6 +179,9 @@ struct Compare {
     /// Compare entries whose value is null (off where a warning says a patch cannot write
     /// them: they count as absent on both sides).
     nulls: bool,
+    /// Keys holding a value that is not null must be spelled as NEW spells them (`0x1`, not
+    /// OLD's `1`), where the patch type can say it.
+    spelling: bool,
 }
 
 impl Compare {
@@ -189,6 +205,13 @@ impl Compare {
                 for w in want.entries().iter().filter(counts) {
                     self.path.push(key_seg(&w.key));
                     match index.get(&w.key).filter(counts) {
+                        Some(g) if self.spelling && !w.value.is_null() && respelled(g, w) => {
+                            return Err(format!(
+                                "the patched resource spells the key {}, the new version {}",
+                                one_line(&g.key),
+                                one_line(&w.key)
+                            ));
+                        }
                         Some(g) => self.equal(&g.value, &w.value)?,
                         None => return Err("the patched resource lacks it".to_owned()),
                     }
@@ -242,6 +265,11 @@ fn shown(n: &Node<'_>) -> String {
         Some((i, _)) => format!("{}...", &t[..i]),
         None => t,
     }
+}
+
+/// Whether two entries paired as data spell their keys differently (text or tag).
+fn respelled(g: &yaml::Entry<'_>, w: &yaml::Entry<'_>) -> bool {
+    g.key.as_str() != w.key.as_str() || g.key.tag() != w.key.tag()
 }
 
 fn key_seg(key: &Node<'_>) -> Seg {
@@ -481,13 +509,16 @@ mod tests {
     fn a_patch_that_gives_new_passes_and_a_corrupted_one_is_refused_where_it_differs() {
         let new = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  0x1: b\n  b: x\n";
         let m2 = Engine::merge2(&Options::default());
-        check(OLD, new, "data:\n  1: b\n", m2).unwrap();
+        check(OLD, new, "data:\n  0x1: b\n", m2).unwrap();
+        // OLD's spelling gives NEW as data, but not as NEW spells it.
+        let e = check(OLD, new, "data:\n  1: b\n", m2).unwrap_err();
+        assert_eq!(e.to_string(), "data.1: the patch made does not give the new version: the patched resource spells the key 1, the new version 0x1");
         // A wrong value, a stray field, a lost one, a duplicate key as data.
-        let e = check(OLD, new, "data:\n  1: c\n", m2).unwrap_err();
+        let e = check(OLD, new, "data:\n  0x1: c\n", m2).unwrap_err();
         assert_eq!(e.to_string(), "data.1: the patch made does not give the new version: the patched resource holds c, the new version b");
-        let e = check(OLD, new, "data:\n  1: b\n  z: 1\n", m2).unwrap_err();
+        let e = check(OLD, new, "data:\n  0x1: b\n  z: 1\n", m2).unwrap_err();
         assert_eq!(e.path.to_string(), "data.z");
-        let e = check(OLD, new, "data:\n  1: b\n  b: null\n", m2).unwrap_err();
+        let e = check(OLD, new, "data:\n  0x1: b\n  b: null\n", m2).unwrap_err();
         assert_eq!(e.path.to_string(), "data.b");
         let e = check(OLD, new, "data:\n  0x1: b\n  1: null\n", m2).unwrap_err();
         assert!(e.to_string().contains("does not read back"), "{e}");

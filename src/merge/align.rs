@@ -7,13 +7,15 @@
 //! way once it has decided: an alias merged into becomes a copy first ([`materialize`]). Putting a
 //! node in another's place is the YAML tree's business ([`crate::yaml::place::put`]).
 
+use std::borrow::Cow;
+
 use crate::hash::HashMap;
 
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
-pub(crate) use crate::yaml::index::{data_hash, ScalarKey};
+pub(crate) use crate::yaml::index::{data_hash, key_text, Pairing, ScalarKey};
 use crate::yaml::place;
 use crate::yaml::{Entry, Kind, Node, MAX_DEPTH};
 
@@ -216,23 +218,32 @@ pub(crate) fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
 }
 
 /// The entries of a map by key, so that pairing the fields of two or three maps costs one
-/// lookup per field instead of a scan. Scalar keys match by text (as everywhere: `"6443"` and
-/// `6443` are the same field); other keys by data. The first of duplicate keys wins.
+/// lookup per field instead of a scan. Scalar keys match as data ([`key_text`]: `"6443"`,
+/// `6443` and `0x192B` are one field, as Kubernetes reads them), or as text where the caller
+/// asks ([`Pairing::Text`], kustomize's options); other keys by data. The first of duplicate
+/// keys wins.
 pub(crate) struct FieldIndex<'n, 'x> {
-    by_text: HashMap<&'n str, &'n Entry<'x>>,
+    pairing: Pairing,
+    by_text: HashMap<Cow<'n, str>, &'n Entry<'x>>,
     /// Keys that are not scalars, by [`data_hash`].
     others: HashMap<u64, Vec<&'n Entry<'x>>>,
 }
 
 impl<'n, 'x> FieldIndex<'n, 'x> {
-    /// Indexes `map`'s entries; an absent map or a non-map has none.
+    /// Indexes `map`'s entries, keys as data; an absent map or a non-map has none.
     pub(crate) fn new(map: Option<&'n Node<'x>>) -> Self {
+        Self::with(map, Pairing::Data)
+    }
+
+    /// Indexes `map`'s entries, keys paired as `pairing` says.
+    pub(crate) fn with(map: Option<&'n Node<'x>>, pairing: Pairing) -> Self {
         let mut idx = FieldIndex {
+            pairing,
             by_text: HashMap::default(),
             others: HashMap::default(),
         };
         for e in map.map_or(&[][..], Node::entries) {
-            match e.key.as_str() {
+            match pairing.ident(&e.key) {
                 Some(t) => {
                     idx.by_text.entry(t).or_insert(e);
                 }
@@ -244,8 +255,8 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
 
     /// The entry whose key is `key`.
     pub(crate) fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
-        match key.as_str() {
-            Some(t) => self.by_text.get(t).copied(),
+        match self.pairing.ident(key) {
+            Some(t) => self.by_text.get(t.as_ref()).copied(),
             None => self
                 .others
                 .get(&data_hash(key))?
@@ -255,7 +266,7 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
         }
     }
 
-    /// The entry whose key has this text.
+    /// The entry whose key has this identity (a string key's text, [`key_text`]).
     pub(crate) fn get_str(&self, key: &str) -> Option<&'n Entry<'x>> {
         self.by_text.get(key).copied()
     }

@@ -10,7 +10,8 @@
 //! * **primitives, and lists without merge semantics** — set to the local value; removed when the
 //!   last applied configuration had them and the local one does not; kept (owned by someone
 //!   else) when neither has them. `null` in the local configuration removes the field.
-//! * **objects and maps** — merged key by key by the same rules; an object whose patch strategy
+//! * **objects and maps** — merged key by key by the same rules (keys as data, as the API server
+//!   reads them: the local `0x1` is live's `1`, and takes the local spelling); an object whose patch strategy
 //!   is `replace` (or `x-kubernetes-map-type: atomic`) is set as a whole.
 //! * **lists of primitives with patch strategy `merge`** (`finalizers`) — ordered sets: local
 //!   elements are added, elements the last applied configuration had and the local one lacks are
@@ -46,6 +47,7 @@
 //! nodes by printing them.
 
 use crate::hash::{HashMap, HashSet};
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::hash::Hash;
 
@@ -380,23 +382,25 @@ impl<'a> Walker<'_, '_, 'a> {
             return Ok(());
         };
         let mut live: Vec<Option<Entry<'a>>> = entries.into_iter().map(Some).collect();
+        // Fields pair by their keys as data (`0x1` is live's `1`: one field to the API
+        // server); a field spelled otherwise takes the local spelling.
         let mut pos: HashMap<String, usize> = HashMap::default();
         for (i, e) in live.iter().enumerate() {
-            if let Some(t) = e.as_ref().and_then(|e| e.key.as_str()) {
-                pos.entry(t.to_owned()).or_insert(i);
+            if let Some(t) = e.as_ref().and_then(|e| align::key_text(&e.key)) {
+                pos.entry(t.into_owned()).or_insert(i);
             }
         }
         let (oi, mi) = (FieldIndex::new(ov), FieldIndex::new(Some(mv)));
         let mut added: Vec<Entry<'a>> = Vec::new();
-        let mut added_names: HashSet<&str> = HashSet::default();
+        let mut added_names: HashSet<Cow<'_, str>> = HashSet::default();
         let mut failed = None;
         for me in mv.entries() {
-            let Some(name) = me.key.as_str() else {
+            let (Some(name), Some(id)) = (me.key.as_str(), align::key_text(&me.key)) else {
                 continue;
             };
-            let slot = pos.get(name).copied();
+            let slot = pos.get(id.as_ref()).copied();
             let Some(le) = slot.and_then(|i| live.get_mut(i)).and_then(Option::as_mut) else {
-                if !me.value.is_null() && added_names.insert(name) {
+                if !me.value.is_null() && added_names.insert(id) {
                     added.push(Entry {
                         key: me.key.clone(),
                         value: without_nulls(me.value.clone()),
@@ -413,12 +417,14 @@ impl<'a> Walker<'_, '_, 'a> {
                 }
                 continue;
             }
+            // A field spelled otherwise takes the local spelling, changed or not.
+            place::respell_key(&mut le.key, &me.key);
             if le.value.same_data(&me.value) {
                 continue;
             }
             let (meta, child) = align::field(self.schema, at, name, &[&le.key, &me.key]);
             le.key.take_comments_of(me.key.comments());
-            let ov = oi.get_str(name).map(|e| &e.value);
+            let ov = oi.get(&me.key).map(|e| &e.value);
             if let Err(e) = self.value(&mut le.value, ov, &me.value, child, &meta) {
                 failed = Some(e.within(Seg::field(name)));
                 break;
@@ -427,8 +433,9 @@ impl<'a> Walker<'_, '_, 'a> {
         if failed.is_none() {
             // What the last applied configuration has and the local one lacks is deleted.
             for oe in ov.map_or(&[][..], Node::entries) {
-                let gone = oe.key.as_str().filter(|_| mi.get(&oe.key).is_none());
-                if let Some(slot) = gone.and_then(|t| pos.get(t)).and_then(|&i| live.get_mut(i)) {
+                let gone = align::key_text(&oe.key).filter(|_| mi.get(&oe.key).is_none());
+                let slot = gone.and_then(|t| pos.get(t.as_ref()).copied());
+                if let Some(slot) = slot.and_then(|i| live.get_mut(i)) {
                     *slot = None;
                 }
             }
@@ -443,15 +450,16 @@ impl<'a> Walker<'_, '_, 'a> {
         }
         if let Some(before) = before {
             // `$retainKeys`: kubectl sends it when this map changes or live has more fields.
-            let keep = |k: &str| mi.get_str(k).is_some_and(|e| !e.value.is_null());
+            let keep =
+                |k: &Node<'_>| k.is_scalar() && mi.get(k).is_some_and(|e| !e.value.is_null());
             let extra = |n: &Node<'_>| {
                 n.entries()
                     .iter()
-                    .any(|e| !e.value.is_null() && e.key.as_str().is_some_and(|k| !keep(k)))
+                    .any(|e| !e.value.is_null() && e.key.is_scalar() && !keep(&e.key))
             };
             if extra(&before) || ov.is_some_and(extra) || !before.same_data(lv) {
                 if let Some(es) = lv.entries_mut() {
-                    es.retain(|e| e.key.as_str().is_some_and(keep));
+                    es.retain(|e| keep(&e.key));
                 }
             }
         }

@@ -55,6 +55,16 @@ pub enum MergeErrorKind {
         resource: &'static str,
         patch: &'static str,
     },
+    /// merge2, with kustomize's options only: kyaml pairs a map's fields by their names as
+    /// text, so a patch key that is a resource key spelled otherwise (`0x1` for `1`) is a second
+    /// key beside it: the same key twice, which kustomize then fails to read and no YAML reader
+    /// (ours included) takes.
+    #[error(
+        "the patch's key {patch:?} is the resource's key {resource:?} spelled otherwise: with \
+         kustomize's options keys pair by their text, as in kyaml, and the result would hold \
+         the key twice; spell it as the resource does"
+    )]
+    KeySpelling { patch: String, resource: String },
     /// merge2, with kustomize's options only: kyaml fails on an element that is not a map in a
     /// list it merges by key.
     #[error(

@@ -4,7 +4,10 @@
 //!
 //! * **scalars** — the patch's value replaces the resource's; `null` removes the field;
 //! * **maps** — paired by key and merged recursively; keys only in the patch are added after the
-//!   resource's keys, in the patch's order; keys only in the resource keep their value and place;
+//!   resource's keys, in the patch's order; keys only in the resource keep their value and place.
+//!   Keys pair as data, as Kubernetes reads them (`yaml::index::key_text`: `0x1` is the
+//!   resource's `1`, `True` its `true`): the result holds one key, spelled as the patch spells
+//!   it (the newer statement), with the resource's place;
 //! * **lists** — how they merge comes from, in this order: the schema (built-in kinds, CRDs,
 //!   declarations: see [`crate::schema`]), a kyaml per-field schema comment on the field, and, with
 //!   [`Options::infer_keys`], the associative-key heuristic (a list whose elements all carry one of
@@ -20,6 +23,9 @@
 //! With [`Options::kustomize`] the walk is kyaml's where kyaml's differs (see the `kustomize` submodule): lists
 //! merged by key pair as kyaml pairs them, lists without merge metadata are the patch's as written,
 //! a patch cannot change a value's kind, and values the patch does not mention are walked too.
+//! Keys pair by their text there, as kyaml's walk looks fields up by name: a patch key that is a
+//! resource key spelled otherwise would be the same key twice, an error
+//! (`MergeErrorKind::KeySpelling`).
 //!
 //! Presentation: the resource keeps its key order, comments and layout; a node taken from the
 //! patch keeps the patch's comments and style, except that a string replacing a string keeps
@@ -36,7 +42,7 @@ use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
-use crate::yaml::index::KeyPositions;
+use crate::yaml::index::{KeyPositions, Pairing};
 use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{Entry, Kind, Node};
 
@@ -342,8 +348,18 @@ impl<'a> Merger<'_, '_, 'a> {
         d: &Directives<'_, 'p>,
         built: bool,
     ) -> Result<(), MergeError> {
-        // Keys are found by hash in wide maps, and removals wait for one pass at the end.
-        let mut positions = KeyPositions::new(dest);
+        // Keys are found by hash in wide maps, and removals wait for one pass at the end. Keys
+        // pair as data (`0x1` names the resource's `1`), except with kustomize's options: kyaml
+        // walks fields by their names as strings, so there `0x1` is another key.
+        let pairing = if self.opts.kustomize {
+            Pairing::Text
+        } else {
+            Pairing::Data
+        };
+        if pairing == Pairing::Text && !built {
+            same_key_spelled_otherwise(dest, patch)?;
+        }
+        let mut positions = KeyPositions::with(dest, pairing);
         let merged = self.each_field(dest, patch, at, built, &mut positions);
         positions.compact(dest);
         merged?;
@@ -374,8 +390,13 @@ impl<'a> Merger<'_, '_, 'a> {
         }
         if let Some(keep) = &d.retain_keys {
             let keep: HashSet<&str> = keep.iter().copied().collect();
+            // A key stays when the directive names it by its text or as data (`"1"` keeps `0x1`).
+            let kept = |k: &Node<'_>| {
+                k.as_str().is_some_and(|t| keep.contains(t))
+                    || align::key_text(k).is_some_and(|t| keep.contains(t.as_ref()))
+            };
             if let Some(es) = dest.entries_mut() {
-                es.retain(|e| e.key.as_str().is_some_and(|k| keep.contains(k)));
+                es.retain(|e| kept(&e.key));
             }
         }
         Ok(())
@@ -401,19 +422,21 @@ impl<'a> Merger<'_, '_, 'a> {
             match pos {
                 Some(i) => {
                     if pe.value.is_null() {
-                        positions.remove(i, key_text);
+                        positions.remove(dest, i);
                         continue;
                     }
                     let Some(de) = dest.entries_mut().and_then(|es| es.get_mut(i)) else {
                         continue;
                     };
                     let (meta, child) = align::field(self.schema, at, key, &[&de.key, &pe.key]);
+                    // The same key spelled otherwise takes the patch's spelling: one key.
+                    place::respell_key(&mut de.key, &pe.key);
                     de.key.take_comments_of(pe.key.comments());
                     let fate = self
                         .value(&mut de.value, &pe.value, child, &meta)
                         .map_err(|e| e.within(seg()))?;
                     if let Fate::Delete = fate {
-                        positions.remove(i, key_text);
+                        positions.remove(dest, i);
                     }
                 }
                 None => {
@@ -862,6 +885,29 @@ fn set_element_order(
     for i in result {
         if let Some(n) = slots.get_mut(i).and_then(Option::take) {
             items.push(n);
+        }
+    }
+    Ok(())
+}
+
+/// With keys paired as text (kustomize's options), a patch key that is one of `dest`'s keys as
+/// data but spelled otherwise (`0x1` for `1`, `True` for `true`) would be added beside it: the
+/// same key twice. That is an error at the key, before anything changes. One lookup per key.
+fn same_key_spelled_otherwise(dest: &Node<'_>, patch: &Node<'_>) -> Result<(), MergeError> {
+    if !dest.is_map() {
+        return Ok(());
+    }
+    let index = align::FieldIndex::new(Some(dest));
+    for pe in patch.entries() {
+        let (Some(text), Some(de)) = (pe.key.as_str(), index.get(&pe.key)) else {
+            continue;
+        };
+        if de.key.as_str() != Some(text) && !is_directive(text) {
+            let kind = MergeErrorKind::KeySpelling {
+                patch: text.to_owned(),
+                resource: de.key.as_str().unwrap_or_default().to_owned(),
+            };
+            return Err(MergeError::new(kind).within(Seg::field(text)));
         }
     }
     Ok(())

@@ -14,7 +14,9 @@
 //!   changed upstream the updated value is taken, even if `dest` changed it too (the upstream
 //!   value wins; [`ConflictKind::BothChanged`]). Deleted or cleared upstream: removed
 //!   ([`ConflictKind::DeletedUpstreamChangedLocally`] when `dest` had changed it).
-//! * **Maps** — paired by key and merged recursively. Keys only in `dest` keep their value and
+//! * **Maps** — paired by key (as data: `0x1` is `1`; a key's spelling merges like a value,
+//!   upstream's winning where upstream changed it and `dest` did not) and merged recursively.
+//!   Keys only in `dest` keep their value and
 //!   place; keys new upstream are appended after `dest`'s, in `updated`'s order. A map deleted
 //!   upstream loses what the original had in it and keeps what `dest` added; a map that this
 //!   empties is removed, one that was already empty stays.
@@ -614,9 +616,9 @@ impl<'a> Merger<'_, '_, 'a> {
         let mut kept: Vec<Entry<'a>> = Vec::with_capacity(entries.len());
         let mut rest = entries.into_iter();
         while let Some(mut entry) = rest.next() {
-            match entry.key.as_str() {
+            match align::key_text(&entry.key) {
                 Some(t) => {
-                    had_text.insert(t.to_owned());
+                    had_text.insert(t.into_owned());
                 }
                 None => had_other
                     .entry(align::data_hash(&entry.key))
@@ -639,8 +641,8 @@ impl<'a> Merger<'_, '_, 'a> {
             }
         }
         for ue in upd.map_or(&[][..], Node::entries) {
-            let seen = match ue.key.as_str() {
-                Some(t) => had_text.contains(t),
+            let seen = match align::key_text(&ue.key) {
+                Some(t) => had_text.contains(t.as_ref()),
                 None => had_other
                     .get(&align::data_hash(&ue.key))
                     .is_some_and(|ks| ks.iter().any(|k| k.same_data(&ue.key))),
@@ -650,8 +652,8 @@ impl<'a> Merger<'_, '_, 'a> {
             }
             match self.new_field(oi.get(&ue.key), ue, at, out) {
                 Ok(Some(e)) => {
-                    if let Some(t) = e.key.as_str() {
-                        had_text.insert(t.to_owned());
+                    if let Some(t) = align::key_text(&e.key) {
+                        had_text.insert(t.into_owned());
                     }
                     kept.push(e);
                 }
@@ -715,6 +717,9 @@ impl<'a> Merger<'_, '_, 'a> {
         out: &mut Vec<Conflict>,
     ) -> Result<bool, MergeError> {
         let (ov, uv) = (oe.map(|e| &e.value), ue.map(|e| &e.value));
+        if let Some(ue) = ue {
+            key_spelling(&mut entry.key, oe, ue);
+        }
         if unchanged(Side::of(ov), Side::of(uv)) && key_unchanged(oe, ue) {
             return Ok(true);
         }
@@ -946,6 +951,19 @@ fn key_unchanged(oe: Option<&Entry<'_>>, ue: Option<&Entry<'_>>) -> bool {
         (Some(o), Some(u)) => o.key.comments().same_text(u.key.comments()),
         (None, Some(u)) => u.key.comments().is_empty(),
         _ => true,
+    }
+}
+
+/// A key's spelling merges three-way, like a value: keys pair as data (`0x1` is the
+/// original's `1`), and upstream's spelling wins where upstream changed it from the original's
+/// (or added the key), unless `dest` respelled it too. The result holds one key.
+fn key_spelling<'a, 'p: 'a>(dk: &mut Node<'a>, oe: Option<&Entry<'p>>, ue: &Entry<'p>) {
+    let spelled = |n: &Node<'_>| (n.as_str().map(str::to_owned), n.tag().map(str::to_owned));
+    let upstream = spelled(&ue.key);
+    let changed = oe.is_none_or(|o| spelled(&o.key) != upstream);
+    let local_kept = oe.is_none_or(|o| spelled(&o.key) == spelled(dk));
+    if changed && local_kept {
+        place::respell_key(dk, &ue.key);
     }
 }
 

@@ -1,7 +1,9 @@
 //! JSON Merge Patch (RFC 7386) on the lossless YAML tree.
 //!
 //! What it is: [`merge`] merges a partial document into a document, in place. A mapping in the
-//! patch is merged member by member: `null` removes the member, a mapping recurses, anything else
+//! patch is merged member by member (members are keys as data, as JSON object keys are: `0x1`
+//! is the target's `1`, and the member keeps the patch's spelling): `null` removes the member,
+//! a mapping recurses, anything else
 //! (scalars, sequences) replaces the member's value whole. A patch that is not a mapping replaces
 //! the whole target; a mapping merged into something that is not a mapping replaces it with a
 //! mapping first. Mappings the patch creates contain no `null`s (the RFC's recursion into an
@@ -17,9 +19,11 @@
 //! What it must not do: consult a schema (RFC 7386 has none: lists are never merged), select
 //! resources, or parse or write text.
 
+use std::borrow::Cow;
+
 use crate::path::{Path, Seg};
 use crate::yaml::anchors::{anchors_of, detached, Anchors};
-use crate::yaml::index::KeyPositions;
+use crate::yaml::index::{key_text, KeyPositions};
 use crate::yaml::place::{self, replace, Keep};
 use crate::yaml::{AliasError, Entry, Node, MAX_DEPTH};
 
@@ -135,25 +139,27 @@ fn merge_value<'a, 'p: 'a>(
             place::open_empty_flow(dest);
         }
     }
-    // A member named twice is its last entry, as JSON readers take it.
-    let mut last: crate::hash::HashMap<&str, usize> = crate::hash::HashMap::default();
+    // A member named twice is its last entry, as JSON readers take it. Members are keys as
+    // data (`key_text`: JSON object keys, so `0x1` names the resource's `1`).
+    let mut last: crate::hash::HashMap<Cow<'_, str>, usize> = crate::hash::HashMap::default();
     for (i, pe) in patch.entries().iter().enumerate() {
-        if let Some(key) = pe.key.as_str() {
+        if let Some(key) = key_text(&pe.key) {
             last.insert(key, i);
         }
     }
     // Members are found by hash in wide maps; the ones `null` deletes go in one pass at the end
     // (removing each at once shifted the rest: quadratic).
     let mut positions = KeyPositions::new(dest);
-    let mut deleted: crate::hash::HashSet<&str> = crate::hash::HashSet::default();
+    let mut deleted: crate::hash::HashSet<Cow<'_, str>> = crate::hash::HashSet::default();
     for (i, pe) in patch.entries().iter().enumerate() {
-        let Some(key) = pe.key.as_str() else {
+        let Some(key) = key_text(&pe.key) else {
             continue;
         };
-        if last.get(key) != Some(&i) {
+        if last.get(&key) != Some(&i) {
             continue;
         }
-        match positions.find(dest, key) {
+        let at = pe.key.as_str().unwrap_or_default();
+        match positions.find_node(dest, &pe.key) {
             Some(_) if pe.value.is_null() => {
                 // Every entry of that name goes: two keys that differ only by a tag are one
                 // member to JSON (removing just the first made a second merge remove another).
@@ -162,9 +168,11 @@ fn merge_value<'a, 'p: 'a>(
             None if pe.value.is_null() => {}
             Some(i) => {
                 if let Some(de) = dest.entries_mut().and_then(|es| es.get_mut(i)) {
+                    // The member spelled otherwise takes the patch's spelling: one key.
+                    place::respell_key(&mut de.key, &pe.key);
                     de.key.take_comments_of(pe.key.comments());
                     merge_value(&mut de.value, &pe.value, anchors, depth + 1)
-                        .map_err(|e| e.within(key))?;
+                        .map_err(|e| e.within(at))?;
                 }
             }
             None => {
@@ -189,7 +197,7 @@ fn merge_value<'a, 'p: 'a>(
     }
     if !deleted.is_empty() {
         if let Some(es) = dest.entries_mut() {
-            es.retain(|e| e.key.as_str().is_none_or(|k| !deleted.contains(k)));
+            es.retain(|e| key_text(&e.key).is_none_or(|k| !deleted.contains(&k)));
         }
     }
     Ok(())
@@ -246,12 +254,17 @@ mod tests {
         }
     }
 
-    /// Keys that differ only by a tag are one JSON member: null removes them all, so a second
-    /// merge of the same patch changes nothing (found by the merges fuzz target).
+    /// Keys that are one JSON member (`!t 1`, a string, and `0x1`, the number one) are one
+    /// member to the patch: null removes them all, so a second merge of the same patch changes
+    /// nothing (found by the merges fuzz target). The empty plain key is null, the member
+    /// `null`, not `""`.
     #[test]
     fn null_removes_every_entry_of_the_name() {
-        let once = merged("!t : 1\n: 2\nb: 3\n", "\"\": null\n");
+        let once = merged("!t 1: 1\n0x1: 2\nb: 3\n", "\"1\": null\n");
         assert_eq!(once, "b: 3\n");
+        assert_eq!(merged(&once, "\"1\": null\n"), once);
+        let once = merged("!t : 1\n: 2\nb: 3\n", "\"\": null\n");
+        assert_eq!(once, ": 2\nb: 3\n");
         assert_eq!(merged(&once, "\"\": null\n"), once);
     }
 

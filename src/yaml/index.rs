@@ -8,6 +8,8 @@
 //! change a tree (except [`KeyPositions::compact`], which takes out what its caller removed),
 //! or know about schemas, merge keys or patches.
 
+use std::borrow::Cow;
+
 use crate::hash::HashMap;
 
 use super::scalar::Resolved;
@@ -35,6 +37,68 @@ impl ScalarKey {
             Resolved::Float(f) => ScalarKey::Float(if f == 0.0 { 0 } else { f.to_bits() }),
             Resolved::Str(s) => ScalarKey::Str(s.to_owned()),
         })
+    }
+}
+
+/// A mapping key's identity as data, as Kubernetes reads keys (its YAML-to-JSON conversion
+/// makes every key a JSON object key): a string's text; the text of another scalar's value as
+/// that conversion writes it (`1` for `0x1` and `1.0`, `true` for `True`, `null` for `~`;
+/// integral floats as integers, other floats as Go prints them); `None` for a key that is a
+/// collection or an alias, which has no text. So `1`, `0x1`, `1.0` and `"1"` are one key, and
+/// `"0x1"` (a string) is not `0x1` (the number one). Keys the reader refuses as duplicates are
+/// one key here too; the merge walkers' pairing ([`KeyPositions`],
+/// `crate::merge::align::FieldIndex`) and the patch generators use this one notion.
+pub fn key_text<'x>(key: &'x Node<'_>) -> Option<Cow<'x, str>> {
+    Some(match key.resolved()? {
+        Resolved::Str(s) => Cow::Borrowed(s),
+        Resolved::Null => Cow::Borrowed("null"),
+        Resolved::Bool(b) => Cow::Borrowed(if b { "true" } else { "false" }),
+        Resolved::Int(i) => Cow::Owned(i.to_string()),
+        Resolved::Float(f) if f.is_nan() => Cow::Borrowed(".nan"),
+        Resolved::Float(f) if f.is_infinite() => {
+            Cow::Borrowed(if f > 0.0 { ".inf" } else { "-.inf" })
+        }
+        Resolved::Float(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
+            Cow::Owned(format!("{}", f as i128))
+        }
+        Resolved::Float(f) => Cow::Owned(go_float(f)),
+    })
+}
+
+/// `%v` of a float64: the shortest digits, in exponent form when the exponent is below -4 or
+/// at least 6 (`1e+06`, `1.5e-05`).
+pub(crate) fn go_float(f: f64) -> String {
+    if f == 0.0 || !f.is_finite() {
+        return format!("{f}");
+    }
+    let e = format!("{f:e}");
+    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        return format!("{f}");
+    }
+    let sign = if exp < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
+}
+
+/// How a walker pairs a patch's mapping keys with a resource's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pairing {
+    /// As data ([`key_text`]): `1` and `0x1` are one key, as Kubernetes reads them.
+    #[default]
+    Data,
+    /// As text: `1` and `0x1` are two keys, as kyaml's walk (field names as strings) takes
+    /// them; kustomize's options only.
+    Text,
+}
+
+impl Pairing {
+    /// The identity of `key` under this pairing; `None` for keys that are not scalars.
+    pub fn ident<'x>(self, key: &'x Node<'_>) -> Option<Cow<'x, str>> {
+        match self {
+            Pairing::Data => key_text(key),
+            Pairing::Text => key.as_str().map(Cow::Borrowed),
+        }
     }
 }
 
@@ -83,14 +147,15 @@ pub(crate) fn data_hash(n: &Node<'_>) -> u64 {
     h.finish()
 }
 
-/// The positions of a map's entries by key text, kept up to date while a walker merges into
-/// the map: what it appends is added, what it removes is only marked and taken out by
-/// [`KeyPositions::compact`] at the end (removing each at once shifted the rest: quadratic).
-/// A map of up to [`KeyPositions::SCAN`] entries is scanned; a wider one is hashed, so merging
-/// a patch of m keys into a map of n costs O(n + m), not O(n·m). The first of duplicate keys
-/// is found, as [`Node::position`] finds it.
+/// The positions of a map's entries by key (as data or as text: [`Pairing`]), kept up to date
+/// while a walker merges into the map: what it appends is added, what it removes is only marked
+/// and taken out by [`KeyPositions::compact`] at the end (removing each at once shifted the
+/// rest: quadratic). A map of up to [`KeyPositions::SCAN`] entries is scanned; a wider one is
+/// hashed, so merging a patch of m keys into a map of n costs O(n + m), not O(n·m). The first
+/// of duplicate keys is found.
 #[derive(Default)]
 pub(crate) struct KeyPositions {
+    pairing: Pairing,
     hashed: Option<HashMap<String, usize>>,
     /// The positions of the keys that are collections, by [`data_hash`], made when first asked
     /// for in a wide map.
@@ -104,9 +169,17 @@ impl KeyPositions {
     /// Up to this many entries, a scan is cheaper than a hash map.
     pub(crate) const SCAN: usize = 16;
 
-    /// The positions of `map`'s entries (none for a non-map).
+    /// The positions of `map`'s entries (none for a non-map), keys paired as data.
     pub(crate) fn new(map: &Node<'_>) -> Self {
-        let mut p = KeyPositions::default();
+        Self::with(map, Pairing::Data)
+    }
+
+    /// The positions of `map`'s entries, keys paired as `pairing` says.
+    pub(crate) fn with(map: &Node<'_>, pairing: Pairing) -> Self {
+        let mut p = KeyPositions {
+            pairing,
+            ..KeyPositions::default()
+        };
         if map.entries().len() > Self::SCAN {
             p.hash(map);
         }
@@ -117,9 +190,9 @@ impl KeyPositions {
         let mut h: HashMap<String, usize> = HashMap::default();
         h.reserve(map.entries().len());
         for (i, e) in map.entries().iter().enumerate() {
-            if let Some(k) = e.key.as_str() {
+            if let Some(k) = self.pairing.ident(&e.key) {
                 if !self.is_gone(i) {
-                    h.entry(k.to_owned()).or_insert(i);
+                    h.entry(k.into_owned()).or_insert(i);
                 }
             }
         }
@@ -130,22 +203,20 @@ impl KeyPositions {
         self.gone.get(i).copied().unwrap_or(false)
     }
 
-    /// The position of the live entry whose key has this text.
-    pub(crate) fn find(&self, map: &Node<'_>, key: &str) -> Option<usize> {
+    /// The position of the live entry whose key has this identity ([`Pairing::ident`]).
+    fn find(&self, map: &Node<'_>, key: &str) -> Option<usize> {
         match &self.hashed {
             Some(h) => h.get(key).copied(),
-            None => map
-                .entries()
-                .iter()
-                .enumerate()
-                .position(|(i, e)| e.key.as_str() == Some(key) && !self.is_gone(i)),
+            None => map.entries().iter().enumerate().position(|(i, e)| {
+                self.pairing.ident(&e.key).as_deref() == Some(key) && !self.is_gone(i)
+            }),
         }
     }
 
-    /// The position of the live entry whose key is `key` (any key; scalar keys by text, the
-    /// rare collection keys by [`data_hash`] once the map is wide).
+    /// The position of the live entry whose key is `key` (any key; scalar keys by
+    /// [`Pairing::ident`], the rare collection keys by [`data_hash`] once the map is wide).
     pub(crate) fn find_node(&mut self, map: &Node<'_>, key: &Node<'_>) -> Option<usize> {
-        let Some(t) = key.as_str() else {
+        let Some(t) = self.pairing.ident(key) else {
             if map.entries().len() <= Self::SCAN {
                 return map
                     .entries()
@@ -168,11 +239,11 @@ impl KeyPositions {
                     && map.entries().get(i).is_some_and(|e| e.key.same_data(key))
             });
         };
-        self.find(map, t)
+        self.find(map, &t)
     }
 
-    /// The entry at `i` is to go (its key text `key`, if it has one).
-    pub(crate) fn remove(&mut self, i: usize, key: Option<&str>) {
+    /// The entry of `map` at `i` is to go.
+    pub(crate) fn remove(&mut self, map: &Node<'_>, i: usize) {
         if self.gone.len() <= i {
             self.gone.resize(i + 1, false);
         }
@@ -180,9 +251,13 @@ impl KeyPositions {
             *g = true;
         }
         self.any_gone = true;
+        let key = map
+            .entries()
+            .get(i)
+            .and_then(|e| self.pairing.ident(&e.key));
         if let (Some(h), Some(k)) = (&mut self.hashed, key) {
-            if h.get(k) == Some(&i) {
-                h.remove(k);
+            if h.get(k.as_ref()) == Some(&i) {
+                h.remove(k.as_ref());
             }
         }
     }
@@ -197,8 +272,9 @@ impl KeyPositions {
         }
         match &mut self.hashed {
             Some(h) => {
-                if let Some(k) = map.entries().last().and_then(|e| e.key.as_str()) {
-                    h.entry(k.to_owned()).or_insert(len - 1);
+                let pairing = self.pairing;
+                if let Some(k) = map.entries().last().and_then(|e| pairing.ident(&e.key)) {
+                    h.entry(k.into_owned()).or_insert(len - 1);
                 }
             }
             None if len > Self::SCAN => self.hash(map),

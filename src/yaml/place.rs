@@ -132,6 +132,28 @@ pub(crate) fn open_empty_flow(node: &mut Node<'_>) {
     node.set_blank_lines(blank);
 }
 
+/// A mapping key that a patch names as the same key spelled otherwise (`0x1` for the
+/// resource's `1`: the same key as data, [`super::index::key_text`]) takes the patch's
+/// spelling: its text, style and tag. It keeps its place's comments and blank lines (the
+/// walkers merge key comments themselves). A key with an anchor, on either side, keeps its
+/// spelling: aliases elsewhere may name the resource's anchor, and a patch's anchor means
+/// nothing in the resource. True when the key changed.
+pub fn respell_key<'a>(dest: &mut Node<'a>, key: &Node<'a>) -> bool {
+    let same = dest.as_str() == key.as_str() && dest.tag() == key.tag();
+    if same || !dest.is_scalar() || !key.is_scalar() || dest.anchor().is_some() {
+        return false;
+    }
+    if key.anchor().is_some() {
+        return false;
+    }
+    let mut new = key.clone();
+    *new.comments_mut() = dest.comments().clone();
+    new.set_blank_lines(dest.blank_lines());
+    new.layout_mut().gap = dest.layout().gap;
+    *dest = new;
+    true
+}
+
 /// Makes `node`, taken from a patch, ready to go into a resource: its block sequences drop the
 /// indentation the patch wrote them with, so that they are written as the resource's document
 /// indents its sequences (`key:` then `- a`, or `  - a`). Everything else keeps the patch's
@@ -189,7 +211,8 @@ pub(crate) fn replace<'a>(old: &mut Node<'a>, new: Node<'a>, keep: Keep) -> bool
 /// order), read the same by a YAML 1.1 reader (Kubernetes) too, and with the same tags where a
 /// tag is not one of the core schema's (`!vault x` is not `x`). A plain scalar that YAML 1.1
 /// may read otherwise (`yes`, a boolean there; `0777`, 511 there; `1e3`, a string there) is the
-/// same value only as the same text. Aliases are the same only as the same alias.
+/// same value only as the same text. Aliases are the same only as the same alias. Mapping
+/// keys must be spelled alike ([`same_spelling`]).
 pub(crate) fn same_value(a: &Node<'_>, b: &Node<'_>) -> bool {
     use super::Kind;
     if own_tag(a) != own_tag(b) {
@@ -213,11 +236,18 @@ pub(crate) fn same_value(a: &Node<'_>, b: &Node<'_>) -> bool {
                 && a.entries()
                     .iter()
                     .zip(b.entries())
-                    .all(|(x, y)| same_value(&x.key, &y.key) && same_value(&x.value, &y.value))
+                    .all(|(x, y)| same_spelling(&x.key, &y.key) && same_value(&x.value, &y.value))
         }
         (Kind::Alias, Kind::Alias) => a.alias_name() == b.alias_name(),
         _ => false,
     }
+}
+
+/// Two mapping keys that are the same value ([`same_value`]) and spelled alike: a key spelled
+/// otherwise (`0x1` for `1`, `TRUE` for `true`) is the patch's statement, as [`respell_key`]
+/// takes it, so a mapping holding it is not the same value (its quoting alone does not count).
+fn same_spelling(a: &Node<'_>, b: &Node<'_>) -> bool {
+    same_value(a, b) && a.as_str() == b.as_str() && a.tag() == b.tag()
 }
 
 /// A tag that says more than the core schema's types (which [`Node::same_data`] reads).

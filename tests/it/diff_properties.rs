@@ -38,6 +38,23 @@ fn json(node: &Node<'_>) -> serde_json::Value {
     crate::diff_roundtrip::as_kubernetes(node)
 }
 
+/// A document with its mapping keys as written (`0x1`, not `1`) and its scalars as data: what
+/// a patch must give where its engine pairs keys as data and gives the result the patch's
+/// spelling (strategic merge without kustomize's options, JSON merge patch).
+fn spelled(n: &Node<'_>) -> serde_json::Value {
+    if n.is_map() {
+        let m = n.entries().iter().map(|e| {
+            let key = e.key.as_str().expect("a scalar key").to_owned();
+            (key, spelled(&e.value))
+        });
+        return serde_json::Value::Object(m.collect());
+    }
+    if n.is_seq() {
+        return serde_json::Value::Array(n.items().iter().map(spelled).collect());
+    }
+    json(n)
+}
+
 // ----- respelled keys and large reorders ----------------------------------------------------
 
 /// Spellings of one key as data: numbers, booleans and null, each written several ways.
@@ -247,8 +264,19 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                             emit(&d.patch)
                         );
                     }
-                    // The patch changes nothing exactly when the two are the same data.
-                    prop_assert_eq!(d.changed, json(old) != json(new), "{}", what);
+                    if exact && d.warnings.is_empty() {
+                        prop_assert_eq!(
+                            spelled(&got),
+                            spelled(new),
+                            "{}: merge2 patch, keys as NEW spells them\n{}",
+                            what,
+                            emit(&d.patch)
+                        );
+                    }
+                    // The patch changes nothing exactly when the two are the same data with
+                    // their keys spelled alike.
+                    let differ = json(old) != json(new) || spelled(old) != spelled(new);
+                    prop_assert_eq!(d.changed, differ, "{}", what);
                 }
                 // A keyed list whose elements lack `name` (declared keys only).
                 Err(e) => prop_assert!(
@@ -316,6 +344,14 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
     jsonmerge::merge(&mut got, &d.patch).expect("jsonmerge applies");
     if d.warnings.is_empty() {
         prop_assert_eq!(json(&got), json(new), "jsonmerge patch\n{}", emit(&d.patch));
+    }
+    if exact && d.warnings.is_empty() {
+        prop_assert_eq!(
+            spelled(&got),
+            spelled(new),
+            "jsonmerge patch, keys as NEW spells them\n{}",
+            emit(&d.patch)
+        );
     }
     Ok(())
 }

@@ -3,8 +3,9 @@
 //! writes nothing. Through the binary, in every output type (strategic merge, JSON patch, JSON
 //! merge patch, three-way, a package's `Merge` config, a kustomization's `patches:`): keys that
 //! are one key as data but spelled otherwise (`1` and `0x1`, `true` and `True`, `null` and `~`,
-//! `1` and `1.0`), and a reorder of 20,000 containers; and a change no strategic merge or merge
-//! patch can say, refused.
+//! `1` and `1.0`), which the strategic merge and JSON merge patches also give as NEW spells them;
+//! a reorder of 20,000 containers; and a change no strategic merge or merge patch can say,
+//! refused.
 //!
 //! "As data" is as Kubernetes reads a resource: its mapping keys are JSON object keys, a number
 //! or a boolean key the text of its value ([`as_kubernetes`], written here from that rule, not
@@ -93,10 +94,30 @@ fn config(ty: &str, patch: &str) -> String {
 
 /// Runs a functionConfig file on `input` files: the output's documents as Kubernetes reads them.
 fn run_config(dir: &Path, config: &str, input: &str) -> Vec<Value> {
+    docs(&run_config_text(dir, config, input))
+}
+
+/// Runs a functionConfig file on `input` files: the output as written.
+fn run_config_text(dir: &Path, config: &str, input: &str) -> String {
     let fn_file = write(dir, "fn.yaml", config);
     let out = krm(&["--config", &fn_file, input], "");
     assert_eq!(out.code, 0, "{}\n{config}", out.stderr);
-    docs(&out.stdout)
+    out.stdout
+}
+
+/// The keys of `spec.values` in the first document of `text`, as written (`0x1`, not `1`).
+fn spellings(text: &str) -> Vec<String> {
+    let docs = yaml::parse_stream(text).unwrap_or_else(|e| panic!("not YAML: {e}\n{text}"));
+    let root = docs.into_iter().find_map(|d| d.root).expect("a document");
+    let mut keys: Vec<String> = root
+        .get_path(&["spec", "values"])
+        .map(|v| v.entries().iter())
+        .into_iter()
+        .flatten()
+        .map(|e| e.key.as_str().expect("a scalar key").to_owned())
+        .collect();
+    keys.sort();
+    keys
 }
 
 /// OLD and NEW (files holding one resource each) through every output type: each patch, run
@@ -106,15 +127,17 @@ fn round_trips(d: &Path, old_text: &str, new_text: &str) {
     let old = write(d, "old/r.yaml", old_text);
     let new = write(d, "new/r.yaml", new_text);
     let want = docs(new_text);
+    let spelled = spellings(new_text);
     for ty in ["merge2", "jsonmerge", "json6902"] {
         let out = run_diff(&["--type", ty, &old, &new]);
         assert_eq!(out.code, 0, "{ty}: {}", out.stderr);
-        assert_eq!(
-            run_config(d, &config(ty, &out.stdout), &old),
-            want,
-            "{ty}\n{}",
-            out.stdout
-        );
+        let got = run_config_text(d, &config(ty, &out.stdout), &old);
+        assert_eq!(docs(&got), want, "{ty}\n{}", out.stdout);
+        // The patch types whose engines pair keys as data give NEW's spelling; a JSON patch
+        // names members by their text, so a key both versions hold keeps OLD's there.
+        if ty != "json6902" {
+            assert_eq!(spellings(&got), spelled, "{ty}\n{}", out.stdout);
+        }
     }
     // The patch `kubectl apply` would send to a live object that is still OLD.
     let out = run_diff(&["--original", &old, &old, &new]);
@@ -134,12 +157,11 @@ fn round_trips(d: &Path, old_text: &str, new_text: &str) {
     for ty in ["merge2", "jsonmerge", "json6902"] {
         let out = run_diff(&["--type", ty, base, variant]);
         assert_eq!(out.code, 0, "package, {ty}: {}", out.stderr);
-        assert_eq!(
-            run_config(d, &out.stdout, &old),
-            want,
-            "package, {ty}\n{}",
-            out.stdout
-        );
+        let got = run_config_text(d, &out.stdout, &old);
+        assert_eq!(docs(&got), want, "package, {ty}\n{}", out.stdout);
+        if ty != "json6902" {
+            assert_eq!(spellings(&got), spelled, "package, {ty}\n{}", out.stdout);
+        }
     }
     for ty in ["merge2", "json6902"] {
         let out = run_diff(&["--format", "kustomization", "--type", ty, base, variant]);
@@ -182,19 +204,31 @@ fn respelled_keys_round_trip_in_every_output_type() {
         let old = settings(&format!("    {a}: one\n    {b}{b}: gone\n    z: same\n"));
         let new = settings(&format!("    {b}: two\n    z: same\n    {a}{a}: new\n"));
         round_trips(&d, &old, &new);
-        // Respelled only: the same data, no patch.
+        // Respelled only: the same data. A strategic merge or JSON merge patch names the key
+        // as NEW spells it, and the result takes that spelling; a JSON patch cannot rename a
+        // member without changing it, so there is no patch.
         let same = settings(&format!("    {b}: one\n    {b}{b}: gone\n    z: same\n"));
         let (o, n) = (write(&d, "a.yaml", &old), write(&d, "b.yaml", &same));
-        for ty in ["merge2", "jsonmerge", "json6902"] {
-            let out = run_diff(&["--type", ty, &o, &n, "-v"]);
+        for ty in ["merge2", "jsonmerge"] {
+            let out = run_diff(&["--type", ty, &o, &n]);
+            assert_eq!(out.code, 0, "{a} -> {b}, {ty}: {}", out.stderr);
+            let got = run_config_text(&d, &config(ty, &out.stdout), &o);
+            assert_eq!(docs(&got), docs(&same), "{a} -> {b}, {ty}\n{}", out.stdout);
             assert_eq!(
-                (out.code, out.stdout.as_str()),
-                (0, ""),
-                "{a} -> {b}, {ty}: {}",
-                out.stderr
+                spellings(&got),
+                spellings(&same),
+                "{a} -> {b}, {ty}\n{}",
+                out.stdout
             );
-            assert!(out.stderr.contains("the same data"), "{}", out.stderr);
         }
+        let out = run_diff(&["--type", "json6902", &o, &n, "-v"]);
+        assert_eq!(
+            (out.code, out.stdout.as_str()),
+            (0, ""),
+            "{a} -> {b}, json6902: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains("the same data"), "{}", out.stderr);
     }
     let _ = std::fs::remove_dir_all(&d);
 }

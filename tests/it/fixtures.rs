@@ -129,6 +129,10 @@ fixtures! {
         an_empty_flow_collection_helm_wrote_on_its_own_line_opens_as_a_block_there,
         a_merge3_conflict_won_by_upstream_drops_the_local_line_comment,
     ],
+    keys: [
+        a_patch_key_spelled_otherwise_is_the_resource_key_through_every_patch_type,
+        kustomize_options_refuse_a_patch_key_spelled_otherwise,
+    ],
     real_packages: [
         cert_manager_helm_output_keeps_every_byte_a_patch_does_not_change,
         kube_prometheus_list_kinds_are_patched_item_by_item,

@@ -541,7 +541,7 @@ impl<'a> Merger<'_, '_, 'a> {
         let Some(es) = dest.entries_mut().filter(|_| !self.settled) else {
             return Ok(());
         };
-        let fields = align::FieldIndex::new(Some(patch));
+        let fields = align::FieldIndex::with(Some(patch), align::Pairing::Text);
         let mentioned = |k: Option<&str>| k.is_some_and(|k| fields.get_str(k).is_some());
         es.retain(|e| mentioned(e.key.as_str()) || !is_bare_null(&e.value));
         for e in es.iter_mut() {
