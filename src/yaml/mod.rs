@@ -67,6 +67,7 @@
 //! holds all alias handling.
 
 pub mod anchors;
+mod build;
 mod emit;
 mod event;
 mod fast;
