@@ -148,6 +148,25 @@ fn value_id(key: &Node<'_>) -> Option<KeyId> {
     }
 }
 
+/// Where the node [`Builder::begin`] fills in sits: the root, a flow collection (whose text
+/// is kept verbatim), a mapping's key or value, or a sequence's item.
+enum Role {
+    Root,
+    Key,
+    Value,
+    Item,
+    Flow,
+}
+
+/// Where a node's entry starts (at its anchor or tag, when it has one): byte, line and
+/// column.
+#[derive(Clone, Copy)]
+struct At {
+    start: usize,
+    line: usize,
+    col: usize,
+}
+
 /// The state of one stream being built: the open documents and collections, and what was read
 /// between events that the next node needs.
 pub(super) struct Builder<'a, 's, F: FnMut(Document<'a>)> {
@@ -667,15 +686,8 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
             flags: flags::SOURCE,
             ..Layout::default()
         };
-        let mut head: Vec<Comment<'a>> = Vec::new();
+        let at = At { start, line, col };
 
-        enum Role {
-            Root,
-            Key,
-            Value,
-            Item,
-            Flow,
-        }
         let role = match self.stack.last() {
             None => Role::Root,
             Some(f) if f.flow => Role::Flow,
@@ -690,119 +702,13 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         } else {
             self.pending_line.take().map(|(c, _)| c)
         };
-        match role {
-            Role::Flow => {}
-            Role::Root => {
-                let start_line = self
-                    .doc
-                    .as_ref()
-                    .and_then(|d| d.start.as_ref())
-                    .map(|_| self.doc_start_line);
-                // Whether the root shares the `---` line is the document's business, not the
-                // node's: a root can become a list item elsewhere.
-                if let (Some(sl), Some(doc)) = (start_line, self.doc.as_mut()) {
-                    doc.root_next_line = line > sl;
-                }
-                lay.indent = clamp_u8(col);
-                head = self.take_pending(0);
-                lay.blank = blank_between(self.last_line, line);
-            }
-            Role::Key => {
-                let q = self.question.take().filter(|q| q.line <= line);
-                let entry_col = q.map_or(col, |q| q.col);
-                let entry_line = q.map_or(line, |q| q.line);
-                let prev = q.map_or(self.last_line, |q| q.prev_line);
-                if q.is_some() {
-                    lay.flags |= flags::EXPLICIT_KEY;
-                }
-                let Some(frame) = self.stack.last_mut() else {
-                    return Err(self.err(
-                        start,
-                        line,
-                        "unexpected parser state (key without a collection)",
-                    ));
-                };
-                let frame_col = *frame.col.get_or_insert(entry_col);
-                head = self.take_pending(frame_col);
-                lay.blank = blank_between(prev, entry_line);
-                self.last_line = self.last_line.max(line);
-            }
-            Role::Value => {
-                let colon = self.colon.take();
-                let Some(frame) = self.stack.last() else {
-                    return Err(self.err(
-                        start,
-                        line,
-                        "unexpected parser state (value without a mapping)",
-                    ));
-                };
-                let (key_line, key_end) = (frame.key_line, frame.key_end);
-                let ind_line = colon.map_or(key_line, |c| c.line);
-                if let Some(c) = colon.filter(|c| c.line == key_line && c.byte >= key_end) {
-                    let before = clamp_u8(c.byte - key_end);
-                    if let Some(k) = self.stack.last_mut().and_then(|f| f.key.as_mut()) {
-                        k.layout_mut().gap = before;
-                    }
-                }
-                let ctx = self.stack.last().and_then(|f| f.col).unwrap_or(col);
-                if block_coll {
-                    // Always on the lines after its key; the indentation is settled at its end.
-                    lay.indent = clamp_u8(col.saturating_sub(ctx));
-                } else if line > ind_line && !empty {
-                    lay.flags |= flags::NEXT_LINE;
-                    lay.indent = clamp_u8(col.saturating_sub(ctx));
-                    head = self.take_pending(col);
-                    lay.blank = blank_between(self.last_line, line);
-                } else if let Some(c) = colon {
-                    lay.gap = self.gap_after(c, start);
-                } else if empty
-                    && self
-                        .stack
-                        .last()
-                        .and_then(|f| f.key.as_ref())
-                        .is_some_and(|k| k.layout().flags & flags::EXPLICIT_KEY != 0)
-                {
-                    lay.flags |= flags::OMITTED;
-                }
-            }
-            Role::Item => {
-                let dash = self.dash.take();
-                let Some(frame) = self.stack.last_mut() else {
-                    return Err(self.err(
-                        start,
-                        line,
-                        "unexpected parser state (item without a collection)",
-                    ));
-                };
-                let dash_col = dash.map_or(col, |d| d.col);
-                let frame_col = *frame.col.get_or_insert(dash_col);
-                let dash_line = dash.map_or(line, |d| d.line);
-                let prev = dash.map_or(self.last_line, |d| d.prev_line);
-                // Comments after the dash line belong to what follows the dash.
-                let before_dash = self
-                    .pending
-                    .iter()
-                    .take_while(|p| p.line < dash_line)
-                    .count();
-                let after: Vec<Pending<'a>> = self.pending.drain(before_dash..).collect();
-                head = self.take_pending(frame_col);
-                self.pending = after;
-                lay.blank = blank_between(prev, dash_line);
-                if line > dash_line {
-                    lay.flags |= flags::NEXT_LINE;
-                    if !block_coll {
-                        let extra = self.take_pending(col);
-                        head.extend(extra);
-                    }
-                }
-                lay.indent = clamp_u8(col.saturating_sub(frame_col));
-                if line == dash_line && !block_coll {
-                    if let Some(d) = dash {
-                        lay.gap = self.gap_after(d, start);
-                    }
-                }
-            }
-        }
+        let head = match role {
+            Role::Flow => Vec::new(),
+            Role::Root => self.begin_root(&mut lay, at),
+            Role::Key => self.begin_key(&mut lay, at)?,
+            Role::Value => self.begin_value(&mut lay, at, block_coll, empty)?,
+            Role::Item => self.begin_item(&mut lay, at, block_coll)?,
+        };
         if !head.is_empty() || line_comment.is_some() {
             let ext = node.ext.get_or_insert_with(Box::default);
             ext.comments.head = head;
@@ -832,6 +738,149 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         Ok(())
     }
 
+    /// [`Self::begin`] for a document's root: its layout, and its head comments.
+    fn begin_root(&mut self, lay: &mut Layout, at: At) -> Vec<Comment<'a>> {
+        let At { line, col, .. } = at;
+        let start_line = self
+            .doc
+            .as_ref()
+            .and_then(|d| d.start.as_ref())
+            .map(|_| self.doc_start_line);
+        // Whether the root shares the `---` line is the document's business, not the
+        // node's: a root can become a list item elsewhere.
+        if let (Some(sl), Some(doc)) = (start_line, self.doc.as_mut()) {
+            doc.root_next_line = line > sl;
+        }
+        lay.indent = clamp_u8(col);
+        let head = self.take_pending(0);
+        lay.blank = blank_between(self.last_line, line);
+        head
+    }
+
+    /// [`Self::begin`] for a mapping's key: its layout (an explicit `?` key starts at the
+    /// `?`), and its head comments; the first key settles the mapping's column.
+    fn begin_key(&mut self, lay: &mut Layout, at: At) -> Result<Vec<Comment<'a>>, ParseError> {
+        let At { start, line, col } = at;
+        let q = self.question.take().filter(|q| q.line <= line);
+        let entry_col = q.map_or(col, |q| q.col);
+        let entry_line = q.map_or(line, |q| q.line);
+        let prev = q.map_or(self.last_line, |q| q.prev_line);
+        if q.is_some() {
+            lay.flags |= flags::EXPLICIT_KEY;
+        }
+        let Some(frame) = self.stack.last_mut() else {
+            return Err(self.err(
+                start,
+                line,
+                "unexpected parser state (key without a collection)",
+            ));
+        };
+        let frame_col = *frame.col.get_or_insert(entry_col);
+        let head = self.take_pending(frame_col);
+        lay.blank = blank_between(prev, entry_line);
+        self.last_line = self.last_line.max(line);
+        Ok(head)
+    }
+
+    /// [`Self::begin`] for a mapping's value: on its key's line after the `:` (the spaces
+    /// between), on the lines after it (with head comments of its own), or omitted after an
+    /// explicit key. Also records the spaces between the key and its `:`.
+    fn begin_value(
+        &mut self,
+        lay: &mut Layout,
+        at: At,
+        block_coll: bool,
+        empty: bool,
+    ) -> Result<Vec<Comment<'a>>, ParseError> {
+        let At { start, line, col } = at;
+        let mut head = Vec::new();
+        let colon = self.colon.take();
+        let Some(frame) = self.stack.last() else {
+            return Err(self.err(
+                start,
+                line,
+                "unexpected parser state (value without a mapping)",
+            ));
+        };
+        let (key_line, key_end) = (frame.key_line, frame.key_end);
+        let ind_line = colon.map_or(key_line, |c| c.line);
+        if let Some(c) = colon.filter(|c| c.line == key_line && c.byte >= key_end) {
+            let before = clamp_u8(c.byte - key_end);
+            if let Some(k) = self.stack.last_mut().and_then(|f| f.key.as_mut()) {
+                k.layout_mut().gap = before;
+            }
+        }
+        let ctx = self.stack.last().and_then(|f| f.col).unwrap_or(col);
+        if block_coll {
+            // Always on the lines after its key; the indentation is settled at its end.
+            lay.indent = clamp_u8(col.saturating_sub(ctx));
+        } else if line > ind_line && !empty {
+            lay.flags |= flags::NEXT_LINE;
+            lay.indent = clamp_u8(col.saturating_sub(ctx));
+            head = self.take_pending(col);
+            lay.blank = blank_between(self.last_line, line);
+        } else if let Some(c) = colon {
+            lay.gap = self.gap_after(c, start);
+        } else if empty
+            && self
+                .stack
+                .last()
+                .and_then(|f| f.key.as_ref())
+                .is_some_and(|k| k.layout().flags & flags::EXPLICIT_KEY != 0)
+        {
+            lay.flags |= flags::OMITTED;
+        }
+        Ok(head)
+    }
+
+    /// [`Self::begin`] for a sequence's item: its layout from its `-` (the first item settles
+    /// the sequence's column), and its head comments: those before the dash's line, and those
+    /// after it when the item starts on a later line.
+    fn begin_item(
+        &mut self,
+        lay: &mut Layout,
+        at: At,
+        block_coll: bool,
+    ) -> Result<Vec<Comment<'a>>, ParseError> {
+        let At { start, line, col } = at;
+        let dash = self.dash.take();
+        let Some(frame) = self.stack.last_mut() else {
+            return Err(self.err(
+                start,
+                line,
+                "unexpected parser state (item without a collection)",
+            ));
+        };
+        let dash_col = dash.map_or(col, |d| d.col);
+        let frame_col = *frame.col.get_or_insert(dash_col);
+        let dash_line = dash.map_or(line, |d| d.line);
+        let prev = dash.map_or(self.last_line, |d| d.prev_line);
+        // Comments after the dash line belong to what follows the dash.
+        let before_dash = self
+            .pending
+            .iter()
+            .take_while(|p| p.line < dash_line)
+            .count();
+        let after: Vec<Pending<'a>> = self.pending.drain(before_dash..).collect();
+        let mut head = self.take_pending(frame_col);
+        self.pending = after;
+        lay.blank = blank_between(prev, dash_line);
+        if line > dash_line {
+            lay.flags |= flags::NEXT_LINE;
+            if !block_coll {
+                let extra = self.take_pending(col);
+                head.extend(extra);
+            }
+        }
+        lay.indent = clamp_u8(col.saturating_sub(frame_col));
+        if line == dash_line && !block_coll {
+            if let Some(d) = dash {
+                lay.gap = self.gap_after(d, start);
+            }
+        }
+        Ok(head)
+    }
+
     /// Spaces between an indicator and the node after it on the same line (0 = one space).
     fn gap_after(&self, ind: Ind, node_start: usize) -> u8 {
         let ls = self.line_start(node_start);
@@ -858,6 +907,69 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
     ) -> Result<(), ParseError> {
         let src: &'a str = self.src;
         let raw_src = src.get(sb..eb).unwrap_or("");
+        let (mut node, style, unbroken_end) = self.scalar_node(value, style, tag, sb, eb);
+        let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
+        let header = if block {
+            // With an empty body the parser's span starts at the header itself.
+            self.header
+                .take()
+                .or_else(|| matches!(src.as_bytes().get(sb), Some(b'|' | b'>')).then_some(sb))
+        } else {
+            None
+        };
+        // A block scalar's entry starts at its header's line, not at its body.
+        let (first_line, begin_at, begin_line) = match header {
+            Some(h) => {
+                let hl = line - src.get(h..sb).map_or(0, |s| s.matches('\n').count());
+                (hl, h, hl)
+            }
+            None => (line, sb, line),
+        };
+        self.begin(&mut node, begin_at, begin_line, false)?;
+        let in_flow = self.in_flow();
+        let mut last_line = span_end_line;
+        let mut end_byte = eb;
+        if block {
+            if let Some(h) = header {
+                (last_line, end_byte) =
+                    self.block_scalar_body(&mut node, h, first_line, eb, unbroken_end);
+            }
+        } else if style != ScalarStyle::Plain || raw_src.contains('\n') {
+            self.keep_inline_source(&mut node, raw_src, in_flow);
+        }
+        if sb == eb && !(block && header.is_some()) {
+            // An empty value ends where it starts (the parser's end may point past the line);
+            // a block scalar's end was found from its header above.
+            last_line = first_line;
+        } else {
+            self.last_line = self.last_line.max(last_line);
+        }
+        let end_line = if end_byte == eb {
+            span_end_line
+        } else {
+            last_line
+        };
+        // The value an explicit key goes without (`? key` alone) is placed by the parser at
+        // the next token, which may be the next item's: it holds no text of its own.
+        if node.layout().flags & flags::OMITTED == 0 {
+            self.content_end = self.content_end.max(end_byte);
+        }
+        self.advance(end_byte, end_line);
+        self.place(node, first_line, last_line, sb, end_byte)
+    }
+
+    /// The node of a scalar event spanning `sb..eb`, with its tag; its style; and whether it
+    /// is a block scalar whose last content line ends the input (its value then has no last
+    /// line break).
+    fn scalar_node(
+        &self,
+        value: Cow<'a, str>,
+        style: Style,
+        tag: Option<(usize, usize)>,
+        sb: usize,
+        eb: usize,
+    ) -> (Node<'a>, ScalarStyle, bool) {
+        let src: &'a str = self.src;
         // YAML 1.2 §8.1.1.2: clip and keep chomping keep the last line break of a block
         // scalar's content, when there is one; a last content line that ends the input has
         // none. The event parser adds one anyway (libyaml, and so kustomize, does not): take it
@@ -896,121 +1008,96 @@ impl<'a, 's, F: FnMut(Document<'a>)> Builder<'a, 's, F> {
         if let Some(tag) = self.tag_text(tag) {
             node.ext.get_or_insert_with(Box::default).tag = Some(tag);
         }
-        let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
-        let header = if block {
-            // With an empty body the parser's span starts at the header itself.
-            self.header
-                .take()
-                .or_else(|| matches!(src.as_bytes().get(sb), Some(b'|' | b'>')).then_some(sb))
+        (node, style, unbroken_end)
+    }
+
+    /// Reads a block scalar's header (at byte `h`, on line `first_line`) and body, keeping
+    /// them as the node's source text when writing it anew would not give them back: the
+    /// scalar's last line and the byte its body ends at.
+    fn block_scalar_body(
+        &self,
+        node: &mut Node<'a>,
+        h: usize,
+        first_line: usize,
+        eb: usize,
+        unbroken_end: bool,
+    ) -> (usize, usize) {
+        let src: &'a str = self.src;
+        let header_end = src
+            .get(h..)
+            .and_then(|s| s.find('\n'))
+            .map_or(src.len(), |i| h + i);
+        let header_line = src.get(h..header_end).unwrap_or("");
+        let header_text = strip_comment(header_line);
+        // The body runs to the end of its last line holding anything but whitespace;
+        // blank lines after it are layout (they count as blank lines before what follows).
+        let tail = src.get(header_end..eb.max(header_end)).unwrap_or("");
+        // The body runs to the last line break before what follows it: trailing lines
+        // with only spaces are kept as written (with `|+` they are content, and a line
+        // with more spaces than the indentation always is).
+        let body_end = if eb >= src.len() {
+            if src.ends_with('\n') {
+                src.len() - 1
+            } else {
+                src.len()
+            }
         } else {
-            None
+            tail.rfind('\n')
+                .filter(|&i| i > 0)
+                .map_or(header_end, |i| header_end + i)
         };
-        // A block scalar's entry starts at its header's line, not at its body.
-        let (first_line, begin_at, begin_line) = match header {
-            Some(h) => {
-                let hl = line - src.get(h..sb).map_or(0, |s| s.matches('\n').count());
-                (hl, h, hl)
-            }
-            None => (line, sb, line),
-        };
-        self.begin(&mut node, begin_at, begin_line, false)?;
-        let in_flow = self.in_flow();
-        let mut last_line = span_end_line;
-        let mut end_byte = eb;
-        if block {
-            if let Some(h) = header {
-                let header_end = src
-                    .get(h..)
-                    .and_then(|s| s.find('\n'))
-                    .map_or(src.len(), |i| h + i);
-                let header_line = src.get(h..header_end).unwrap_or("");
-                let header_text = strip_comment(header_line);
-                // The body runs to the end of its last line holding anything but whitespace;
-                // blank lines after it are layout (they count as blank lines before what follows).
-                let tail = src.get(header_end..eb.max(header_end)).unwrap_or("");
-                // The body runs to the last line break before what follows it: trailing lines
-                // with only spaces are kept as written (with `|+` they are content, and a line
-                // with more spaces than the indentation always is).
-                let body_end = if eb >= src.len() {
-                    if src.ends_with('\n') {
-                        src.len() - 1
-                    } else {
-                        src.len()
-                    }
-                } else {
-                    tail.rfind('\n')
-                        .filter(|&i| i > 0)
-                        .map_or(header_end, |i| header_end + i)
-                };
-                let body_end = body_end.max(header_end);
-                let body = src
-                    .get((header_end + 1).min(body_end)..body_end)
-                    .unwrap_or("");
-                // A body of one empty line is "" too. Under `|+` that line is content (the
-                // raw text ends with its line break); otherwise it is a blank line of layout.
-                let keep = header_text.contains('+');
-                let has_body = !body.is_empty() || (keep && body_end > header_end);
-                last_line = first_line
-                    + if has_body {
-                        body.matches('\n').count() + 1
-                    } else {
-                        0
-                    };
-                let raw = if header_text.len() == header_line.len() {
-                    Cow::Borrowed(src.get(h..body_end).unwrap_or(""))
-                } else if has_body {
-                    Cow::Owned(format!("{header_text}\n{body}"))
-                } else {
-                    Cow::Owned(header_text.to_string())
-                };
-                // Nor is the source kept for a block whose last line ends the input without a
-                // line break: written with one, a last line of spaces would become content.
-                let at_unbroken_end = eb >= src.len() && !src.ends_with('\n');
-                if !unbroken_end && !at_unbroken_end {
-                    node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
-                        text: raw,
-                        base: self.raw_base(),
-                    });
-                }
-                end_byte = body_end;
-            }
-        } else if style != ScalarStyle::Plain || raw_src.contains('\n') {
-            // Text over several lines is never written so anew: a line break in it folds (or
-            // is escaped) in the value, which the emitter writes on one line.
-            let canonical = match quoted_as_written(&node, raw_src) {
-                _ if raw_src.contains('\n') => false,
-                Some(same) => {
-                    debug_assert_eq!(same, canonical_inline(&node, in_flow) == raw_src);
-                    same
-                }
-                None => canonical_inline(&node, in_flow) == raw_src,
+        let body_end = body_end.max(header_end);
+        let body = src
+            .get((header_end + 1).min(body_end)..body_end)
+            .unwrap_or("");
+        // A body of one empty line is "" too. Under `|+` that line is content (the
+        // raw text ends with its line break); otherwise it is a blank line of layout.
+        let keep = header_text.contains('+');
+        let has_body = !body.is_empty() || (keep && body_end > header_end);
+        let last_line = first_line
+            + if has_body {
+                body.matches('\n').count() + 1
+            } else {
+                0
             };
-            if !canonical {
-                node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
-                    text: Cow::Borrowed(raw_src),
-                    base: self.raw_base(),
-                });
-            }
-        }
-        if sb == eb && !(block && header.is_some()) {
-            // An empty value ends where it starts (the parser's end may point past the line);
-            // a block scalar's end was found from its header above.
-            last_line = first_line;
+        let raw = if header_text.len() == header_line.len() {
+            Cow::Borrowed(src.get(h..body_end).unwrap_or(""))
+        } else if has_body {
+            Cow::Owned(format!("{header_text}\n{body}"))
         } else {
-            self.last_line = self.last_line.max(last_line);
-        }
-        let end_line = if end_byte == eb {
-            span_end_line
-        } else {
-            last_line
+            Cow::Owned(header_text.to_string())
         };
-        // The value an explicit key goes without (`? key` alone) is placed by the parser at
-        // the next token, which may be the next item's: it holds no text of its own.
-        if node.layout().flags & flags::OMITTED == 0 {
-            self.content_end = self.content_end.max(end_byte);
+        // Nor is the source kept for a block whose last line ends the input without a
+        // line break: written with one, a last line of spaces would become content.
+        let at_unbroken_end = eb >= src.len() && !src.ends_with('\n');
+        if !unbroken_end && !at_unbroken_end {
+            node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
+                text: raw,
+                base: self.raw_base(),
+            });
         }
-        self.advance(end_byte, end_line);
-        self.place(node, first_line, last_line, sb, end_byte)
+        (last_line, body_end)
+    }
+
+    /// Keeps a quoted or multi-line scalar's source text (`raw_src`) on the node unless the
+    /// emitter would write it the same.
+    fn keep_inline_source(&self, node: &mut Node<'a>, raw_src: &'a str, in_flow: bool) {
+        // Text over several lines is never written so anew: a line break in it folds (or
+        // is escaped) in the value, which the emitter writes on one line.
+        let canonical = match quoted_as_written(node, raw_src) {
+            _ if raw_src.contains('\n') => false,
+            Some(same) => {
+                debug_assert_eq!(same, canonical_inline(node, in_flow) == raw_src);
+                same
+            }
+            None => canonical_inline(node, in_flow) == raw_src,
+        };
+        if !canonical {
+            node.ext.get_or_insert_with(Box::default).raw = Some(Raw {
+                text: Cow::Borrowed(raw_src),
+                base: self.raw_base(),
+            });
+        }
     }
 
     /// Column of the context the node being built sits in: the key column of a map, the dash
