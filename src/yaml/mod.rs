@@ -67,7 +67,7 @@
 //! holds all alias handling.
 
 pub mod anchors;
-mod build;
+mod builder;
 mod emit;
 mod event;
 mod fast;

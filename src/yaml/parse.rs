@@ -5,11 +5,12 @@
 //! What it is: the adapter between a caller's text and the pipeline that reads it. It takes a
 //! byte order mark off the text (the first document keeps it), refuses a carriage return that
 //! is not part of a CRLF, and feeds the reader's events (`feed.rs`) to the tree builder
-//! (`build.rs`).
+//! (`builder.rs`).
 //!
-//! What it must not do: build trees or attach comments (`build.rs` does), or read YAML itself
+//! What it must not do: build trees or attach comments (`builder.rs` does), or read YAML itself
 //! (the readers do).
-use super::build::{Builder, SplitState};
+
+use super::builder::{Builder, SplitState};
 use super::feed::{feed, Reader, Stats};
 use super::{Document, Node, SeqIndent};
 
