@@ -189,3 +189,87 @@ fn split_with<'a>(
     )?;
     Ok(Split { docs, items: range })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_stream;
+    use crate::yaml::emit_document;
+
+    /// The text of the value of `k` in the first document of `src`, and the document written
+    /// back from its tree.
+    fn value_and_emitted(src: &str) -> (String, String) {
+        let docs = parse_stream(src).unwrap_or_else(|e| panic!("{e}: {src:?}"));
+        let root = docs[0].root.as_ref().expect("a root");
+        let text = root
+            .get("k")
+            .and_then(|n| n.as_str())
+            .expect("k")
+            .to_owned();
+        let mut out = String::new();
+        let mut doc = docs[0].clone();
+        if let Some(r) = doc.root.as_mut() {
+            // Written from the tree, not copied from the source.
+            r.set("other", crate::yaml::Node::plain("1"));
+        }
+        emit_document(&doc, &mut out);
+        (text, out)
+    }
+
+    #[test]
+    fn a_block_scalar_that_ends_the_input_has_no_last_line_break() {
+        for (src, want) in [
+            ("k: |\n  x\n  y", "x\ny"),
+            ("k: >\n  x\n  y", "x y"),
+            ("k: |+\n  x", "x"),
+            ("k: |-\n  x", "x"),
+            ("k: |\n  x\n  y\n", "x\ny\n"),
+            ("k: |+\n  x\n\n", "x\n\n"),
+        ] {
+            let (text, emitted) = value_and_emitted(src);
+            assert_eq!(text, want, "{src:?}");
+            // Written back, it reads as the same text.
+            let (again, _) = value_and_emitted(&emitted);
+            assert_eq!(again, want, "{src:?} written as {emitted:?}");
+        }
+    }
+
+    /// Keys are the same key when their text is, or their value when it is not a string,
+    /// in small mappings (compared one by one) and wide ones (hashed).
+    #[test]
+    fn keys_written_differently_with_the_same_value_are_duplicates() {
+        let filler: String = (0..20).map(|i| format!("f{i}: x\n")).collect();
+        for (a, b) in [
+            ("1", "0x1"),
+            ("1", "\"1\""),
+            ("~", "null"),
+            ("Null", "NULL"),
+            ("true", "True"),
+            ("1", "1.0"),
+            ("0.5", ".5"),
+            ("0o7", "7"),
+            ("web", "'web'"),
+        ] {
+            for pad in ["", filler.as_str()] {
+                let src = format!("{pad}{a}: 1\n{b}: 2\n");
+                let e = parse_stream(&src).expect_err(&src);
+                assert!(e.to_string().contains("duplicate key"), "{src}: {e}");
+                assert_eq!(e.line, pad.lines().count() + 2, "{src}: {e}");
+            }
+        }
+        // Different values, and strings that only look alike, are different keys.
+        for (a, b) in [
+            ("1", "2"),
+            ("\"0x1\"", "1"),
+            ("'null'", "~"),
+            ("a", "A"),
+            ("1", "true"),
+        ] {
+            for pad in ["", filler.as_str()] {
+                let src = format!("{pad}{a}: 1\n{b}: 2\n");
+                parse_stream(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+            }
+        }
+        // The empty key is never compared (YAML allows `: a` entries).
+        parse_stream(": 1\n~: 2\n\"\": 3\n").expect("empty keys");
+    }
+}
