@@ -630,133 +630,134 @@ fn usage(kind: clap::error::ErrorKind, msg: impl std::fmt::Display) -> clap::Err
     command().error(kind, msg)
 }
 
-fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
-    use clap::error::ErrorKind;
+/// The mode the arguments ask for: a subcommand's, standalone mode with `--config FN`, or
+/// without it KRM mode or a kustomize exec plugin call.
+fn mode(mut cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
     let report = cli.report.report();
-    if let Some(command) = cli.command {
-        return Ok(match command {
-            Command::Merge2 { src, dest, merge } => Mode::Merge2 {
-                src,
-                dest,
-                opts: merge.options(),
-                report,
-            },
-            Command::Merge3 {
+    if let Some(command) = cli.command.take() {
+        return subcommand(command, report);
+    }
+    let Some(config) = cli.config.take() else {
+        return without_config(&cli, plugin_env);
+    };
+    standalone(cli, config, report)
+}
+
+/// The plan of a subcommand.
+fn subcommand(command: Command, report: Report) -> Result<Mode, clap::Error> {
+    use clap::error::ErrorKind;
+    Ok(match command {
+        Command::Merge2 { src, dest, merge } => Mode::Merge2 {
+            src,
+            dest,
+            opts: merge.options(),
+            report,
+        },
+        Command::Merge3 {
+            original,
+            updated,
+            local,
+            merge,
+            conflicts,
+            in_place,
+            output,
+            diff,
+            check,
+            summary,
+        } => {
+            let (original, updated, local) = (source(original), source(updated), source(local));
+            stdin_once([&original, &updated, &local])?;
+            let write = write_to(in_place, output, diff, check);
+            if matches!(write, Write::InPlace | Write::Output(_)) && local == Source::Stdin {
+                return Err(usage(
+                    ErrorKind::ArgumentConflict,
+                    "--in-place and --output write LOCAL's files: give LOCAL as a file or a directory, not stdin",
+                ));
+            }
+            Mode::Merge3 {
                 original,
                 updated,
                 local,
-                merge,
-                conflicts,
-                in_place,
-                output,
-                diff,
-                check,
+                opts: PatchOptions {
+                    conflicts: conflicts.into(),
+                    ..merge.options()
+                },
+                write,
                 summary,
-            } => {
-                let (original, updated, local) = (source(original), source(updated), source(local));
-                let stdins = [&original, &updated, &local]
-                    .iter()
-                    .filter(|s| ***s == Source::Stdin)
-                    .count();
-                if stdins > 1 {
-                    return Err(usage(
-                        ErrorKind::ArgumentConflict,
-                        "'-' (stdin) can be given once",
-                    ));
-                }
-                let write = if in_place {
-                    Write::InPlace
-                } else if let Some(dir) = output {
-                    Write::Output(dir)
-                } else if diff {
-                    Write::Diff { check }
-                } else if check {
-                    Write::Check
-                } else {
-                    Write::Stdout
-                };
-                if matches!(write, Write::InPlace | Write::Output(_)) && local == Source::Stdin {
-                    return Err(usage(
-                        ErrorKind::ArgumentConflict,
-                        "--in-place and --output write LOCAL's files: give LOCAL as a file or a directory, not stdin",
-                    ));
-                }
-                Mode::Merge3 {
-                    original,
-                    updated,
-                    local,
-                    opts: PatchOptions {
-                        conflicts: conflicts.into(),
-                        ..merge.options()
-                    },
-                    write,
-                    summary,
-                    report,
-                }
+                report,
             }
-            Command::Schema => Mode::Schema,
-            Command::Completions { shell } => Mode::Completions(shell),
-            Command::Diff {
-                old,
-                new,
+        }
+        Command::Schema => Mode::Schema,
+        Command::Completions { shell } => Mode::Completions(shell),
+        Command::Diff {
+            old,
+            new,
+            patch_type,
+            schema,
+            original,
+            conflicts,
+            format,
+            package,
+            added,
+            infer_merge_keys,
+        } => Mode::Diff(diff_request(
+            old,
+            new,
+            original,
+            DiffOptions {
                 patch_type,
                 schema,
-                original,
                 conflicts,
                 format,
                 package,
                 added,
                 infer_merge_keys,
-            } => Mode::Diff(diff_request(
-                old,
-                new,
-                original,
-                DiffOptions {
-                    patch_type,
-                    schema,
-                    conflicts,
-                    format,
-                    package,
-                    added,
-                    infer_merge_keys,
-                },
-                report,
-            )?),
-        });
-    }
-    let Some(config) = cli.config else {
-        return match &cli.paths[..] {
-            [] if !cli.report.given() => Ok(Mode::Krm {
-                restrictor: cli.load_restrictor,
-            }),
-            [] => Err(usage(
+            },
+            report,
+        )?),
+    })
+}
+
+/// The plan without `--config` or a subcommand: KRM mode with no arguments, a kustomize
+/// exec plugin call with one; anything else is a usage error (a mistyped subcommand gets
+/// the one meant).
+fn without_config(cli: &Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
+    use clap::error::ErrorKind;
+    match &cli.paths[..] {
+        [] if !cli.report.given() => Ok(Mode::Krm {
+            restrictor: cli.load_restrictor,
+        }),
+        [] => Err(usage(
+            ErrorKind::MissingRequiredArgument,
+            "--quiet, --verbose and --results need --config FN (in KRM mode the results are in the ResourceList)",
+        )),
+        [only] if !cli.report.given() && is_plugin_call(only, plugin_env) => Ok(Mode::Plugin {
+            config: only.clone(),
+        }),
+        [first, ..] => Err(match command_meant(first) {
+            Some(meant) => usage(
+                ErrorKind::InvalidSubcommand,
+                format!(
+                    "unrecognized subcommand '{}'\n\n  tip: a similar subcommand exists: \
+                     '{meant}'",
+                    first.display()
+                ),
+            ),
+            None => usage(
                 ErrorKind::MissingRequiredArgument,
-                "--quiet, --verbose and --results need --config FN (in KRM mode the results are in the ResourceList)",
-            )),
-            [only] if !cli.report.given() && is_plugin_call(only, plugin_env) => {
-                Ok(Mode::Plugin {
-                    config: only.clone(),
-                })
-            }
-            [first, ..] => Err(match command_meant(first) {
-                Some(meant) => usage(
-                    ErrorKind::InvalidSubcommand,
-                    format!(
-                        "unrecognized subcommand '{}'\n\n  tip: a similar subcommand exists: \
-                         '{meant}'",
-                        first.display()
-                    ),
+                format!(
+                    "'{}': a PATH needs --config FN (the functionConfig to apply to it)",
+                    first.display()
                 ),
-                None => usage(
-                    ErrorKind::MissingRequiredArgument,
-                    format!(
-                        "'{}': a PATH needs --config FN (the functionConfig to apply to it)",
-                        first.display()
-                    ),
-                ),
-            }),
-        };
-    };
+            ),
+        }),
+    }
+}
+
+/// The plan of standalone mode: `config` applied to the PATHs (stdin when there are none),
+/// written where the flags say.
+fn standalone(cli: Cli, config: PathBuf, report: Report) -> Result<Mode, clap::Error> {
+    use clap::error::ErrorKind;
     let inputs: Vec<Source> = if cli.paths.is_empty() {
         vec![Source::Stdin]
     } else {
@@ -771,23 +772,8 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
             })
             .collect()
     };
-    if inputs.iter().filter(|i| **i == Source::Stdin).count() > 1 {
-        return Err(usage(
-            ErrorKind::ArgumentConflict,
-            "'-' (stdin) can be given once",
-        ));
-    }
-    let write = if cli.in_place {
-        Write::InPlace
-    } else if let Some(dir) = cli.output {
-        Write::Output(dir)
-    } else if cli.diff {
-        Write::Diff { check: cli.check }
-    } else if cli.check {
-        Write::Check
-    } else {
-        Write::Stdout
-    };
+    stdin_once(&inputs)?;
+    let write = write_to(cli.in_place, cli.output, cli.diff, cli.check);
     if matches!(write, Write::InPlace | Write::Output(_)) && inputs.contains(&Source::Stdin) {
         let flag = if write == Write::InPlace {
             "--in-place"
@@ -806,6 +792,34 @@ fn mode(cli: Cli, plugin_env: bool) -> Result<Mode, clap::Error> {
         report,
         restrictor: cli.load_restrictor,
     })
+}
+
+/// A usage error when stdin (`-`) is among `sources` more than once.
+fn stdin_once<'s>(sources: impl IntoIterator<Item = &'s Source>) -> Result<(), clap::Error> {
+    let stdins = sources.into_iter().filter(|s| **s == Source::Stdin).count();
+    if stdins > 1 {
+        return Err(usage(
+            clap::error::ErrorKind::ArgumentConflict,
+            "'-' (stdin) can be given once",
+        ));
+    }
+    Ok(())
+}
+
+/// Where the output goes, from `--in-place`, `--output DIR`, `--diff` and `--check` (clap
+/// refuses the combinations that conflict).
+fn write_to(in_place: bool, output: Option<PathBuf>, diff: bool, check: bool) -> Write {
+    if in_place {
+        Write::InPlace
+    } else if let Some(dir) = output {
+        Write::Output(dir)
+    } else if diff {
+        Write::Diff { check }
+    } else if check {
+        Write::Check
+    } else {
+        Write::Stdout
+    }
 }
 
 /// A path argument: `-` is stdin.

@@ -1,4 +1,4 @@
-//! The events the tree builder reads (`parse.rs`): what a YAML reader reports, reduced to what
+//! The events the tree builder reads (`builder.rs`): what a YAML reader reports, reduced to what
 //! the builder uses. Two readers make them: the adapter over `granit-parser` (`granit.rs`,
 //! the only code that knows that crate) and the fast reader (`fast.rs`). For any text the fast
 //! reader accepts, both give the same events, field for field; that is what makes the trees,

@@ -57,7 +57,7 @@ const BATCH: usize = 256;
 const MAX_KEY: usize = 1000;
 
 /// Most comments read in a row here. `granit-parser` refuses more than its bound on comments
-/// queued while it looks ahead (`parse.rs` sets 2^20) where a key's value is still open; a
+/// queued while it looks ahead (`granit.rs` sets 2^20) where a key's value is still open; a
 /// longer run is left to it, wherever it stands, so that it reports that error itself.
 const MAX_HELD_COMMENTS: usize = 1 << 16;
 

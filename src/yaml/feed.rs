@@ -4,7 +4,7 @@
 //! reader against the parser (`examples/fast_check.rs`, the fuzz target `fast_reader`,
 //! `tests/it/yaml_roundtrip.rs`).
 //!
-//! What it must not do: build trees (`parse.rs` does) or read YAML itself.
+//! What it must not do: build trees (`builder.rs` does) or read YAML itself.
 
 use super::event::Ev;
 use super::fast::Fast;

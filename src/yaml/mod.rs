@@ -67,6 +67,7 @@
 //! holds all alias handling.
 
 pub mod anchors;
+mod builder;
 mod emit;
 mod event;
 mod fast;
