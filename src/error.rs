@@ -231,11 +231,6 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// The exit code results call for: 1 when any has severity `error`, else 0.
-pub fn exit_code(results: &[FnResult]) -> u8 {
-    u8::from(results.iter().any(|r| r.severity == Severity::Error))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,7 +295,7 @@ mod tests {
             .to_string()
             .starts_with("error: Deployment prod/web: patch[2] (json6902): cannot tell"));
         assert_eq!(r.tags, [("patch".to_owned(), "2".to_owned())]);
-        assert_eq!(exit_code(&[r]), 1);
-        assert_eq!(exit_code(&[]), 0);
+        assert_eq!(crate::krm::exit_code(&[r]), 1);
+        assert_eq!(crate::krm::exit_code(&[]), 0);
     }
 }

@@ -29,7 +29,7 @@ use krm_merge::config::Conflicts;
 use krm_merge::diff::package::{self, Format, PackageOptions, PackageWarningKind, PatchType};
 use krm_merge::diff::three_way::{self, Conflict};
 use krm_merge::diff::{json6902, jsonmerge, two_way, DiffError, Options, Warning};
-use krm_merge::error::exit_code;
+use krm_merge::krm::exit_code;
 use krm_merge::krm::{self, FnResult, Input, Severity};
 use krm_merge::schema::Schema;
 use krm_merge::select::bookkeeping::is_bookkeeping_item;

@@ -34,7 +34,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, PatchKind, PatchOptions};
-use krm_merge::error::exit_code;
+use krm_merge::krm::exit_code;
 use krm_merge::krm::{self, FnResult, Input, Severity};
 use krm_merge::run::package::{self, PackageOutput};
 use krm_merge::yaml::{self, Node};

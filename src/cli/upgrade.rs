@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
 
 use krm_merge::config::{self, PatchKind, PatchOptions};
-use krm_merge::error::exit_code;
+use krm_merge::krm::exit_code;
 use krm_merge::krm::{FnResult, Severity};
 use krm_merge::run::package::{self, FileOutput, NewFile, PackageOutput, Resource};
 use krm_merge::run::pairing::Key;

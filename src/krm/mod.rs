@@ -11,7 +11,7 @@
 
 mod result;
 
-pub use result::{FnResult, Severity};
+pub use result::{exit_code, FnResult, Severity};
 
 use crate::select::identity::Id;
 use crate::yaml::{self, Document, Node, ParseError};

@@ -153,6 +153,12 @@ fn value_node(text: &str) -> Node<'static> {
     }
 }
 
+/// The exit code results call for: 1 when any has severity `error`, else 0. (The library never
+/// exits; the binary exits with this.)
+pub fn exit_code(results: &[FnResult]) -> u8 {
+    u8::from(results.iter().any(|r| r.severity == Severity::Error))
+}
+
 impl fmt::Display for FnResult {
     /// One line, as stderr shows it: `error: Deployment web: spec.replicas: message`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
