@@ -121,9 +121,10 @@ pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
         Err(_) => return super::usage(io, "merge3 reads three sides"),
     };
     let mut results = reading_results(&[&original, &updated, &local]);
-    let (o_res, u_res) = (
-        package::resources(&original.sources),
-        package::resources(&updated.sources),
+    // The two upstream versions are read on two cores: each is a whole package's text.
+    let (o_res, u_res) = rayon::join(
+        || package::resources(&original.sources),
+        || package::resources(&updated.sources),
     );
     results.extend(o_res.results.iter().cloned());
     results.extend(u_res.results.iter().cloned());
