@@ -181,18 +181,7 @@ fn read_side(
         ),
     };
     let inputs = files::read_inputs_within(std::slice::from_ref(source), stdin, None, budget)?;
-    reading.extend(
-        inputs
-            .warnings
-            .iter()
-            .map(|w| FnResult::new(Severity::Warning, w.clone())),
-    );
-    reading.extend(
-        inputs
-            .notes
-            .iter()
-            .map(|n| FnResult::new(Severity::Info, n.clone())),
-    );
+    reading.extend(inputs.reading_results());
     let mut docs = Vec::new();
     for file in &inputs.sources {
         if file.strict {

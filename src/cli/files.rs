@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use krm_merge::config::{self, LoadRestrictor, Plan};
 use krm_merge::error::{io_reason, NotUtf8};
+use krm_merge::krm::{FnResult, Severity};
 use krm_merge::run::package::SourceFile;
 use krm_merge::select::identity::Id;
 
@@ -386,6 +387,16 @@ pub fn read_listed(
 }
 
 impl Inputs {
+    /// What reading said, as results: a warning per file left out, an info line per file
+    /// skipped on purpose.
+    pub fn reading_results(&self) -> impl Iterator<Item = FnResult> + '_ {
+        let warnings = self.warnings.iter();
+        let notes = self.notes.iter();
+        warnings
+            .map(|w| FnResult::new(Severity::Warning, w.clone()))
+            .chain(notes.map(|n| FnResult::new(Severity::Info, n.clone())))
+    }
+
     fn push(
         &mut self,
         name: String,

@@ -329,16 +329,7 @@ fn standalone(
         Ok(r) => r,
         Err(e) => return read_failed(io, report, e),
     };
-    let mut results: Vec<FnResult> = read
-        .warnings
-        .iter()
-        .map(|w| FnResult::new(Severity::Warning, w.clone()))
-        .collect();
-    results.extend(
-        read.notes
-            .iter()
-            .map(|n| FnResult::new(Severity::Info, n.clone())),
-    );
+    let mut results: Vec<FnResult> = read.reading_results().collect();
     let pieces = match pieces() {
         Ok(p) => p,
         Err(e) => return usage(io, &e),

@@ -120,7 +120,10 @@ pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
         Ok(sides) => sides,
         Err(_) => return super::usage(io, "merge3 reads three sides"),
     };
-    let mut results = reading_results(&[&original, &updated, &local]);
+    let mut results: Vec<FnResult> = [&original, &updated, &local]
+        .iter()
+        .flat_map(|side| side.reading_results())
+        .collect();
     // The two upstream versions are read on two cores: each is a whole package's text.
     let (o_res, u_res) = rayon::join(
         || package::resources(&original.sources),
@@ -193,27 +196,6 @@ fn updated_is_dir(s: &Source) -> bool {
 /// The resources LOCAL's files hold, as the package run reads them.
 fn local_resources(local: &Inputs) -> usize {
     package::resources(&local.sources).resources.len()
-}
-
-/// What listing and reading the sides said, as results: the files skipped with a warning, and
-/// (for `-v`) those skipped on purpose.
-fn reading_results(sides: &[&Inputs]) -> Vec<FnResult> {
-    let mut out = Vec::new();
-    for inputs in sides {
-        out.extend(
-            inputs
-                .warnings
-                .iter()
-                .map(|w| FnResult::new(Severity::Warning, w.clone())),
-        );
-        out.extend(
-            inputs
-                .notes
-                .iter()
-                .map(|n| FnResult::new(Severity::Info, n.clone())),
-        );
-    }
-    out
 }
 
 /// Refuses a file read both as ORIGINAL or UPDATED and as LOCAL's: in LOCAL's directory it would

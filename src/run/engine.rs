@@ -630,16 +630,7 @@ fn deepest(node: &Node<'_>) -> Path {
 mod tests {
     use super::*;
     use crate::krm::Severity;
-    use crate::yaml::parse_stream;
-
-    fn node(text: &str) -> Node<'static> {
-        parse_stream(text)
-            .unwrap()
-            .remove(0)
-            .root
-            .unwrap()
-            .into_owned()
-    }
+    use crate::run::test_node as node;
 
     fn plan(patches: &str) -> Plan {
         let config = node(&format!(

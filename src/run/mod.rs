@@ -479,6 +479,17 @@ fn written(input: Input<'_>, results: Vec<FnResult>) -> Output {
     Output::new(text, results)
 }
 
+/// The first document of `text`, owned: how the run's unit tests write a resource.
+#[cfg(test)]
+pub(crate) fn test_node(text: &str) -> crate::yaml::Node<'static> {
+    crate::yaml::parse_stream(text)
+        .unwrap()
+        .remove(0)
+        .root
+        .unwrap()
+        .into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

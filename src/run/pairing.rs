@@ -179,16 +179,7 @@ impl<'p> Sides<'p> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse_stream;
-
-    fn node(text: &str) -> Node<'static> {
-        parse_stream(text)
-            .unwrap()
-            .remove(0)
-            .root
-            .unwrap()
-            .into_owned()
-    }
+    use crate::run::test_node as node;
 
     #[test]
     fn keys_leave_out_the_version_and_read_effective_namespaces() {

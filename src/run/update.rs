@@ -388,16 +388,7 @@ fn differ(a: Option<&Node<'_>>, b: Option<&Node<'_>>, path: &mut Path) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse_stream;
-
-    fn node(text: &str) -> Node<'static> {
-        parse_stream(text)
-            .unwrap()
-            .remove(0)
-            .root
-            .unwrap()
-            .into_owned()
-    }
+    use crate::run::test_node as node;
 
     #[test]
     fn the_first_change_names_the_field_and_both_values() {
