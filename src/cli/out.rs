@@ -318,7 +318,14 @@ pub fn unified_diff(name: &str, before: Option<&str>, after: Option<&str>) -> St
     if before.is_some() == after.is_some() && old == new {
         return String::new();
     }
-    let name = name.trim_start_matches('/');
+    // `.` components say nothing and `git apply` refuses a name holding one (`a/./x.yaml`, as
+    // `krm-merge ... . --diff` would name the package's files): dropped, as git's own diff of a
+    // tree names them. `..` stays: it means something.
+    let name: String = name
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect::<Vec<_>>()
+        .join("/");
     let a = if before.is_some() {
         quote_path(&format!("a/{name}"))
     } else {

@@ -673,6 +673,48 @@ fn a_closed_stdout_is_an_error() {
 }
 
 #[test]
+fn diff_of_dot_names_files_git_apply_takes() {
+    // `krm-merge --config FN . --diff` (and `merge3 OLD NEW . --diff`) once named the package's
+    // files `a/./deploy.yaml`, which `git apply` refuses as an invalid path.
+    let (_, pkg, cfg) = package("diff-dot", CHANGE_ALL);
+    let before = contents(&pkg);
+    let out = run_cmd(
+        Command::new(bin())
+            .current_dir(&pkg)
+            .args(["--config", s(&cfg), ".", "--diff"]),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("--- a/deploy.yaml\n+++ b/deploy.yaml\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("/./"), "{}", out.stdout);
+    // The diff applies as printed, from where it was made, and gives what --in-place writes.
+    let patch = pkg.parent().expect("parent").join("dot.diff");
+    fs::write(&patch, &out.stdout).expect("write");
+    assert!(git(&pkg).args(["init", "-q"]).status().expect("git").success());
+    let applied = git(&pkg)
+        .args(["apply", s(&patch)])
+        .output()
+        .expect("git apply");
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    fs::remove_dir_all(pkg.join(".git")).expect("rm .git");
+    let via_diff = contents(&pkg);
+    assert_ne!(via_diff, before, "the patch changed something");
+    for (name, text) in &before {
+        fs::write(pkg.join(name), text).expect("restore");
+    }
+    let out = krm(&["--config", s(&cfg), s(&pkg), "--in-place"], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(contents(&pkg), via_diff);
+}
+
+#[test]
 fn diff_headers_quote_names_as_git_does() {
     let (_, pkg, cfg) = package("quoted-names", CHANGE_ALL);
     let odd = pkg.join("a\n+++ evil.yaml");
