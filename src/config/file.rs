@@ -19,7 +19,8 @@ use crate::yaml::{self, Kind, Node, ParseError};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigFileError {
     /// The text is not YAML; `hint` says what to do when the place shows a mistake YAML makes
-    /// easy in a config ([`syntax_hint`]).
+    /// easy in a config: a JSON pointer's `[key=value]` in a flow mapping, a plain value
+    /// starting with `@` or a backquote.
     #[error("{error}{}", hint.as_ref().map(|h| format!(" ({h})")).unwrap_or_default())]
     Malformed {
         /// Where and why it does not read.
