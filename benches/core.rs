@@ -9,8 +9,8 @@
 mod gen;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use krm_merge::merge::merge2;
 use krm_merge::merge::merge3;
+use krm_merge::merge::{merge2, Context};
 use krm_merge::patch::json6902;
 use krm_merge::schema::Schema;
 use krm_merge::select::identity::Meta;
@@ -117,10 +117,8 @@ fn walkers(c: &mut Criterion) {
                 merge2::merge(
                     &mut d,
                     &patch,
-                    &schema,
-                    root,
-                    &merge2::Options::default(),
-                    &Default::default(),
+                    &Context::new(&schema, root, &Default::default())
+                        .with(merge2::Options::default()),
                 )
                 .expect("merges")
             },
@@ -132,10 +130,7 @@ fn walkers(c: &mut Criterion) {
     merge2::merge(
         &mut updated,
         &patch,
-        &schema,
-        root,
-        &merge2::Options::default(),
-        &Default::default(),
+        &Context::new(&schema, root, &Default::default()).with(merge2::Options::default()),
     )
     .expect("merges");
     let local = doc(&gen::resource(0).replace("replicas: 1", "replicas: 7"));
@@ -147,10 +142,8 @@ fn walkers(c: &mut Criterion) {
                     &mut d,
                     &original,
                     &updated,
-                    &schema,
-                    root,
-                    &merge3::Options::default(),
-                    &Default::default(),
+                    &Context::new(&schema, root, &Default::default())
+                        .with(merge3::Options::default()),
                 )
                 .expect("merges")
             },
@@ -208,7 +201,13 @@ fn wide(c: &mut Criterion) {
     g.bench_function("merge2 a map of 10000 keys", |b| {
         b.iter_batched(
             || map.clone(),
-            |mut d| merge2::merge(&mut d, &map_patch, &schema, cm, &opts, &Default::default()),
+            |mut d| {
+                merge2::merge(
+                    &mut d,
+                    &map_patch,
+                    &Context::new(&schema, cm, &Default::default()).with(opts),
+                )
+            },
             BatchSize::LargeInput,
         )
     });
@@ -219,10 +218,7 @@ fn wide(c: &mut Criterion) {
                 merge2::merge(
                     &mut d,
                     &env_patch,
-                    &schema,
-                    deploy,
-                    &opts,
-                    &Default::default(),
+                    &Context::new(&schema, deploy, &Default::default()).with(opts),
                 )
             },
             BatchSize::LargeInput,

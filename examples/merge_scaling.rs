@@ -25,7 +25,7 @@
 
 use std::time::{Duration, Instant};
 
-use krm_merge::merge::{apply, merge2, merge3};
+use krm_merge::merge::{apply, merge2, merge3, Context};
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::Schema;
 use krm_merge::yaml::{self, Node};
@@ -194,7 +194,12 @@ fn run(case: &str, n: usize) -> (usize, Duration) {
             }
             let (mut dest, patch) = (parse(&dest_text), parse(&p));
             let t = time(|| {
-                merge2::merge(&mut dest, &patch, &schema, cm_root, &m2, &none).expect("merges");
+                merge2::merge(
+                    &mut dest,
+                    &patch,
+                    &Context::new(&schema, cm_root, &none).with(m2),
+                )
+                .expect("merges");
             });
             (dest_text.len() + p.len(), t)
         }
@@ -227,8 +232,12 @@ fn run(case: &str, n: usize) -> (usize, Duration) {
             };
             let (mut dest, patch) = (parse(&dest_text), parse(&p));
             let t = time(|| {
-                merge2::merge(&mut dest, &patch, &schema, deploy_root, &opts, &none)
-                    .expect("merges");
+                merge2::merge(
+                    &mut dest,
+                    &patch,
+                    &Context::new(&schema, deploy_root, &none).with(opts),
+                )
+                .expect("merges");
             });
             (dest_text.len() + p.len(), t)
         }
@@ -245,7 +254,12 @@ fn run(case: &str, n: usize) -> (usize, Duration) {
             p.push_str("    k0: changed\n");
             let (mut dest, patch) = (parse(&d), parse(&p));
             let t = time(|| {
-                merge2::merge(&mut dest, &patch, &schema, deploy_root, &m2, &none).expect("merges");
+                merge2::merge(
+                    &mut dest,
+                    &patch,
+                    &Context::new(&schema, deploy_root, &none).with(m2),
+                )
+                .expect("merges");
             });
             (d.len() + p.len(), t)
         }
@@ -255,7 +269,12 @@ fn run(case: &str, n: usize) -> (usize, Duration) {
             let (mut dest, patch) = (parse(&d), parse(&p));
             let t = time(|| {
                 if case == "merge2-map" {
-                    merge2::merge(&mut dest, &patch, &schema, cm_root, &m2, &none).expect("merges");
+                    merge2::merge(
+                        &mut dest,
+                        &patch,
+                        &Context::new(&schema, cm_root, &none).with(m2),
+                    )
+                    .expect("merges");
                 } else {
                     jsonmerge::merge(&mut dest, &patch).expect("merges");
                 }
@@ -362,10 +381,7 @@ fn three(
                 &mut l,
                 &o,
                 &u,
-                &schema,
-                root,
-                &merge3::Options::default(),
-                &none,
+                &Context::new(&schema, root, &none).with(merge3::Options::default()),
             )
             .expect("merges");
         })
@@ -375,10 +391,7 @@ fn three(
                 &mut l,
                 Some(&o),
                 &u,
-                &schema,
-                root,
-                &apply::Options::default(),
-                &none,
+                &Context::new(&schema, root, &none).with(apply::Options::default()),
             )
             .expect("applies");
         })

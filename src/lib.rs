@@ -63,7 +63,7 @@
 //! The walkers work on [`yaml::Node`] trees directly, with the schema that says how lists merge:
 //!
 //! ```
-//! use krm_merge::merge::merge2;
+//! use krm_merge::merge::{merge2, Context};
 //! use krm_merge::schema::Schema;
 //! use krm_merge::yaml;
 //!
@@ -79,7 +79,9 @@
 //!     .expect("a document");
 //! let schema = Schema::builtin();
 //! let root = schema.root("", "v1", "Pod");
-//! merge2::merge(&mut dest, &patch, &schema, root, &merge2::Options::default(), &Default::default())?;
+//! let anchors = Default::default(); // dest has no aliases
+//! let cx = Context::new(&schema, root, &anchors).with(merge2::Options::default());
+//! merge2::merge(&mut dest, &patch, &cx)?;
 //! let mut out = String::new();
 //! yaml::emit_document(&yaml::Document::new(dest), &mut out);
 //! assert_eq!(

@@ -12,7 +12,7 @@
 //! (every node a patch does not select reads what it read).
 #![no_main]
 
-use krm_merge::merge::{apply, merge2, merge3};
+use krm_merge::merge::{apply, merge2, merge3, Context};
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::select::identity::Id;
@@ -162,7 +162,7 @@ fuzz_target!(|data: &[u8]| {
         kustomize: flags & 8 != 0,
     };
     let mut m = a.clone();
-    if merge2::merge(&mut m, &b, &schema, at, &opts, &anchors).is_ok() {
+    if merge2::merge(&mut m, &b, &Context::new(&schema, at, &anchors).with(opts)).is_ok() {
         check("merge2", &m);
     }
 
@@ -184,19 +184,12 @@ fuzz_target!(|data: &[u8]| {
             merge3::Winner::Upstream
         },
     };
-    if merge3::merge(&mut m, &b, &c, &schema, at, &opts3, &anchors).is_ok() {
+    if merge3::merge(&mut m, &b, &c, &Context::new(&schema, at, &anchors).with(opts3)).is_ok() {
         check("merge3", &m);
     }
 
     let mut m = a.clone();
-    if apply::apply(
-        &mut m,
-        &b,
-        &schema,
-        at,
-        &apply::Options { infer_keys },
-        &anchors,
-    )
+    if apply::apply(&mut m, &b, &Context::new(&schema, at, &anchors).with(apply::Options { infer_keys }))
     .is_ok()
     {
         check("apply", &m);
@@ -229,19 +222,19 @@ fuzz_target!(|data: &[u8]| {
         let Ok(anchors) = yaml::anchors::anchors_of(m) else {
             return false;
         };
-        merge2::merge(m, &b, &schema, at, &opts, &anchors).is_ok()
+        merge2::merge(m, &b, &Context::new(&schema, at, &anchors).with(opts)).is_ok()
     });
     as_the_function_does("jsonmerge", &a, |m| jsonmerge::merge(m, &b).is_ok());
     as_the_function_does("merge3", &a, |m| {
         let Ok(anchors) = yaml::anchors::anchors_of(m) else {
             return false;
         };
-        merge3::merge(m, &b, &c, &schema, at, &opts3, &anchors).is_ok()
+        merge3::merge(m, &b, &c, &Context::new(&schema, at, &anchors).with(opts3)).is_ok()
     });
     as_the_function_does("apply", &a, |m| {
         let Ok(anchors) = yaml::anchors::anchors_of(m) else {
             return false;
         };
-        apply::apply(m, &b, &schema, at, &apply::Options { infer_keys }, &anchors).is_ok()
+        apply::apply(m, &b, &Context::new(&schema, at, &anchors).with(apply::Options { infer_keys })).is_ok()
     });
 });

@@ -18,7 +18,7 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use krm_merge::config::{self, LoadRestrictor, Plan};
+use krm_merge::config::{self, ConfigForm, LoadRestrictor, Plan};
 use krm_merge::error::{io_reason, NotUtf8};
 use krm_merge::krm::{FnResult, Severity};
 use krm_merge::run::package::SourceFile;
@@ -459,9 +459,13 @@ pub fn config_is_a_directory(dir: &Path) -> String {
         let Ok(text) = fs::read_to_string(&path) else {
             continue;
         };
-        if let Some(what) = function_config_kind(name, &text) {
-            found.push(format!("{} ({what})", path.display()));
-        }
+        let what = match config::config_form_of_file(name, &text) {
+            Some(ConfigForm::Merge) => "kind Merge",
+            Some(ConfigForm::PatchTransformer) => "a PatchTransformer",
+            Some(ConfigForm::Kustomization) => "a kustomization with patches",
+            _ => continue,
+        };
+        found.push(format!("{} ({what})", path.display()));
     }
     let head = format!(
         "{} {}: a directory; --config takes the functionConfig's file (the resources are the \
@@ -481,27 +485,6 @@ pub fn config_is_a_directory(dir: &Path) -> String {
             found[..SHOWN].join(", "),
             n - SHOWN
         ),
-    }
-}
-
-/// What a file's first document is, when it is a functionConfig krm-merge reads.
-fn function_config_kind(name: &str, text: &str) -> Option<&'static str> {
-    let docs = krm_merge::yaml::parse_stream(text).ok()?;
-    let root = docs.into_iter().find_map(|d| d.root)?;
-    let kind = root.get("kind").and_then(|k| k.as_str());
-    let api_version = root.get("apiVersion").and_then(|v| v.as_str());
-    match (api_version, kind) {
-        (Some(config::API_VERSION), Some(config::KIND)) => Some("kind Merge"),
-        (_, Some("PatchTransformer")) => Some("a PatchTransformer"),
-        (_, Some("Kustomization")) | (_, None)
-            if config::KUSTOMIZATION_FILES.contains(&name) || kind == Some("Kustomization") =>
-        {
-            config::kustomization_patch_fields()
-                .iter()
-                .any(|f| root.get(f).is_some())
-                .then_some("a kustomization with patches")
-        }
-        _ => None,
     }
 }
 
@@ -576,28 +559,12 @@ pub fn load_config(
         Err(e) => return Err(ConfigFailure::Invalid(vec![e.message()])),
     };
     let invalid = |e: String| ConfigFailure::Invalid(vec![format!("{}: {e}", path.display())]);
-    let docs = krm_merge::yaml::parse_stream(&text).map_err(|e| {
-        let hint = config::syntax_hint(&text, e.line, e.column)
-            .map(|h| format!(" ({h})"))
-            .unwrap_or_default();
-        invalid(format!("{e}{hint}"))
-    })?;
-    let mut roots = docs.iter().filter_map(|d| d.root.as_ref());
-    let node = roots
-        .next()
-        .ok_or_else(|| invalid("no functionConfig in the file".into()))?;
-    if roots.next().is_some() {
-        return Err(invalid(
-            "more than one document: a functionConfig file holds one (put every patch in its \
-             spec.patches)"
-                .into(),
-        ));
-    }
+    let node = config::config_file(&text).map_err(|e| invalid(e.to_string()))?;
     let dir = root
         .map(Path::to_path_buf)
         .or_else(|| path.parent().map(Path::to_path_buf));
     let load = config::Load::new(dir.as_deref()).restricted(restrictor);
-    let (plan, files) = config::plan_reading(node, &load).map_err(|errors| {
+    let (plan, files) = config::plan_reading(&node, &load).map_err(|errors| {
         ConfigFailure::Invalid(
             errors
                 .iter()
@@ -607,7 +574,7 @@ pub fn load_config(
     })?;
     Ok(Loaded {
         plan,
-        id: Id::of(node).into_owned(),
+        id: Id::of(&node).into_owned(),
         files,
     })
 }

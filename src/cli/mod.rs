@@ -37,7 +37,6 @@ use krm_merge::config::{self, LoadRestrictor, PatchKind, PatchOptions};
 use krm_merge::krm::exit_code;
 use krm_merge::krm::{self, FnResult, Input, Severity};
 use krm_merge::run::package::{self, PackageOutput};
-use krm_merge::yaml::{self, Node};
 
 pub use args::{command, parse_args, Mode, Parsed};
 use args::{Level, Report, Source, Write};
@@ -499,9 +498,9 @@ fn merge2(patch: &Path, dest: &Path, opts: PatchOptions, report: &Report, io: &m
         Ok(i) => i,
         Err(e) => return failed(io, report, format!("{}: {e}", dest.display())),
     };
-    let patch_docs = match patch_documents(&patch_text, &patch.display().to_string(), kind) {
+    let patch_docs = match config::patch_file(&patch_text, &patch.display().to_string(), kind) {
         Ok(d) => d,
-        Err(e) => return failed(io, report, e),
+        Err(e) => return failed(io, report, e.to_string()),
     };
     if patch_docs.is_empty() {
         return failed(
@@ -525,37 +524,4 @@ fn merge2(patch: &Path, dest: &Path, opts: PatchOptions, report: &Report, io: &m
         return code;
     }
     io.out_code(output.text.as_bytes(), 0)
-}
-
-/// The documents of a patch file: each a mapping, its aliases expanded and its anchors
-/// dropped. Errors name the file (`what`), the document and its line.
-fn patch_documents(text: &str, what: &str, kind: PatchKind) -> Result<Vec<Node<'static>>, String> {
-    let parsed = yaml::parse_stream(text).map_err(|e| format!("{what}: malformed YAML: {e}"))?;
-    let mut out = Vec::new();
-    let mut offset = 0;
-    let mut n = 0;
-    for doc in parsed {
-        let line = text.get(..offset).map_or(0, |s| s.matches('\n').count()) + 1;
-        offset += doc.text.len();
-        let Some(root) = doc.root else { continue };
-        n += 1;
-        if !root.is_map() {
-            let found = match root.kind() {
-                yaml::Kind::Seq => "a list",
-                yaml::Kind::Alias => "an alias",
-                _ if root.is_null() => "null",
-                _ => "a scalar",
-            };
-            return Err(format!(
-                "{what}: document {n} (from line {line}) is {found}; a {kind} patch is made of \
-                 partial resources (mappings)"
-            ));
-        }
-        let detached = yaml::anchors::detached(&root)
-            .map_err(|e| format!("{what}: document {n} (from line {line}): {e}"))?
-            .into_owned()
-            .into_owned();
-        out.push(detached);
-    }
-    Ok(out)
 }

@@ -30,10 +30,10 @@ use crate::schema::Schema;
 use crate::yaml::Node;
 
 /// The names kustomize reads a kustomization from, in a directory.
-pub const FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub(crate) const FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// The fields of a kustomization krm-merge applies.
-pub fn patch_fields() -> &'static [&'static str] {
+pub(crate) fn patch_fields() -> &'static [&'static str] {
     &["patches", "patchesStrategicMerge", "patchesJson6902"]
 }
 

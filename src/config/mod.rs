@@ -4,7 +4,10 @@
 //! every field, parses every patch, compiles every target and loads the declared merge metadata,
 //! and returns the patch steps to run, in order. A config that does not validate is a
 //! [`ConfigError`] naming the field (`spec.patches[2].target.name: invalid regex ...`).
-//! [`json_schema`] describes the `Merge` form (what `krm-merge schema` prints).
+//! [`json_schema`] describes the `Merge` form (what `krm-merge schema` prints). [`config_file`]
+//! reads a functionConfig file's text into its one document; [`patch_file`] reads the patch
+//! file of `krm-merge merge2 SRC DEST` into the documents its step applies, and
+//! [`command_line`] makes that command's plan.
 //!
 //! What it must not do: execute anything (no patch is applied, no item is looked at), or do I/O
 //! beyond reading the files that `path`, `originalPath` and `spec.schema.openAPI.path` name.
@@ -77,6 +80,7 @@
 //! malformed files by line and column in the file.
 
 mod draft;
+mod file;
 mod goyaml;
 mod kustomization;
 mod kustomize;
@@ -100,8 +104,10 @@ use crate::select::target::{Target, TargetSpec};
 use crate::yaml::Node;
 
 use draft::{parse_pattern, Draft};
-pub use kustomization::{patch_fields as kustomization_patch_fields, FILES as KUSTOMIZATION_FILES};
-pub use source::{syntax_hint, BadLoadRestrictor, BaseDir, Load, LoadRestrictor};
+pub use file::{
+    config_file, config_form_of_file, patch_file, ConfigFileError, Found, PatchFileError,
+};
+pub use source::{BadLoadRestrictor, BaseDir, Load, LoadRestrictor};
 use source::{Content, Ctx, Source};
 
 /// The `apiVersion` of the `Merge` form.

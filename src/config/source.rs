@@ -516,7 +516,7 @@ impl<'d> Ctx<'d> {
 /// selector in a flow mapping (`{op: replace, path: /a/[name=x]/b}`), whose brackets YAML reads
 /// as its own, or a value starting with `@` or a backquote (`at: @containers`), which YAML
 /// reserves. Looks at that line only.
-pub fn syntax_hint(text: &str, line: usize, column: usize) -> Option<String> {
+pub(crate) fn syntax_hint(text: &str, line: usize, column: usize) -> Option<String> {
     let l = text.lines().nth(line.checked_sub(1)?)?;
     let before: String = l.chars().take(column.saturating_sub(1)).collect();
     let at = l.chars().nth(column.saturating_sub(1));

@@ -1209,7 +1209,7 @@ fn key_fields<'n>(item: &Node<'_>, keys: &[MapKey]) -> Vec<Entry<'n>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::merge::merge2;
+    use crate::merge::{merge2, Context};
     use crate::yaml::{emit_node, to_json};
 
     use crate::diff::test_node as n;
@@ -1230,10 +1230,7 @@ mod tests {
         merge2::merge(
             &mut applied,
             &d.patch,
-            &schema,
-            root,
-            &opts.merge2_options(),
-            &Default::default(),
+            &Context::new(&schema, root, &Default::default()).with(opts.merge2_options()),
         )
         .unwrap();
         if d.warnings.is_empty() {

@@ -24,7 +24,7 @@
 //! generators do, and say it with warnings).
 
 use crate::merge::align::{self, key_values, ListKind, ScalarKey};
-use crate::merge::merge2;
+use crate::merge::{merge2, Context};
 use crate::patch::{json6902, jsonmerge};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, Schema};
@@ -153,8 +153,12 @@ fn applied<'o>(
     let failed = |e: String| unverified(format!("the patch made does not apply: {e}"));
     match engine {
         Engine::Merge2(o) => {
-            merge2::merge(&mut got, &patch, schema, root, &o, &Default::default())
-                .map_err(|e| failed(e.to_string()))?;
+            merge2::merge(
+                &mut got,
+                &patch,
+                &Context::new(schema, root, &Default::default()).with(o),
+            )
+            .map_err(|e| failed(e.to_string()))?;
         }
         Engine::Json6902 { kustomize } => {
             let ops = json6902::parse_ops(&patch).map_err(|e| failed(e.to_string()))?;

@@ -54,7 +54,7 @@ use std::hash::Hash;
 use serde_json::Value;
 
 use crate::merge::align::{self, keys_of, FieldIndex, ListKind, ValueIds};
-use crate::merge::{MergeError, MergeErrorKind};
+use crate::merge::{Context, MergeError, MergeErrorKind};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::{self, Anchors};
@@ -100,15 +100,12 @@ fn annotation_path() -> Path {
 ///
 /// The annotation is JSON, which has no aliases: the copy of `local` made for it has its
 /// aliases expanded, within `anchors::BUDGET` (a `local` without aliases costs a scan; see
-/// "Patches and aliases" in [`crate::yaml::anchors`]). `anchors` are the anchored nodes of
-/// `live` ([`anchors::anchors_of`]).
+/// "Patches and aliases" in [`crate::yaml::anchors`]). `cx.anchors` are the anchored nodes of
+/// `live` ([`anchors::anchors_of`]), and `live`'s kind is at `cx.root` in `cx.schema`.
 pub fn apply<'a, 'p: 'a>(
     live: &mut Node<'a>,
     local: &Node<'p>,
-    schema: &Schema,
-    root: Cursor,
-    opts: &Options,
-    anchors: &Anchors<Node<'a>>,
+    cx: &Context<'_, 'a, Options>,
 ) -> Result<(), MergeError> {
     let original = last_applied(live)?;
     let mut modified: Node<'p> = local.clone();
@@ -142,15 +139,7 @@ pub fn apply<'a, 'p: 'a>(
     {
         annotations.set(LAST_APPLIED, Node::string(text));
     }
-    three_way(
-        live,
-        original.as_ref(),
-        &modified,
-        schema,
-        root,
-        opts,
-        anchors,
-    )
+    three_way(live, original.as_ref(), &modified, cx)
 }
 
 /// The last applied configuration, from `live`'s annotation; `None` without one (or with an
@@ -290,18 +279,15 @@ pub fn three_way<'a, 'p: 'a>(
     live: &mut Node<'a>,
     original: Option<&Node<'_>>,
     local: &Node<'p>,
-    schema: &Schema,
-    root: Cursor,
-    opts: &Options,
-    anchors: &Anchors<Node<'a>>,
+    cx: &Context<'_, 'a, Options>,
 ) -> Result<(), MergeError> {
     let w = Walker {
-        schema,
-        opts: *opts,
-        anchors,
+        schema: cx.schema,
+        opts: cx.opts,
+        anchors: cx.anchors,
         depth: align::Depth::default(),
     };
-    w.value(live, original, local, root, &FieldMeta::default())
+    w.value(live, original, local, cx.root, &FieldMeta::default())
 }
 
 struct Walker<'s, 'x, 'a> {
@@ -737,10 +723,7 @@ mod tests {
         apply(
             node,
             m[0].root.as_ref().unwrap(),
-            &schema,
-            root,
-            &opts,
-            &anchors,
+            &Context::new(&schema, root, &anchors).with(opts),
         )?;
         let mut out = String::new();
         emit_document(&l[0], &mut out);
@@ -761,10 +744,7 @@ mod tests {
             node,
             original,
             local,
-            &schema,
-            root,
-            &Options::default(),
-            &Anchors::default(),
+            &Context::new(&schema, root, &Anchors::default()).with(Options::default()),
         )
         .unwrap();
         let mut out = String::new();

@@ -38,7 +38,7 @@
 
 use crate::hash::{HashMap, HashSet};
 use crate::merge::align::{self, key_seg, key_values, ListKind, ValueIds};
-use crate::merge::{MergeError, MergeErrorKind};
+use crate::merge::{Context, MergeError, MergeErrorKind, Shape};
 use crate::path::Seg;
 use crate::schema::{Cursor, FieldMeta, ListMerge, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
@@ -91,45 +91,30 @@ pub enum Outcome {
     Deleted,
 }
 
-/// Merges `patch` into the resource `dest`, whose kind is at `root` in `schema`.
+/// Merges `patch` into the resource `dest`, whose kind is at `cx.root` in `cx.schema`.
 ///
-/// `anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
+/// `cx.anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
 /// into an alias replaces that alias with a copy of its anchored node, so the patch changes only
 /// this place. The patch is taken as it is (see "Patches and aliases" in
 /// [`crate::yaml::anchors`]).
+///
+/// With kustomize's options, a resource the context knows to be as kyaml's walk leaves it (a
+/// merge with those options and the same schema at its root was the last change made to it) is
+/// not walked where the patch says nothing: dropping entries written as nothing and putting
+/// keyed lists together again would change nothing there.
 pub fn merge<'a, 'p: 'a>(
     dest: &mut Node<'a>,
     patch: &Node<'p>,
-    schema: &Schema,
-    root: Cursor,
-    opts: &Options,
-    anchors: &Anchors<Node<'a>>,
-) -> Result<Outcome, MergeError> {
-    merge_settled(dest, patch, schema, root, opts, anchors, false)
-}
-
-/// [`merge`], told whether the resource is already as kyaml's walk leaves it (`settled`: a merge
-/// with kustomize's options and the same schema at its root was the last change made to it).
-/// With kustomize's options the walk of what the patch does not mention (dropping entries
-/// written as nothing, putting keyed lists together again) would then change nothing, so it is
-/// skipped.
-pub(crate) fn merge_settled<'a, 'p: 'a>(
-    dest: &mut Node<'a>,
-    patch: &Node<'p>,
-    schema: &Schema,
-    root: Cursor,
-    opts: &Options,
-    anchors: &Anchors<Node<'a>>,
-    settled: bool,
+    cx: &Context<'_, 'a, Options>,
 ) -> Result<Outcome, MergeError> {
     let m = Merger {
-        schema,
-        opts: *opts,
-        anchors,
+        schema: cx.schema,
+        opts: cx.opts,
+        anchors: cx.anchors,
         depth: align::Depth::default(),
-        settled,
+        settled: cx.shape == Shape::KyamlSettled,
     };
-    match m.value(dest, patch, root, &FieldMeta::default())? {
+    match m.value(dest, patch, cx.root, &FieldMeta::default())? {
         Fate::Keep => Ok(Outcome::Merged),
         Fate::Delete => Ok(Outcome::Deleted),
     }
@@ -229,8 +214,8 @@ struct Merger<'s, 'x, 'a> {
     anchors: &'x Anchors<Node<'a>>,
     /// How many collections enclose the value being merged ([`Merger::value`] counts).
     depth: align::Depth,
-    /// The resource is as kyaml's walk leaves it ([`merge_settled`]): what the patch does not
-    /// mention is not walked.
+    /// The resource is as kyaml's walk leaves it ([`Shape::KyamlSettled`]): what the patch does
+    /// not mention is not walked.
     settled: bool,
 }
 
@@ -934,10 +919,7 @@ mod tests {
         match merge(
             node,
             p[0].root.as_ref().unwrap(),
-            &schema,
-            root,
-            &opts,
-            &anchors,
+            &Context::new(&schema, root, &anchors).with(opts),
         )
         .unwrap()
         {
@@ -1078,10 +1060,8 @@ mod tests {
         let err = merge(
             d[0].root.as_mut().unwrap(),
             bad[0].root.as_ref().unwrap(),
-            &Schema::builtin(),
-            Cursor::default(),
-            &Options::default(),
-            &Anchors::default(),
+            &Context::new(&Schema::builtin(), Cursor::default(), &Anchors::default())
+                .with(Options::default()),
         )
         .unwrap_err();
         assert_eq!(

@@ -53,7 +53,7 @@ use crate::hash::{HashMap, HashSet};
 use std::fmt;
 
 use crate::merge::align::{self, key_seg, FieldIndex, ListKind, ValueIds};
-use crate::merge::MergeError;
+use crate::merge::{Context, MergeError};
 use crate::path::{Path, Seg};
 use crate::schema::{Cursor, FieldMeta, MapKey, Schema};
 use crate::yaml::anchors::Anchors;
@@ -160,10 +160,10 @@ impl fmt::Display for Conflict {
 
 /// Merges the change from `original` to `updated` into `dest`, in place, and returns the
 /// conflicts: places where both sides changed the same field differently (the updated value
-/// wins), or where one side deleted what the other changed. `dest`'s kind is at `root` in
-/// `schema`.
+/// wins), or where one side deleted what the other changed. `dest`'s kind is at `cx.root` in
+/// `cx.schema`.
 ///
-/// `anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
+/// `cx.anchors` are the anchored nodes of `dest` ([`crate::yaml::anchors::anchors_of`]): merging
 /// into an alias replaces it with a copy of its anchored node. `original` and `updated` are only
 /// read, and taken as they are (see "Patches and aliases" in [`crate::yaml::anchors`]): aliases
 /// in them compare by name.
@@ -174,16 +174,13 @@ pub fn merge<'a, 'p: 'a>(
     dest: &mut Node<'a>,
     original: &Node<'p>,
     updated: &Node<'p>,
-    schema: &Schema,
-    root: Cursor,
-    opts: &Options,
-    anchors: &Anchors<Node<'a>>,
+    cx: &Context<'_, 'a, Options>,
 ) -> Result<Vec<Conflict>, MergeError> {
     let m = Merger {
-        schema,
-        opts: *opts,
-        winner: std::cell::Cell::new(opts.winner),
-        anchors,
+        schema: cx.schema,
+        opts: cx.opts,
+        winner: std::cell::Cell::new(cx.opts.winner),
+        anchors: cx.anchors,
         depth: align::Depth::default(),
     };
     let mut out = Vec::new();
@@ -191,7 +188,7 @@ pub fn merge<'a, 'p: 'a>(
         Some(dest),
         Some(original),
         Some(updated),
-        root,
+        cx.root,
         &FieldMeta::default(),
         &mut out,
     )?;
@@ -1071,10 +1068,7 @@ mod tests {
             node,
             o[0].root.as_ref().unwrap(),
             u[0].root.as_ref().unwrap(),
-            &schema,
-            root,
-            &Options::default(),
-            &anchors,
+            &Context::new(&schema, root, &anchors).with(Options::default()),
         )
         .unwrap();
         let mut out = String::new();
@@ -1353,10 +1347,7 @@ mod tests {
             d[0].root.as_mut().unwrap(),
             o[0].root.as_ref().unwrap(),
             u[0].root.as_ref().unwrap(),
-            &schema,
-            root,
-            &Options::default(),
-            &Anchors::default(),
+            &Context::new(&schema, root, &Anchors::default()).with(Options::default()),
         )
         .unwrap_err();
         assert_eq!(

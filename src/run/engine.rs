@@ -145,7 +145,7 @@ pub(crate) fn is_crd(node: &Node<'_>) -> bool {
 /// Whether the item being processed is as kyaml's walk leaves it, under the schema with the
 /// input's CRDs (`Some(true)`) or without (`Some(false)`): the last change made to it was a
 /// strategic merge with kustomize's options at its root, so the next such merge need not walk
-/// what its patch does not mention ([`crate::merge::merge2::merge_settled`]). `None` otherwise.
+/// what its patch does not mention ([`crate::merge::Context`]). `None` otherwise.
 pub(crate) type Settled = Option<bool>;
 
 /// Applies a plan to items, one item at a time.

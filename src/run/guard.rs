@@ -10,14 +10,14 @@
 use crate::config::{Action, Conflicts, Step, Validation};
 use crate::error::{Cause, PatchFailure};
 use crate::krm::{FnResult, Item, Severity};
-use crate::merge::merge3;
+use crate::merge::{merge3, Context};
 use crate::patch::json6902;
 use crate::run::engine::{Effect, Engine};
 use crate::run::invariants::{self, Before};
 use crate::run::steps::file_of;
-use crate::schema::{check_json6902, check_patch, Cursor, Finding, Gvk, Schema};
+use crate::schema::{check_json6902, check_patch, Finding, Gvk};
 use crate::select::identity::Id;
-use crate::yaml::anchors::{anchors_of, AliasError, Anchors};
+use crate::yaml::anchors::{anchors_of, AliasError};
 use crate::yaml::Node;
 
 /// What a walker left: the resource merged (with any merge3 conflicts it settled), or deleted.
@@ -35,15 +35,6 @@ pub(crate) enum CheckedPatch<'d> {
     Operations(&'d [json6902::Op<'static>]),
 }
 
-/// What a walker needs besides the resource and the patch.
-pub(crate) struct WalkContext<'s, 'a> {
-    pub schema: &'s Schema,
-    /// The schema's position of the resource's root.
-    pub root: Cursor,
-    /// The resource's anchored nodes, for merges into its aliases.
-    pub anchors: &'s Anchors<Node<'a>>,
-}
-
 impl Engine<'_> {
     /// Runs `walk` on the item's node with what the walkers need, and keeps the promises every
     /// step keeps whatever its type (see the module documentation): an emptied annotations map
@@ -55,7 +46,7 @@ impl Engine<'_> {
         step: &Step,
         item: &mut Item<'a>,
         document: Option<usize>,
-        walk: impl FnOnce(&mut Node<'a>, &WalkContext<'_, 'a>) -> Result<Walked, Cause>,
+        walk: impl FnOnce(&mut Node<'a>, &Context<'_, 'a>) -> Result<Walked, Cause>,
     ) -> Effect {
         if let Some(name) = self.aliases.current.unresolved.clone() {
             let e = AliasError::Unknown(name);
@@ -106,7 +97,7 @@ impl Engine<'_> {
         step: &Step,
         item: &mut Item<'a>,
         id: &Id<'static>,
-        walk: impl FnOnce(&mut Node<'a>, &WalkContext<'_, 'a>) -> Result<Walked, Cause>,
+        walk: impl FnOnce(&mut Node<'a>, &Context<'_, 'a>) -> Result<Walked, Cause>,
     ) -> Result<Walked, Cause> {
         let anchors = anchors_of(&item.node).map_err(Cause::Anchors)?;
         let schema = self.setup.schema_for(step.options.crd_merge_keys);
@@ -114,12 +105,7 @@ impl Engine<'_> {
             let (g, v) = id.group_version();
             schema.root(g, v, &id.kind)
         };
-        let ctx = WalkContext {
-            schema,
-            root,
-            anchors: &anchors,
-        };
-        walk(&mut item.node, &ctx)
+        walk(&mut item.node, &Context::new(schema, root, &anchors))
     }
 
     /// A failure about the resource as it was before the step.

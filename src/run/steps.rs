@@ -12,12 +12,11 @@ use crate::config::{Action, Select, Step, TargetAt};
 use crate::error::{Cause, PatchFailure};
 use crate::krm::Item;
 use crate::merge::merge2::Outcome;
-use crate::merge::{apply, merge2, merge3};
+use crate::merge::{apply, merge2, merge3, Context};
 use crate::patch::{json6902, jsonmerge};
 use crate::path::{Path, Pattern};
 use crate::run::engine::{Effect, Engine, Settled};
-use crate::run::guard::{failure, CheckedPatch, WalkContext, Walked};
-use crate::schema::Cursor;
+use crate::run::guard::{failure, CheckedPatch, Walked};
 use crate::select::bookkeeping;
 use crate::select::identity::{Id, Meta};
 use crate::select::places::{self, Place};
@@ -86,18 +85,11 @@ impl<'p> Engine<'p> {
         let settled = kyaml_root && self.settled == Some(schema);
         let mut walked = false;
         let effect = self.guarded(step, item, None, |node, ctx| {
-            at.walk(node, ctx, &mut budget, |node, cursor, _| {
+            let ctx = if settled { ctx.kyaml_settled() } else { *ctx };
+            at.walk(node, &ctx, &mut budget, |node, here, _| {
+                let here = here.with(opts);
                 for p in &docs {
-                    let merged = merge2::merge_settled(
-                        node,
-                        p,
-                        ctx.schema,
-                        cursor,
-                        &opts,
-                        ctx.anchors,
-                        settled,
-                    );
-                    match merged {
+                    match merge2::merge(node, p, &here) {
                         Ok(Outcome::Merged) => {}
                         Ok(Outcome::Deleted) => return Ok(Walked::Deleted),
                         Err(e) => return Err(Cause::Merge(e)),
@@ -153,9 +145,9 @@ impl<'p> Engine<'p> {
         // says.
         let opts = apply::Options { infer_keys: false };
         self.guarded(step, item, None, |node, ctx| {
+            let ctx = ctx.with(opts);
             for p in &docs {
-                apply::apply(node, p, ctx.schema, ctx.root, &opts, ctx.anchors)
-                    .map_err(Cause::Merge)?;
+                apply::apply(node, p, &ctx).map_err(Cause::Merge)?;
             }
             Ok(Walked::Merged(Vec::new()))
         })
@@ -251,18 +243,10 @@ impl<'p> Engine<'p> {
     ) -> Effect {
         let opts = step.options.merge3();
         self.guarded(step, item, document, |node, ctx| {
-            site.walk(node, ctx, budget, |node, cursor, _| {
-                merge3::merge(
-                    node,
-                    original,
-                    updated,
-                    ctx.schema,
-                    cursor,
-                    &opts,
-                    ctx.anchors,
-                )
-                .map(Walked::Merged)
-                .map_err(Cause::Merge)
+            site.walk(node, ctx, budget, |node, here, _| {
+                merge3::merge(node, original, updated, &here.with(opts))
+                    .map(Walked::Merged)
+                    .map_err(Cause::Merge)
             })
         })
     }
@@ -419,7 +403,7 @@ pub(super) enum Site {
 }
 
 impl Site {
-    /// Runs `walk` at the root, or at each place with that place's schema position. A failure
+    /// Runs `walk` at the root, or at each place with the context re-rooted there. A failure
     /// at a place says which; conflicts are named from the root; places a strategic merge
     /// deletes (`$patch: delete`) are removed once all have been merged, last first.
     ///
@@ -430,12 +414,12 @@ impl Site {
     fn walk<'a>(
         &self,
         node: &mut Node<'a>,
-        ctx: &WalkContext<'_, 'a>,
+        ctx: &Context<'_, 'a>,
         budget: &mut Budget,
-        mut walk: impl FnMut(&mut Node<'a>, Cursor, &mut Budget) -> Result<Walked, Cause>,
+        mut walk: impl FnMut(&mut Node<'a>, Context<'_, 'a>, &mut Budget) -> Result<Walked, Cause>,
     ) -> Result<Walked, Cause> {
         let (places, per_place) = match self {
-            Site::Root => return walk(node, ctx.root, budget),
+            Site::Root => return walk(node, *ctx, budget),
             Site::Places { places, per_place } => (places, *per_place),
         };
         let mut conflicts = Vec::new();
@@ -448,7 +432,8 @@ impl Site {
             let fail = |e| at_place(&p.path, Cause::Budget(e));
             budget.grow(copied, Added::AliasCopy).map_err(fail)?;
             let (weight, spent) = (here.weight(), budget.grown());
-            let walked = walk(here, p.cursor, budget).map_err(|cause| at_place(&p.path, cause))?;
+            let walked =
+                walk(here, ctx.at(p.cursor), budget).map_err(|cause| at_place(&p.path, cause))?;
             let grew = here.weight().saturating_sub(weight);
             let paid = (budget.grown() - spent).saturating_add(per_place);
             budget

@@ -190,6 +190,7 @@ impl<'a> Fast<'a> {
 
     /// The line the reader stopped at (after [`Fast::read`] gave `Err`): the line it was
     /// reading.
+    #[cfg(feature = "test-hooks")]
     pub(crate) fn line(&self) -> usize {
         self.line
     }

@@ -9,6 +9,8 @@
 use super::event::Ev;
 use super::fast::Fast;
 use super::granit::{self, Episode, Start};
+// `lone_carriage_return` and `BOM` are the test hooks' (feature `test-hooks`).
+#[cfg_attr(not(feature = "test-hooks"), allow(unused_imports))]
 use super::parse::{lone_carriage_return, ParseError, BOM};
 
 /// Which reader makes the builder's events.
@@ -100,6 +102,7 @@ fn event_hash(ev: &Ev<'_>) -> u64 {
 
 /// How many events the fast reader makes for `src` before it stops or ends (for benchmarks:
 /// the reader alone, without building trees).
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn fast_reader_events(src: &str) -> usize {
     let mut fast = Fast::new(src, Start::STREAM);
@@ -115,6 +118,7 @@ pub fn fast_reader_events(src: &str) -> usize {
 
 /// How many bytes of `src` the fast reader reads, `granit-parser` reading the rest (for
 /// measurements: `examples/fast_check.rs --coverage`), or the error the reading ends with.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn fast_reader_coverage(src: &str) -> Result<usize, ParseError> {
     let stats = super::parse::measure(src, Reader::Fast)?;
@@ -123,6 +127,7 @@ pub fn fast_reader_coverage(src: &str) -> Result<usize, ParseError> {
 
 /// The lines where the fast reader stopped and left documents to `granit-parser`, for `src`
 /// without a byte order mark (for `examples/fast_check.rs --stops`: what to read next).
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn fast_reader_stops(src: &str) -> Vec<usize> {
     let mut stops = Vec::new();
@@ -155,6 +160,7 @@ pub fn fast_reader_stops(src: &str) -> Vec<usize> {
 /// the parser's events for the whole text (read as Go reads, see `granit.rs`), without an
 /// error before them. `Ok(true)` when the fast reader read the whole text, `Ok(false)` when it
 /// left documents to the parser.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn check_fast_reader(src: &str) -> Result<bool, String> {
     let body = src.strip_prefix(BOM).unwrap_or(src);

@@ -84,11 +84,13 @@ pub(crate) mod split;
 
 pub(crate) use anchors::AliasError;
 pub use emit::{emit_document, emit_node, emit_seq_item, emit_stream, one_line, EmitOptions};
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use feed::{check_fast_reader, fast_reader_coverage, fast_reader_events, fast_reader_stops};
 pub use json::{from_json, to_json, ToJsonError};
 pub use node::{Entry, Kind, NODE_WEIGHT};
 pub use parse::{parse_each, parse_split, parse_stream, ParseError, Split, SplitItem};
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub use parse::{parse_each_granit, parse_split_granit, parse_stream_granit};
 

@@ -87,6 +87,7 @@ fn parse_with<'a, 's>(
 }
 
 /// Reads `src` (building and dropping its documents) with `reader`: what the reading cost.
+#[cfg(feature = "test-hooks")]
 pub(crate) fn measure(src: &str, reader: Reader) -> Result<Stats, ParseError> {
     let mut stats = Stats::default();
     parse_with(src, |_| {}, None, reader, &mut stats)?;
@@ -94,6 +95,7 @@ pub(crate) fn measure(src: &str, reader: Reader) -> Result<Stats, ParseError> {
 }
 
 /// [`parse_stream`] with `granit-parser` alone: what the fast reader must agree with.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn parse_stream_granit(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
     let mut docs = Vec::new();
@@ -102,6 +104,7 @@ pub fn parse_stream_granit(src: &str) -> Result<Vec<Document<'_>>, ParseError> {
 }
 
 /// [`parse_each`] with `granit-parser` alone.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn parse_each_granit<'a>(
     src: &'a str,
@@ -111,6 +114,7 @@ pub fn parse_each_granit<'a>(
 }
 
 /// [`parse_split`] with `granit-parser` alone.
+#[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub fn parse_split_granit<'a>(
     src: &'a str,

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use krm_merge::diff::Options;
-use krm_merge::merge::merge2;
+use krm_merge::merge::{merge2, Context};
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::yaml::{self, Entry, Node};
 use serde_json::{json, Value};
@@ -363,10 +363,7 @@ fn applied(
     merge2::merge(
         &mut d,
         &patch,
-        schema,
-        root,
-        &opts().merge2_options(),
-        &Default::default(),
+        &Context::new(schema, root, &Default::default()).with(opts().merge2_options()),
     )
     .map_err(|e| format!("merge2 fails on the created patch: {e}"))?;
     yaml::to_json(&d).map(strip).map_err(|e| e.to_string())

@@ -21,7 +21,7 @@
 
 use krm_merge::config;
 use krm_merge::diff::{self, package, three_way, two_way, DiffErrorKind, Options, WarningKind};
-use krm_merge::merge::merge2;
+use krm_merge::merge::{merge2, Context};
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::yaml::{self, Node};
@@ -244,10 +244,8 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                     merge2::merge(
                         &mut got,
                         &d.patch,
-                        &schema,
-                        root(&schema),
-                        &opts.merge2_options(),
-                        &Default::default(),
+                        &Context::new(&schema, root(&schema), &Default::default())
+                            .with(opts.merge2_options()),
                     )
                     .map_err(|e| {
                         TestCaseError::fail(format!(
@@ -294,10 +292,8 @@ fn check_pair(old: &Node<'static>, new: &Node<'static>) -> Result<(), TestCaseEr
                     merge2::merge(
                         &mut got,
                         &d.patch,
-                        &schema,
-                        root(&schema),
-                        &opts.merge2_options(),
-                        &Default::default(),
+                        &Context::new(&schema, root(&schema), &Default::default())
+                            .with(opts.merge2_options()),
                     )
                     .map_err(|e| {
                         TestCaseError::fail(format!(
@@ -377,10 +373,7 @@ fn check_kustomize_flavour(
         merge2::merge(
             &mut got,
             patch,
-            schema,
-            root(schema),
-            &opts.merge2_options(),
-            &Default::default(),
+            &Context::new(schema, root(schema), &Default::default()).with(opts.merge2_options()),
         )
         .map(|_| got)
     };

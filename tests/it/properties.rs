@@ -6,7 +6,7 @@
 //! generation are in `diff_properties.rs`. Case counts keep the module well under a minute in a
 //! debug build.
 
-use krm_merge::merge::{apply, merge2, merge3};
+use krm_merge::merge::{apply, merge2, merge3, Context};
 use krm_merge::patch::{json6902, jsonmerge};
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::select::identity::Id;
@@ -37,7 +37,12 @@ fn do_merge2(dest: &Node<'static>, patch: &Node<'static>) -> Option<Node<'static
     let mut d = dest.clone();
     let anchors = krm_merge::yaml::anchors::anchors_of(&d).ok()?;
     let opts = merge2::Options::default();
-    merge2::merge(&mut d, patch, &schema, root(&schema, dest), &opts, &anchors).ok()?;
+    merge2::merge(
+        &mut d,
+        patch,
+        &Context::new(&schema, root(&schema, dest), &anchors).with(opts),
+    )
+    .ok()?;
     Some(d)
 }
 
@@ -52,7 +57,12 @@ fn do_apply(dest: &Node<'static>, patch: &Node<'static>) -> Option<Node<'static>
     let mut d = dest.clone();
     let anchors = krm_merge::yaml::anchors::anchors_of(&d).ok()?;
     let opts = apply::Options { infer_keys: true };
-    apply::apply(&mut d, patch, &schema, root(&schema, dest), &opts, &anchors).ok()?;
+    apply::apply(
+        &mut d,
+        patch,
+        &Context::new(&schema, root(&schema, dest), &anchors).with(opts),
+    )
+    .ok()?;
     Some(d)
 }
 
@@ -69,10 +79,7 @@ fn do_merge3(
         &mut d,
         original,
         updated,
-        &schema,
-        root(&schema, dest),
-        &opts,
-        &anchors,
+        &Context::new(&schema, root(&schema, dest), &anchors).with(opts),
     )
     .ok()?;
     Some(d)

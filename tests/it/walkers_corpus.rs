@@ -12,7 +12,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use krm_merge::merge::merge3;
+use krm_merge::merge::{merge3, Context};
 use krm_merge::schema::{Cursor, Schema};
 use krm_merge::yaml::{emit_document, parse_stream, Node};
 
@@ -177,13 +177,10 @@ fn merge3_texts(
         d,
         o,
         u,
-        schema,
-        root,
-        &merge3::Options {
+        &Context::new(schema, root, &anchors).with(merge3::Options {
             infer_keys: infer,
             ..merge3::Options::default()
-        },
-        &anchors,
+        }),
     )
     .map_err(|e| e.to_string())?;
     let mut out = String::new();
@@ -421,10 +418,7 @@ fn run_three_way(case: &Node<'_>, schema: &Schema, root: Cursor) -> Result<Value
         &mut live,
         original.as_ref(),
         &modified,
-        schema,
-        root,
-        &opts,
-        &Default::default(),
+        &Context::new(schema, root, &Default::default()).with(opts),
     )
     .map_err(|e| e.to_string())?;
     // Idempotent: applied again, with what was just applied as the last applied configuration.
@@ -433,10 +427,7 @@ fn run_three_way(case: &Node<'_>, schema: &Schema, root: Cursor) -> Result<Value
         &mut again,
         Some(&modified),
         &modified,
-        schema,
-        root,
-        &opts,
-        &Default::default(),
+        &Context::new(schema, root, &Default::default()).with(opts),
     )
     .map_err(|e| e.to_string())?;
     if json_of(&again) != json_of(&live) {
@@ -595,10 +586,7 @@ fn large_maps_and_lists_stay_fast() {
         &mut dest,
         &o,
         &u,
-        &schema,
-        root,
-        &merge3::Options::default(),
-        &Default::default(),
+        &Context::new(&schema, root, &Default::default()).with(merge3::Options::default()),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let both_changed =
@@ -613,10 +601,7 @@ fn large_maps_and_lists_stay_fast() {
         &mut live,
         Some(&o),
         &u,
-        &schema,
-        root,
-        &apply::Options { infer_keys: true },
-        &Default::default(),
+        &Context::new(&schema, root, &Default::default()).with(apply::Options { infer_keys: true }),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(json_of(&live), json_of(&u));
@@ -650,10 +635,7 @@ fn deep_nesting() {
             &mut dest,
             &o,
             &u,
-            &schema,
-            Cursor::default(),
-            &opts,
-            &Default::default(),
+            &Context::new(&schema, Cursor::default(), &Default::default()).with(opts),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(conflicts.len(), 1);
@@ -664,10 +646,7 @@ fn deep_nesting() {
             &mut live,
             Some(&o),
             &u,
-            &schema,
-            Cursor::default(),
-            &opts,
-            &Default::default(),
+            &Context::new(&schema, Cursor::default(), &Default::default()).with(opts),
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(json_of(&live), json_of(&u));
