@@ -12,12 +12,14 @@ use crate::error::{Cause, PatchFailure};
 use crate::krm::{FnResult, Item, Severity};
 use crate::merge::{merge3, Context};
 use crate::patch::json6902;
+use crate::path::pointer::Token;
 use crate::run::engine::{Effect, Engine};
 use crate::run::invariants::{self, Before};
 use crate::run::steps::file_of;
 use crate::schema::{check_json6902, check_patch, Finding, Gvk};
 use crate::select::identity::Id;
 use crate::yaml::anchors::{anchors_of, AliasError};
+use crate::yaml::snapshot::Reach;
 use crate::yaml::Node;
 
 /// What a walker left: the resource merged (with any merge3 conflicts it settled), or deleted.
@@ -59,8 +61,18 @@ impl Engine<'_> {
         }
         let before = Before::of(step, &item.node);
         // What the patch is compared with: one that changes nothing leaves the item untouched
-        // (written as it came, and not counted as changed).
-        let pristine = item.node.clone();
+        // (written as it came, and not counted as changed). Only what the step can reach is
+        // copied: a patch of one label need not copy the whole resource.
+        let reach = if self.aliases.current.aliases || self.aliases.current.anchors {
+            // A merge may follow an alias anywhere.
+            Reach::All
+        } else {
+            self.reach(step)
+        };
+        let pristine = item.node.snapshot(&reach);
+        // Tests (debug builds) check that the step changed nothing out of its reach.
+        #[cfg(debug_assertions)]
+        let whole = item.node.clone();
         let conflicts = match self.attempt(step, item, &before.id, walk) {
             Ok(Walked::Deleted) => return Effect::Deleted,
             Ok(Walked::Merged(conflicts)) => conflicts,
@@ -82,13 +94,71 @@ impl Engine<'_> {
                 return Effect::Unchanged;
             }
         }
-        if item.node.keep_unchanged_source(&pristine) {
+        #[cfg(debug_assertions)]
+        let expected = {
+            let mut check = item.node.clone();
+            let same = check.keep_unchanged_source(&whole);
+            (same, check)
+        };
+        let unchanged = item.node.keep_unchanged_since(&pristine);
+        #[cfg(debug_assertions)]
+        {
+            let (same, mut check) = expected;
+            debug_assert_eq!(
+                unchanged,
+                same,
+                "{}: a change out of the step's reach",
+                step.label()
+            );
+            debug_assert!(
+                item.node.clone().keep_unchanged_source(&check)
+                    && check.keep_unchanged_source(&item.node),
+                "{}: source text given back differs",
+                step.label()
+            );
+        }
+        if unchanged {
             return Effect::Unchanged;
         }
         if item.first_id.is_none() && !Id::of(&item.node).same(&id) {
             item.first_id = Some(id);
         }
         Effect::Changed
+    }
+
+    /// What of a resource `step` can change, besides what [`invariants::enforce`] puts back
+    /// (the identity and the annotations): what its merge patches name (a strategic merge
+    /// with kustomize's options walks the whole resource unless it is settled, see
+    /// [`Settled`](crate::run::engine::Settled)), the paths of its JSON patch's pointers; the
+    /// whole resource for the other patches, and at `at:` places.
+    fn reach(&self, step: &Step) -> Reach {
+        if step.action.at().is_some() {
+            return Reach::All;
+        }
+        let mut reach = match &step.action {
+            Action::Merge2 { docs, .. }
+                if !step.options.merge2().kustomize
+                    || self.settled == Some(step.options.crd_merge_keys) =>
+            {
+                merge_patches(docs)
+            }
+            Action::JsonMerge { docs, .. } => merge_patches(docs),
+            Action::Json6902 { ops, .. } => {
+                let mut reach = Reach::nothing();
+                for (pointer, _) in ops.iter().flat_map(json6902::Op::pointers) {
+                    reach.add_path(pointer.tokens().iter().map(Token::text));
+                }
+                reach
+            }
+            _ => Reach::All,
+        };
+        for field in ["apiVersion", "kind"] {
+            reach.add_path([field]);
+        }
+        for field in ["name", "namespace", "annotations"] {
+            reach.add_path(["metadata", field]);
+        }
+        reach
     }
 
     /// Runs a walker on the item, with its anchors and the schema's position of its kind.
@@ -219,6 +289,15 @@ pub(crate) fn failure(
         document,
         cause,
     }
+}
+
+/// What merge patches reach together.
+fn merge_patches(docs: &[Node<'static>]) -> Reach {
+    let mut reach = Reach::nothing();
+    for doc in docs {
+        reach.add(Reach::of_merge_patch(doc));
+    }
+    reach
 }
 
 /// What clashed in a conflict, and, with `settled`, how the merge settled it.

@@ -486,15 +486,37 @@ fn value_mut<'n, 'a>(node: &'n mut Node<'a>, key: &str) -> Option<&'n mut Node<'
 
 /// Whether a tree holds an alias, and whether it holds an anchor, in one walk.
 fn refs(node: &Node<'_>) -> (bool, bool) {
-    let mut found = (node.kind() == super::Kind::Alias, node.anchor().is_some());
-    for c in children(node) {
-        if found.0 && found.1 {
-            break;
-        }
-        let (al, an) = refs(c);
-        found = (found.0 || al, found.1 || an);
-    }
+    let mut found = (false, false);
+    refs_into(node, &mut found);
     found
+}
+
+/// [`refs`] adding to `found`; true once both are found. Every resource is walked so before
+/// its first patch, so the walk matches on the nodes themselves rather than going through
+/// [`children`]' iterators: a node without extras (most) has no anchor, a scalar no children.
+fn refs_into(node: &Node<'_>, found: &mut (bool, bool)) -> bool {
+    if node.ext.as_ref().is_some_and(|e| e.anchor.is_some()) {
+        found.1 = true;
+    }
+    match &node.repr {
+        Repr::Scalar { .. } => {}
+        Repr::Alias { .. } => found.0 = true,
+        Repr::Seq { items, .. } => {
+            for i in items {
+                if refs_into(i, found) {
+                    return true;
+                }
+            }
+        }
+        Repr::Map { entries, .. } => {
+            for e in entries {
+                if refs_into(&e.key, found) || refs_into(&e.value, found) {
+                    return true;
+                }
+            }
+        }
+    }
+    found.0 && found.1
 }
 
 /// A copy of `node` of any lifetime: the originals a [`Scope`] keeps borrow nothing.

@@ -80,6 +80,7 @@ mod parse;
 pub(crate) mod place;
 pub mod scalar;
 mod scan;
+pub(crate) mod snapshot;
 pub(crate) mod split;
 
 pub(crate) use anchors::AliasError;

@@ -617,7 +617,7 @@ impl<'a> Node<'a> {
     /// all: data, styles, layout, comments, tags, anchors. Children are paired by position, and
     /// a mapping's entries by key where the edit added or removed some. Linear in the trees.
     pub(crate) fn keep_unchanged_source(&mut self, before: &Node<'a>) -> bool {
-        let mut same = match (&mut self.repr, &before.repr) {
+        let same = match (&mut self.repr, &before.repr) {
             (
                 Repr::Scalar { text, style, lay },
                 Repr::Scalar {
@@ -678,6 +678,13 @@ impl<'a> Node<'a> {
             }
             _ => false,
         };
+        self.keep_unchanged_extras(before, same)
+    }
+
+    /// The end of [`Node::keep_unchanged_source`] for one node whose content compared `same`
+    /// with `before`'s: its tag, anchor, comments and anchor mark compared too, and, when
+    /// nothing differs, the verbatim source text `before` had given back.
+    pub(super) fn keep_unchanged_extras(&mut self, before: &Node<'a>, mut same: bool) -> bool {
         let (mine, theirs) = (self.ext.as_deref(), before.ext.as_deref());
         let ext_same = match (mine, theirs) {
             (None, None) => true,
