@@ -41,7 +41,7 @@ use super::args::{Level, Report, Source, Write};
 use super::emit::NewNames;
 use super::files::{self, Inputs, Listing};
 use super::walk::{self, FileKey};
-use super::{guard, Io, Stdin};
+use super::{guard, writeback, Io, Stdin};
 
 /// What `merge3` was asked.
 pub struct Request<'a> {
@@ -63,6 +63,11 @@ const SIDES: [&str; 3] = ["ORIGINAL", "UPDATED", "LOCAL"];
 
 /// Runs `merge3`; returns the exit code.
 pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
+    run_on(req, stdin, io, &writeback::Real)
+}
+
+/// [`run`], writing through `fs` (the tests' fails where they say).
+fn run_on(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>, fs: &dyn writeback::Fs) -> i32 {
     let report = req.report;
     if let Write::Output(dir) = req.write {
         if let Err(e) = super::output_dir_is_free(dir) {
@@ -182,7 +187,7 @@ pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
     if exit_code(&results) != 0 {
         return super::finish(io, report, &results, 1);
     }
-    let code = super::deliver(io, report, req.write, &local, &pkg, names, results);
+    let code = super::deliver(io, report, req.write, &local, &pkg, names, results, fs);
     // The process ends with this command: its trees (several times the input's size) are
     // given back by the exit, not freed node by node (a tenth of a large upgrade's time).
     std::mem::forget((pkg, plan, original, updated, local));
@@ -337,7 +342,12 @@ fn place_added(
         });
         match resources_file {
             Some(i) if original_rels.contains(rel.as_path()) => {
-                let mut text = pkg.text_of(&local.sources, i).unwrap_or("").to_owned();
+                // A file whose every resource upstream deleted keeps what the deletions left
+                // (its header comment) for what upstream put in it instead.
+                let mut text = match &pkg.files[i] {
+                    FileOutput::Emptied(left) => left.clone(),
+                    _ => pkg.text_of(&local.sources, i).unwrap_or("").to_owned(),
+                };
                 for n in &news {
                     append(&mut text, &n.text);
                 }
@@ -425,3 +435,6 @@ fn say(io: &mut Io<'_>, req: &Request<'_>, results: &[FnResult]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -65,8 +65,10 @@ pub enum FileOutput {
     Unchanged,
     /// Its new text.
     Changed(String),
-    /// Every resource in it was deleted: the file goes.
-    Emptied,
+    /// Every resource in it was deleted: the file goes. What the deletions left (the comments
+    /// outside the deleted documents: a header above the first `---`), for a caller that puts
+    /// resources back in the file (a merge3 update's additions to it).
+    Emptied(String),
     /// A strict file that is not all KRM resources: left out, with a warning.
     NotResources,
 }
@@ -202,7 +204,7 @@ impl PackageOutput {
             || self
                 .files
                 .iter()
-                .any(|f| matches!(f, FileOutput::Changed(_) | FileOutput::Emptied))
+                .any(|f| matches!(f, FileOutput::Changed(_) | FileOutput::Emptied(_)))
     }
 
     /// The text file `i` has after the run: `None` when it went or was left out.
@@ -451,7 +453,7 @@ fn file_output(before: &str, after: String, kept: usize) -> FileOutput {
     } else if kept > 0 {
         FileOutput::Changed(after)
     } else {
-        FileOutput::Emptied
+        FileOutput::Emptied(after)
     }
 }
 
@@ -943,7 +945,7 @@ mod tests {
         let out = run(&files, &p, None);
         assert!(!out.failed(), "{:?}", out.results);
         assert_eq!(out.files[0], FileOutput::Changed(CM.to_owned()));
-        assert_eq!(out.files[1], FileOutput::Emptied);
+        assert!(matches!(out.files[1], FileOutput::Emptied(_)));
     }
 
     #[test]
