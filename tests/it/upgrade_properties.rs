@@ -368,6 +368,24 @@ fn check_case(c: &Case) -> Result<(), TestCaseError> {
     } else {
         prop_assert_eq!(printed.status.code(), Some(0), "{}", said);
     }
+    // Read on every core (each file ahead, in the smallest pieces): the same, byte for byte.
+    let mut cut = Command::new(bin());
+    cut.current_dir(&dir)
+        .args([
+            "merge3",
+            "original",
+            "updated",
+            "local",
+            "--conflicts",
+            strategy,
+        ])
+        .env("KRM_MERGE_PIECES", "1");
+    let cut = cut.output().expect("run krm-merge");
+    prop_assert_eq!(
+        (&cut.status.code(), &cut.stdout, &cut.stderr),
+        (&printed.status.code(), &printed.stdout, &printed.stderr),
+        "KRM_MERGE_PIECES=1 differs"
+    );
     let stdout = text(&printed.stdout);
     if !fails {
         let got = resources_of(&stdout).map_err(TestCaseError::fail)?;
