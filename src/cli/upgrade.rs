@@ -40,7 +40,7 @@ use krm_merge::select::identity::Id;
 use super::args::{Level, Report, Source, Write};
 use super::emit::NewNames;
 use super::files::{self, Inputs, Listing};
-use super::walk::{self, FileKey};
+use super::walk::FileKey;
 use super::{guard, writeback, Io, Stdin};
 
 /// What `merge3` was asked.
@@ -78,11 +78,16 @@ fn run_on(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>, fs: &dyn writeba
     if stdin.terminal && sides.contains(&&Source::Stdin) {
         return super::usage(io, WAITING);
     }
-    // Everything listed before anything is read.
-    let mut listings: Vec<Listing> = Vec::with_capacity(3);
-    for (k, side) in sides.iter().enumerate() {
+    // Everything listed before anything is read; the three sides on every core.
+    let list = |k: usize| {
         let copies = k == 2 && matches!(req.write, Write::Output(_));
-        match files::list_inputs(std::slice::from_ref(*side), None, copies) {
+        files::list_inputs(std::slice::from_ref(sides[k]), None, copies)
+    };
+    let (original, (updated, local)) =
+        rayon::join(|| list(0), || rayon::join(|| list(1), || list(2)));
+    let mut listings: Vec<Listing> = Vec::with_capacity(3);
+    for listed in [original, updated, local] {
+        match listed {
             Ok(l) => listings.push(l),
             Err(e) => return super::read_failed(io, report, e),
         }
@@ -113,14 +118,10 @@ fn run_on(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>, fs: &dyn writeba
         return super::usage(io, &e);
     }
     let mut budget = files::Budget::new(files::MAX_INPUT);
-    let mut read: Vec<Inputs> = Vec::with_capacity(3);
-    let input = stdin.read;
-    for l in listings {
-        match files::read_listed(l, &mut *input, &mut budget) {
-            Ok(r) => read.push(r),
-            Err(e) => return super::read_failed(io, report, e),
-        }
-    }
+    let read = match files::read_all_listed(listings, stdin.read, &mut budget) {
+        Ok(r) => r,
+        Err(e) => return super::read_failed(io, report, e),
+    };
     let [original, updated, local]: [Inputs; 3] = match read.try_into() {
         Ok(sides) => sides,
         Err(_) => return super::usage(io, "merge3 reads three sides"),
@@ -209,21 +210,14 @@ fn shared_files(listings: &[Listing], local_is_dir: bool, write: &Write) -> Resu
     let Some((local, upstream)) = listings.split_last() else {
         return Ok(());
     };
-    let mut local_keys: HashMap<FileKey, &Path> = HashMap::new();
-    for p in local.files() {
-        if let Ok(m) = std::fs::metadata(p) {
-            local_keys.insert(walk::key(&m), p);
-        }
-    }
     if !local_is_dir && *write != Write::InPlace {
         return Ok(());
     }
+    // By the keys the listing looked at (each file looked at once).
+    let local_keys: HashMap<FileKey, &Path> = local.file_keys().collect();
     for (side, listing) in SIDES.iter().zip(upstream) {
-        for p in listing.files() {
-            let Ok(m) = std::fs::metadata(p) else {
-                continue;
-            };
-            if let Some(l) = local_keys.get(&walk::key(&m)) {
+        for (key, p) in listing.file_keys() {
+            if let Some(l) = local_keys.get(&key) {
                 let why = if local_is_dir {
                     "LOCAL's directory holds it, and it would be read as a local resource too: \
                      move it out, or list it in LOCAL's .krmignore"
