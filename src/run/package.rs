@@ -338,11 +338,30 @@ pub fn run_with(
         prepared.push(prepare(file, reader, &mut setup, checks));
     }
 
-    // Pass two: every resource through the engine, file by file.
+    // The updates' documents checked against the schema (the CRDs learned) on every core.
+    setup.check_ahead(reader.pieces);
+
+    // Pass two: every resource through the engine, file by file; the strict files pass one
+    // left read ahead on every core, a window at a time, when there are enough of them.
     let mut engine = Engine::new(&setup);
     let mut whence = Whence::default();
     let mut done: Vec<Patched<'_>> = Vec::with_capacity(files.len());
-    for (i, (file, prep)) in files.iter().zip(prepared).enumerate() {
+    let waiting: usize = files
+        .iter()
+        .zip(&prepared)
+        .filter(|(_, p)| matches!(p, Prepared::Strict(None)))
+        .map(|(f, _)| f.text.len())
+        .sum();
+    let mut ahead_to = if reader.pieces.size(waiting).is_some() {
+        0
+    } else {
+        files.len()
+    };
+    for (i, file) in files.iter().enumerate() {
+        if i == ahead_to {
+            ahead_to = read_ahead(files, &mut prepared, &mut checks, i, reader);
+        }
+        let prep = std::mem::replace(&mut prepared[i], Prepared::Skipped);
         let patched = match prep {
             Prepared::Skipped => Ok(Patched::Skipped),
             Prepared::Strict(docs) => {
@@ -444,6 +463,47 @@ pub fn run_with(
         results,
         parsed: parses.bytes(),
     }
+}
+
+/// The most text [`read_ahead`] reads at once: the trees of a window are alive together.
+const AHEAD: usize = 16 << 20;
+
+/// Reads the strict files from `from` on that pass one left (`Prepared::Strict(None)`), up to
+/// [`AHEAD`] bytes of them, on every core, as pass two would read each (the same documents, the
+/// same checks; a file that is not resources is `Skipped`, as pass two makes it). Returns where
+/// the window ends; every file, when the pool could not be made (pass two reads them then).
+fn read_ahead<'s>(
+    files: &'s [SourceFile],
+    prepared: &mut [Prepared<'s>],
+    checks: &mut [Vec<FnResult>],
+    from: usize,
+    reader: Reader<'_>,
+) -> usize {
+    let mut window = Vec::new();
+    let (mut bytes, mut end) = (0usize, from);
+    while end < files.len() && bytes < AHEAD {
+        if matches!(prepared[end], Prepared::Strict(None)) {
+            window.push(end);
+            bytes += files[end].text.len();
+        }
+        end += 1;
+    }
+    let read = crate::run::pieces::map(&window, |_, &i| {
+        let mut said = Vec::new();
+        let docs = strict_documents(&files[i], reader, &mut said);
+        Some((docs, said))
+    });
+    let Some(read) = read else {
+        return files.len();
+    };
+    for (i, (docs, said)) in window.into_iter().zip(read) {
+        prepared[i] = match docs {
+            Some(docs) => Prepared::Strict(Some(docs)),
+            None => Prepared::Skipped,
+        };
+        checks[i].extend(said);
+    }
+    end
 }
 
 /// A file's output from its new text and the number of resources left in it.
