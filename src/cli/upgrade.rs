@@ -131,18 +131,18 @@ fn run_on(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>, fs: &dyn writeba
         .flat_map(|side| side.reading_results())
         .collect();
     // The two upstream versions are read on two cores: each is a whole package's text.
-    let (o_res, u_res) = rayon::join(
-        || package::resources(&original.sources),
-        || package::resources(&updated.sources),
-    );
+    // Each with its resources named twice, on the same thread.
+    let side = |k: usize, inputs: &Inputs| {
+        let res = package::resources(&inputs.sources);
+        let twice = duplicates(SIDES[k], inputs, &res.resources);
+        (res, twice)
+    };
+    let ((o_res, o_twice), (u_res, u_twice)) =
+        rayon::join(|| side(0, &original), || side(1, &updated));
     results.extend(o_res.results.iter().cloned());
     results.extend(u_res.results.iter().cloned());
-    for (side, inputs, res) in [
-        (SIDES[0], &original, &o_res.resources),
-        (SIDES[1], &updated, &u_res.resources),
-    ] {
-        results.extend(duplicates(side, inputs, res));
-    }
+    results.extend(o_twice);
+    results.extend(u_twice);
     if exit_code(&results) != 0 {
         say(io, req, &results);
         return super::finish(io, report, &results, 1);
@@ -302,6 +302,12 @@ fn place_added(
             None => groups.push((file, vec![new])),
         }
     }
+    // Each local file by its path in the package, looked up once per upstream file (the first
+    // of a path, as a scan would find it).
+    let mut local_rels: HashMap<&Path, usize> = HashMap::with_capacity(local.files.len());
+    for (i, f) in local.files.iter().enumerate() {
+        local_rels.entry(f.rel.as_path()).or_insert(i);
+    }
     let original_rels: HashSet<&Path> = upstream
         .original
         .files
@@ -329,7 +335,7 @@ fn place_added(
             .collect::<Vec<_>>()
             .join(", ");
         let target = dir.join(rel);
-        let at = local.files.iter().position(|f| f.rel == *rel);
+        let at = local_rels.get(rel.as_path()).copied();
         let resources_file = at.filter(|&i| {
             !matches!(pkg.files.get(i), Some(FileOutput::NotResources))
                 && local.files.get(i).is_some_and(|f| f.path.is_some())
