@@ -465,8 +465,9 @@ pub fn run_with(
     }
 }
 
-/// The most text [`read_ahead`] reads at once: the trees of a window are alive together.
-const AHEAD: usize = 16 << 20;
+/// The most text [`read_ahead`] reads at once: the trees of a window are alive together (4 MiB:
+/// as fast as a 10,000-file package read ahead whole, for a third of the memory that costs).
+const AHEAD: usize = 4 << 20;
 
 /// Reads the strict files from `from` on that pass one left (`Prepared::Strict(None)`), up to
 /// [`AHEAD`] bytes of them, on every core, as pass two would read each (the same documents, the
