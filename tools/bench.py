@@ -57,7 +57,8 @@ A package upgrade:
                                                changes every 10th resource, deletes 1% and adds
                                                1%; LOCAL edits every 7th (some conflict, warned).
                                                Median seconds, CPU seconds and peak RSS,
-                                               printed and with --output DIR; the goals:
+                                               printed, with --output DIR and as three
+                                               streams; the goals:
                                                10,000 under a second, cost linear (the largest
                                                size's CPU per resource within 1.25x of the
                                                least).
@@ -286,7 +287,7 @@ def main():
         global BIN, GEN, EVENTS
         BIN, GEN, EVENTS = (os.path.join(args.bin, b) for b in ("krm-merge", "gen_package", "parse_events"))
     if args.upgrade:
-        return upgrade(args.sizes or [1_000, 10_000, 20_000], args.runs)
+        return upgrade(args.sizes or [1_000, 10_000, 20_000], args.runs, build=not args.bin)
     if args.scaling:
         return scaling(args.sizes or [10_000, 100_000, 1_000_000], args.cap)
     if args.memory:
@@ -712,11 +713,13 @@ def write_dir(root, docs, per_dir=100):
             out.write(doc)
 
 
-def upgrade(sizes, runs):
-    """`krm-merge merge3` of three package directories (see the module's doc): a table, then
-    the goals."""
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
-                    "--example", "gen_package"], cwd=ROOT, check=True)
+def upgrade(sizes, runs, build=True):
+    """`krm-merge merge3` of three package directories (see the module's doc), and of the same
+    sides as three streams: a table, then the goals. `build`: build the binaries first (not
+    when --bin gives them)."""
+    if build:
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "krm-merge",
+                        "--example", "gen_package"], cwd=ROOT, check=True)
     rows = []
     with tempfile.TemporaryDirectory(dir=os.path.join(ROOT, "target")) as tmp:
         for n in sizes:
@@ -725,11 +728,16 @@ def upgrade(sizes, runs):
             for d, docs in zip(dirs, sides):
                 write_dir(d, docs)
             size = sum(len(x) for x in sides[2])
+            streams = [d + ".yaml" for d in dirs]
+            for path, docs in zip(streams, sides):
+                with open(path, "w") as out:
+                    out.write("---\n".join(docs))
             cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             printed, rss = measure([BIN, "merge3"] + dirs, runs)
             cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             # CPU seconds a run (user + system): what a loaded machine does not inflate.
             cpu = ((cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)) / runs
+            as_streams, _ = measure([BIN, "merge3"] + streams, runs)
             walls = []
             for r in range(runs):
                 out = os.path.join(tmp, f"out{n}-{r}")
@@ -740,18 +748,18 @@ def upgrade(sizes, runs):
                 if p.returncode != 0:
                     sys.exit(f"merge3 --output failed:\n{p.stderr}")
                 shutil.rmtree(out)
-            rows.append((n, size, printed, rss, statistics.median(walls), cpu))
+            rows.append((n, size, printed, rss, statistics.median(walls), cpu, as_streams))
             print(f"done {n}", file=sys.stderr)
-    print("| resources a side | LOCAL | merge3 to stdout | its CPU (user + sys) | peak RSS | merge3 --output DIR |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for n, size, t, rss, out, cpu in rows:
-        print(f"| {n:,} | {size / 1e6:.1f} MB | {t:.3f} s | {cpu:.3f} s | {rss / 1024:.0f} MB | {out:.3f} s |")
-    by_n = {n: (t, cpu) for n, _, t, _, _, cpu in rows}
+    print("| resources a side | LOCAL | merge3 to stdout | its CPU (user + sys) | peak RSS | merge3 --output DIR | as three streams |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, size, t, rss, out, cpu, st in rows:
+        print(f"| {n:,} | {size / 1e6:.1f} MB | {t:.3f} s | {cpu:.3f} s | {rss / 1024:.0f} MB | {out:.3f} s | {st:.3f} s |")
+    by_n = {n: (t, cpu) for n, _, t, _, _, cpu, _ in rows}
     if 10_000 in by_n:
         t, cpu = by_n[10_000]
         print(f"- {'met' if t < 1 else 'NOT met'}: 10,000 resources a side under 1 s ({t:.3f} s; "
               f"{cpu:.3f} s of CPU)")
-    per = {n: cpu / n for n, _, _, _, _, cpu in rows if n >= 1_000}
+    per = {n: cpu / n for n, _, _, _, _, cpu, _ in rows if n >= 1_000}
     if len(per) > 1:
         largest = max(per)
         ratio = per[largest] / min(per.values())

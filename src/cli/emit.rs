@@ -80,7 +80,7 @@ pub fn changes(read: &Inputs, pkg: &PackageOutput, names: NewNames) -> Vec<(Stri
     for (i, f) in pkg.files.iter().enumerate() {
         match f {
             FileOutput::Changed(_) => out.push((shown(read, i), "changed")),
-            FileOutput::Emptied => out.push((shown(read, i), "removed")),
+            FileOutput::Emptied(_) => out.push((shown(read, i), "removed")),
             FileOutput::Unchanged | FileOutput::NotResources => {}
         }
     }
@@ -100,7 +100,7 @@ pub fn unified_diffs(read: &Inputs, pkg: &PackageOutput, names: NewNames) -> Str
             FileOutput::Changed(after) => {
                 text.push_str(&out::unified_diff(&name, before, Some(after)))
             }
-            FileOutput::Emptied => text.push_str(&out::unified_diff(&name, before, None)),
+            FileOutput::Emptied(_) => text.push_str(&out::unified_diff(&name, before, None)),
             FileOutput::Unchanged | FileOutput::NotResources => {}
         }
     }
@@ -125,7 +125,7 @@ pub fn in_place<'p>(read: &Inputs, pkg: &'p PackageOutput, names: NewNames) -> V
                 path: path.clone(),
                 bytes: text.as_bytes(),
             }),
-            FileOutput::Emptied => changes.push(Change::Remove { path: path.clone() }),
+            FileOutput::Emptied(_) => changes.push(Change::Remove { path: path.clone() }),
             FileOutput::Unchanged | FileOutput::NotResources => {}
         }
     }

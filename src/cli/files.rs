@@ -225,6 +225,8 @@ enum Entry {
         /// Found in a directory (read as kpt reads a package's file), not named.
         strict: bool,
         kptfile: bool,
+        /// The file as listed.
+        key: FileKey,
     },
 }
 
@@ -234,6 +236,14 @@ impl Listing {
         self.entries.iter().filter_map(|e| match e {
             Entry::Stdin => None,
             Entry::File { path, .. } => Some(path.as_path()),
+        })
+    }
+
+    /// Each file listed to be read as resources, by key, with its path, in order.
+    pub fn file_keys(&self) -> impl Iterator<Item = (FileKey, &Path)> {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Stdin => None,
+            Entry::File { path, key, .. } => Some((*key, path.as_path())),
         })
     }
 
@@ -302,11 +312,17 @@ pub fn list_inputs(
             out.notes.extend(w.notes);
             for f in w.found {
                 match f {
-                    Found::Resources { path, rel, kptfile } => out.entries.push(Entry::File {
+                    Found::Resources {
+                        path,
+                        rel,
+                        kptfile,
+                        key,
+                    } => out.entries.push(Entry::File {
                         path,
                         rel,
                         strict: true,
                         kptfile,
+                        key,
                     }),
                     Found::Other { path, rel } => out.others.push((path, rel)),
                 }
@@ -340,6 +356,7 @@ pub fn list_inputs(
             rel,
             strict: false,
             kptfile: false,
+            key: k,
         });
     }
     Ok(out)
@@ -376,6 +393,7 @@ pub fn read_listed(
                 rel,
                 strict,
                 kptfile,
+                ..
             } => {
                 let text = read_file(INPUT, &path, budget)?;
                 let name = path.display().to_string();
@@ -384,6 +402,109 @@ pub fn read_listed(
         }
     }
     Ok(out)
+}
+
+/// Reads what several [`list_inputs`] listed (`merge3`'s three sides), within one budget, as
+/// [`read_listed`] reads each in turn would: the regular files on every core (opened, read
+/// and checked as text), then, in the listings' order, their sizes taken from the budget and
+/// everything else read (stdin, a pipe, and a file the first pass left: one larger than what
+/// the budget had, one it could not look at), so that the first failure in that order is the
+/// one said, in the words [`read_file`] says it.
+///
+/// Memory stays within the budget: each file's size is reserved before it is read (a file
+/// that grows while it is read aside, as for [`read_file`]).
+pub fn read_all_listed(
+    listings: Vec<Listing>,
+    stdin: &mut dyn Read,
+    budget: &mut Budget,
+) -> Result<Vec<Inputs>, ReadFailure> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let paths: Vec<&Path> = listings.iter().flat_map(Listing::files).collect();
+    let (left, reserve) = (budget.left, AtomicU64::new(budget.left));
+    // `None`: left for the pass in order.
+    let early: Vec<Option<Early>> = paths
+        .par_iter()
+        .map(|path| {
+            let meta = fs::metadata(path).ok()?;
+            if !meta.is_file() {
+                return None;
+            }
+            let len = meta.len();
+            reserve
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                    left.checked_sub(len)
+                })
+                .ok()?;
+            Some(read_regular(path, len, left))
+        })
+        .collect();
+    let mut early = early.into_iter();
+    let mut out = Vec::with_capacity(listings.len());
+    for listing in listings {
+        let mut inputs = Inputs {
+            others: listing.others,
+            warnings: listing.warnings,
+            notes: listing.notes,
+            first_dir: listing.first_dir,
+            ..Inputs::default()
+        };
+        for e in listing.entries {
+            match e {
+                Entry::Stdin => {
+                    let text = read_stdin(stdin, budget)?;
+                    let rel = PathBuf::from("stdin");
+                    inputs.push("stdin".into(), text, false, None, rel, false);
+                }
+                Entry::File {
+                    path,
+                    rel,
+                    strict,
+                    kptfile,
+                    ..
+                } => {
+                    let name = path.display().to_string();
+                    let text = match early.next().flatten() {
+                        Some(Early { len, read }) => {
+                            budget.take(len, &name)?;
+                            let (text, got) = read?;
+                            budget.take(got.saturating_sub(len), &name)?;
+                            text?
+                        }
+                        None => read_file(INPUT, &path, budget)?,
+                    };
+                    inputs.push(name, text, strict, Some(path), rel, kptfile);
+                }
+            }
+        }
+        out.push(inputs);
+    }
+    Ok(out)
+}
+
+/// A regular file read ahead by [`read_all_listed`]: its size when looked at, and its text (or
+/// why not) with the bytes read.
+struct Early {
+    len: u64,
+    read: Result<(Result<String, ReadFailure>, u64), ReadFailure>,
+}
+
+/// Reads a regular file of `len` bytes (it may have grown since: up to `left`, what the budget
+/// had).
+fn read_regular(path: &Path, len: u64, left: u64) -> Early {
+    let what = path.display().to_string();
+    let read = fs::File::open(path)
+        .map_err(|e| ReadFailure::Usage(file_error(INPUT, path, &e)))
+        .and_then(|mut f| {
+            let mut room = Budget { left, max: left };
+            read_bounded(&mut f, (&what, &named(INPUT, path)), len, &mut room)
+        })
+        .map(|bytes| {
+            let got = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+            (text(bytes, &what), got)
+        });
+    Early { len, read }
 }
 
 impl Inputs {
@@ -596,6 +717,70 @@ mod tests {
             .unwrap_err()
             .message();
         assert!(err.contains("at most 2 MiB"), "{err}");
+    }
+
+    /// Reading three listings at once says what reading them in turn says: the same texts, or
+    /// the same first failure (the file past the budget, a file not text, a special file).
+    #[test]
+    fn reading_listings_at_once_is_reading_them_in_turn() {
+        let dir = std::env::temp_dir().join(format!("krm-merge-files-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        for (side, files) in [
+            (
+                "a",
+                &[("x.yaml", &b"a: 1\n"[..]), ("y.yaml", b"b: 22222\n")][..],
+            ),
+            ("b", &[("z.yaml", &b"\xff\xfe\n"[..])][..]),
+            ("c", &[("w.yaml", &b"c: 3\n"[..])][..]),
+        ] {
+            fs::create_dir_all(dir.join(side)).unwrap();
+            for (name, bytes) in files {
+                fs::write(dir.join(side).join(name), bytes).unwrap();
+            }
+        }
+        let list = |sides: &[&str]| -> Vec<Listing> {
+            sides
+                .iter()
+                .map(|s| {
+                    let src = if *s == "dev" {
+                        Source::Path(PathBuf::from("/dev/null"))
+                    } else {
+                        Source::Path(dir.join(s))
+                    };
+                    list_inputs(&[src], None, false).unwrap()
+                })
+                .collect()
+        };
+        let said = |r: Result<Vec<Inputs>, ReadFailure>| match r {
+            Ok(inputs) => Ok(inputs
+                .iter()
+                .map(|i| {
+                    i.sources
+                        .iter()
+                        .map(|s| (s.name.clone(), s.text.clone()))
+                        .collect()
+                })
+                .collect::<Vec<Vec<_>>>()),
+            Err(e) => Err(e.message()),
+        };
+        for sides in [&["a", "c"][..], &["a", "b", "c"], &["c", "dev", "b"]] {
+            for max in [0, 3, 5, 6, 12, 16, 100] {
+                let at_once = said(read_all_listed(
+                    list(sides),
+                    &mut &b""[..],
+                    &mut Budget::new(max),
+                ));
+                let mut budget = Budget::new(max);
+                let in_turn = said(
+                    list(sides)
+                        .into_iter()
+                        .map(|l| read_listed(l, &mut &b""[..], &mut budget))
+                        .collect(),
+                );
+                assert_eq!(at_once, in_turn, "{sides:?} within {max} bytes");
+            }
+        }
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -349,6 +349,7 @@ fn standalone(
         &pkg,
         emit::NewNames::Made,
         results,
+        &writeback::Real,
     )
 }
 
@@ -356,6 +357,7 @@ fn standalone(
 /// error: the stream on stdout (the `Kptfile` left out), the files rewritten or the package
 /// built through the write-back transaction, the diff, or the check. A write that fails is one
 /// more error result; the results file is written last. The exit code.
+#[allow(clippy::too_many_arguments)]
 fn deliver(
     io: &mut Io<'_>,
     report: &Report,
@@ -364,6 +366,7 @@ fn deliver(
     pkg: &PackageOutput,
     names: emit::NewNames,
     mut results: Vec<FnResult>,
+    fs: &dyn writeback::Fs,
 ) -> i32 {
     let written = match write {
         Write::Stdout => {
@@ -372,11 +375,11 @@ fn deliver(
             });
             to_stdout(io, text.as_bytes(), 0)
         }
-        Write::InPlace => writeback::commit(&emit::in_place(read, pkg, names), &writeback::Real)
+        Write::InPlace => writeback::commit(&emit::in_place(read, pkg, names), fs)
             .map(|()| 0)
             .map_err(|e| Some(e.to_string())),
         Write::Output(dir) => match emit::output(dir, read, pkg, names) {
-            Ok(files) => writeback::build_dir(dir, &files, &writeback::Real)
+            Ok(files) => writeback::build_dir(dir, &files, fs)
                 .map(|()| 0)
                 .map_err(|e| Some(e.to_string())),
             Err(e) => Err(Some(e)),

@@ -40,8 +40,8 @@ use krm_merge::select::identity::Id;
 use super::args::{Level, Report, Source, Write};
 use super::emit::NewNames;
 use super::files::{self, Inputs, Listing};
-use super::walk::{self, FileKey};
-use super::{guard, Io, Stdin};
+use super::walk::FileKey;
+use super::{guard, writeback, Io, Stdin};
 
 /// What `merge3` was asked.
 pub struct Request<'a> {
@@ -63,6 +63,11 @@ const SIDES: [&str; 3] = ["ORIGINAL", "UPDATED", "LOCAL"];
 
 /// Runs `merge3`; returns the exit code.
 pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
+    run_on(req, stdin, io, &writeback::Real)
+}
+
+/// [`run`], writing through `fs` (the tests' fails where they say).
+fn run_on(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>, fs: &dyn writeback::Fs) -> i32 {
     let report = req.report;
     if let Write::Output(dir) = req.write {
         if let Err(e) = super::output_dir_is_free(dir) {
@@ -73,11 +78,16 @@ pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
     if stdin.terminal && sides.contains(&&Source::Stdin) {
         return super::usage(io, WAITING);
     }
-    // Everything listed before anything is read.
-    let mut listings: Vec<Listing> = Vec::with_capacity(3);
-    for (k, side) in sides.iter().enumerate() {
+    // Everything listed before anything is read; the three sides on every core.
+    let list = |k: usize| {
         let copies = k == 2 && matches!(req.write, Write::Output(_));
-        match files::list_inputs(std::slice::from_ref(*side), None, copies) {
+        files::list_inputs(std::slice::from_ref(sides[k]), None, copies)
+    };
+    let (original, (updated, local)) =
+        rayon::join(|| list(0), || rayon::join(|| list(1), || list(2)));
+    let mut listings: Vec<Listing> = Vec::with_capacity(3);
+    for listed in [original, updated, local] {
+        match listed {
             Ok(l) => listings.push(l),
             Err(e) => return super::read_failed(io, report, e),
         }
@@ -108,14 +118,10 @@ pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
         return super::usage(io, &e);
     }
     let mut budget = files::Budget::new(files::MAX_INPUT);
-    let mut read: Vec<Inputs> = Vec::with_capacity(3);
-    let input = stdin.read;
-    for l in listings {
-        match files::read_listed(l, &mut *input, &mut budget) {
-            Ok(r) => read.push(r),
-            Err(e) => return super::read_failed(io, report, e),
-        }
-    }
+    let read = match files::read_all_listed(listings, stdin.read, &mut budget) {
+        Ok(r) => r,
+        Err(e) => return super::read_failed(io, report, e),
+    };
     let [original, updated, local]: [Inputs; 3] = match read.try_into() {
         Ok(sides) => sides,
         Err(_) => return super::usage(io, "merge3 reads three sides"),
@@ -125,18 +131,18 @@ pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
         .flat_map(|side| side.reading_results())
         .collect();
     // The two upstream versions are read on two cores: each is a whole package's text.
-    let (o_res, u_res) = rayon::join(
-        || package::resources(&original.sources),
-        || package::resources(&updated.sources),
-    );
+    // Each with its resources named twice, on the same thread.
+    let side = |k: usize, inputs: &Inputs| {
+        let res = package::resources(&inputs.sources);
+        let twice = duplicates(SIDES[k], inputs, &res.resources);
+        (res, twice)
+    };
+    let ((o_res, o_twice), (u_res, u_twice)) =
+        rayon::join(|| side(0, &original), || side(1, &updated));
     results.extend(o_res.results.iter().cloned());
     results.extend(u_res.results.iter().cloned());
-    for (side, inputs, res) in [
-        (SIDES[0], &original, &o_res.resources),
-        (SIDES[1], &updated, &u_res.resources),
-    ] {
-        results.extend(duplicates(side, inputs, res));
-    }
+    results.extend(o_twice);
+    results.extend(u_twice);
     if exit_code(&results) != 0 {
         say(io, req, &results);
         return super::finish(io, report, &results, 1);
@@ -182,7 +188,7 @@ pub fn run(req: &Request<'_>, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
     if exit_code(&results) != 0 {
         return super::finish(io, report, &results, 1);
     }
-    let code = super::deliver(io, report, req.write, &local, &pkg, names, results);
+    let code = super::deliver(io, report, req.write, &local, &pkg, names, results, fs);
     // The process ends with this command: its trees (several times the input's size) are
     // given back by the exit, not freed node by node (a tenth of a large upgrade's time).
     std::mem::forget((pkg, plan, original, updated, local));
@@ -204,21 +210,14 @@ fn shared_files(listings: &[Listing], local_is_dir: bool, write: &Write) -> Resu
     let Some((local, upstream)) = listings.split_last() else {
         return Ok(());
     };
-    let mut local_keys: HashMap<FileKey, &Path> = HashMap::new();
-    for p in local.files() {
-        if let Ok(m) = std::fs::metadata(p) {
-            local_keys.insert(walk::key(&m), p);
-        }
-    }
     if !local_is_dir && *write != Write::InPlace {
         return Ok(());
     }
+    // By the keys the listing looked at (each file looked at once).
+    let local_keys: HashMap<FileKey, &Path> = local.file_keys().collect();
     for (side, listing) in SIDES.iter().zip(upstream) {
-        for p in listing.files() {
-            let Ok(m) = std::fs::metadata(p) else {
-                continue;
-            };
-            if let Some(l) = local_keys.get(&walk::key(&m)) {
+        for (key, p) in listing.file_keys() {
+            if let Some(l) = local_keys.get(&key) {
                 let why = if local_is_dir {
                     "LOCAL's directory holds it, and it would be read as a local resource too: \
                      move it out, or list it in LOCAL's .krmignore"
@@ -303,6 +302,12 @@ fn place_added(
             None => groups.push((file, vec![new])),
         }
     }
+    // Each local file by its path in the package, looked up once per upstream file (the first
+    // of a path, as a scan would find it).
+    let mut local_rels: HashMap<&Path, usize> = HashMap::with_capacity(local.files.len());
+    for (i, f) in local.files.iter().enumerate() {
+        local_rels.entry(f.rel.as_path()).or_insert(i);
+    }
     let original_rels: HashSet<&Path> = upstream
         .original
         .files
@@ -330,14 +335,19 @@ fn place_added(
             .collect::<Vec<_>>()
             .join(", ");
         let target = dir.join(rel);
-        let at = local.files.iter().position(|f| f.rel == *rel);
+        let at = local_rels.get(rel.as_path()).copied();
         let resources_file = at.filter(|&i| {
             !matches!(pkg.files.get(i), Some(FileOutput::NotResources))
                 && local.files.get(i).is_some_and(|f| f.path.is_some())
         });
         match resources_file {
             Some(i) if original_rels.contains(rel.as_path()) => {
-                let mut text = pkg.text_of(&local.sources, i).unwrap_or("").to_owned();
+                // A file whose every resource upstream deleted keeps what the deletions left
+                // (its header comment) for what upstream put in it instead.
+                let mut text = match &pkg.files[i] {
+                    FileOutput::Emptied(left) => left.clone(),
+                    _ => pkg.text_of(&local.sources, i).unwrap_or("").to_owned(),
+                };
                 for n in &news {
                     append(&mut text, &n.text);
                 }
@@ -425,3 +435,6 @@ fn say(io: &mut Io<'_>, req: &Request<'_>, results: &[FnResult]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -43,6 +43,8 @@ pub enum Found {
         path: PathBuf,
         rel: PathBuf,
         kptfile: bool,
+        /// The file, as the walk looked at it (no second look needed to compare it).
+        key: FileKey,
     },
     /// Any other regular file of the package: not read as resources, copied as it is by
     /// `--output`.
@@ -251,7 +253,13 @@ impl Walker<'_> {
                 continue;
             }
             self.seen.insert(key(&meta), path.clone());
-            self.out.found.push(Found::Resources { path, rel, kptfile });
+            let key = key(&meta);
+            self.out.found.push(Found::Resources {
+                path,
+                rel,
+                kptfile,
+                key,
+            });
         }
         Ok(())
     }

@@ -674,3 +674,5 @@ pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+pub use tests::{tree, Failing};

@@ -326,7 +326,7 @@ fn write_stream(docs: Vec<Document<'_>>, item_docs: &[usize], items: Vec<Item<'_
         let item = by_input.get_mut(n).and_then(Option::take);
         n += 1;
         match item {
-            None => {}
+            None => text.source(comments_before_marker(doc.text)),
             Some(item) if !item.touched => text.source(doc.text),
             Some(item) => {
                 doc.root = Some(item.node);
@@ -416,6 +416,35 @@ fn source_prefix(text: &str) -> Option<usize> {
     None
 }
 
+/// What a deleted document leaves: the comment lines (and blank lines among them) before its
+/// `---` line, which are outside every document (a file's header above its first `---`, a
+/// comment between two documents), so not the deleted resource's; nothing when there is no
+/// such comment, or when a directive (`%YAML`) is among them (the document's own).
+fn comments_before_marker(text: &str) -> &str {
+    let Some(end) = source_prefix(text) else {
+        return "";
+    };
+    let prefix = &text[..end];
+    let mut start_of_marker = 0;
+    let mut comment = false;
+    for line in prefix.split_inclusive('\n') {
+        let body = line.trim_start_matches(['\u{feff}', ' ', '\t']);
+        if body.starts_with("---") {
+            break;
+        }
+        if line.starts_with('%') {
+            return "";
+        }
+        comment |= body.starts_with('#');
+        start_of_marker += line.len();
+    }
+    if comment {
+        &text[..start_of_marker]
+    } else {
+        ""
+    }
+}
+
 /// The room an output written from an input of `len` bytes is given at once: the input's size
 /// and an eighth (patches rarely grow a package by more; past it the buffer grows in place).
 pub(crate) fn output_room(len: usize) -> usize {
@@ -494,7 +523,7 @@ pub(crate) fn stream_documents<'a>(
         };
         *n += 1;
         match process(item) {
-            None => {}
+            None => out.source(comments_before_marker(doc.text)),
             Some(item) if !item.touched => out.source(doc.text),
             Some(item) => {
                 doc.root = Some(item.node);

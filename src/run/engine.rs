@@ -51,7 +51,23 @@ pub(crate) struct Setup<'p> {
     /// What learning the CRDs said (a CRD that cannot be used), and the documents of an update
     /// that name one resource twice (an error each).
     warnings: Vec<FnResult>,
+    /// Per update step (by [`crate::config::Step::index`]), each updated document's schema
+    /// findings for the kind it names, checked ahead on every core ([`Setup::check_ahead`]);
+    /// the check of a resource of that kind against the document takes them from here.
+    pub checked_ahead: std::collections::HashMap<usize, Vec<CheckedAhead>>,
 }
+
+/// A patch document's schema findings, for the kind the document names.
+#[derive(Debug)]
+pub(crate) struct CheckedAhead {
+    pub api_version: String,
+    pub kind: String,
+    pub findings: Vec<crate::schema::Finding>,
+}
+
+/// The documents of an update from which [`Setup::check_ahead`] is worth it, unless the
+/// pieces are forced (`KRM_MERGE_PIECES`).
+const CHECK_AHEAD: usize = 256;
 
 impl<'p> Setup<'p> {
     pub(crate) fn new(plan: &'p Plan, config: Option<&'p Id<'static>>) -> Setup<'p> {
@@ -97,7 +113,45 @@ impl<'p> Setup<'p> {
             hasher: crate::hash::State::default(),
             updates,
             warnings,
+            checked_ahead: std::collections::HashMap::new(),
         }
+    }
+
+    /// Checks every document of the plan's updates against the schema (with the CRDs learned:
+    /// call it after [`Setup::learn_crds`]), on every core, for the kind each names: what the
+    /// check of each resource paired with one would find, one at a time. Not when the input is
+    /// read whole (`pieces`), or for a small update.
+    pub(crate) fn check_ahead(&mut self, pieces: crate::run::pieces::Pieces) {
+        use crate::run::pieces::Pieces;
+        let mut ahead = std::collections::HashMap::new();
+        for step in &self.plan.steps {
+            let Action::Update { updated, .. } = &step.action else {
+                continue;
+            };
+            let worth = match pieces {
+                Pieces::Whole => false,
+                Pieces::Auto => updated.len() >= CHECK_AHEAD,
+                Pieces::Size(_) => updated.len() > 1,
+            };
+            if !worth {
+                continue;
+            }
+            let schema = self.schema_for(step.options.crd_merge_keys);
+            let found = crate::run::pieces::map(updated, |_, doc| {
+                let id = Id::of(doc);
+                let gvk = crate::schema::Gvk::new(&id.api_version, &id.kind);
+                let findings = crate::schema::check_patch(schema, gvk, doc);
+                Some(CheckedAhead {
+                    api_version: id.api_version.to_string(),
+                    kind: id.kind.to_string(),
+                    findings,
+                })
+            });
+            if let Some(found) = found {
+                ahead.insert(step.index, found);
+            }
+        }
+        self.checked_ahead = ahead;
     }
 
     /// Learns the merge keys of the CRDs a document of the input holds (the document itself,

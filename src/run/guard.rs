@@ -233,10 +233,18 @@ impl Engine<'_> {
         let gvk = Gvk::new(&id.api_version, &id.kind);
         let schema = self.setup.schema_for(step.options.crd_merge_keys);
         let findings: Vec<(Option<usize>, Finding)> = match patch {
-            CheckedPatch::Document(_, doc) => check_patch(schema, gvk, doc)
+            CheckedPatch::Document(d, doc) => {
+                let ahead = (self.setup.checked_ahead.get(&step.index))
+                    .and_then(|docs| docs.get(d))
+                    .filter(|a| a.api_version == id.api_version && a.kind == id.kind);
+                match ahead {
+                    Some(a) => a.findings.clone(),
+                    None => check_patch(schema, gvk, doc),
+                }
                 .into_iter()
                 .map(|f| (None, f))
-                .collect(),
+                .collect()
+            }
             CheckedPatch::Operations(ops) => {
                 check_json6902(schema, gvk, ops.iter().map(json6902::Op::pointers))
                     .into_iter()

@@ -166,13 +166,19 @@ pub struct Sides<'p> {
     pub updated: Index<'p>,
 }
 
+/// The documents from which indexing the two sides on two threads is worth starting one.
+const TWO_THREADS: usize = 2048;
+
 impl<'p> Sides<'p> {
     /// Both sides indexed by key (what each side holds twice is noted in its index).
+    /// A large update's two sides are indexed on two threads.
     pub fn new(original: &'p [Node<'static>], updated: &'p [Node<'static>]) -> Sides<'p> {
-        Sides {
-            original: Index::new(original),
-            updated: Index::new(updated),
-        }
+        let (original, updated) = if original.len() + updated.len() >= TWO_THREADS {
+            rayon::join(|| Index::new(original), || Index::new(updated))
+        } else {
+            (Index::new(original), Index::new(updated))
+        };
+        Sides { original, updated }
     }
 }
 

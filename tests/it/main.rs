@@ -27,6 +27,7 @@ mod properties;
 mod regressions;
 mod support;
 mod upgrade;
+mod upgrade_properties;
 mod users;
 mod walkers_corpus;
 mod wildcards;

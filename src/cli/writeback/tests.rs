@@ -10,13 +10,14 @@ use proptest::prelude::*;
 use super::*;
 
 /// The real file system, with the `fail_at`-th call (from 0) failing.
-struct Failing {
-    calls: Cell<usize>,
+pub struct Failing {
+    /// The calls made so far.
+    pub calls: Cell<usize>,
     fail_at: usize,
 }
 
 impl Failing {
-    fn new(fail_at: usize) -> Failing {
+    pub fn new(fail_at: usize) -> Failing {
         Failing {
             calls: Cell::new(0),
             fail_at,
@@ -91,7 +92,7 @@ impl Fs for Failing {
 
 /// Every file under `root` (relative path → content and permission bits); panics on a
 /// temporary.
-fn tree(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
+pub fn tree(root: &Path) -> BTreeMap<PathBuf, (Vec<u8>, u32)> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, (Vec<u8>, u32)>) {
         for e in fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
