@@ -678,14 +678,16 @@ fn diff_of_dot_names_files_git_apply_takes() {
     // files `a/./deploy.yaml`, which `git apply` refuses as an invalid path.
     let (_, pkg, cfg) = package("diff-dot", CHANGE_ALL);
     let before = contents(&pkg);
-    let out = run_cmd(
-        Command::new(bin())
-            .current_dir(&pkg)
-            .args(["--config", s(&cfg), ".", "--diff"]),
-    );
+    let out =
+        run_cmd(
+            Command::new(bin())
+                .current_dir(&pkg)
+                .args(["--config", s(&cfg), ".", "--diff"]),
+        );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
-        out.stdout.contains("--- a/deploy.yaml\n+++ b/deploy.yaml\n"),
+        out.stdout
+            .contains("--- a/deploy.yaml\n+++ b/deploy.yaml\n"),
         "{}",
         out.stdout
     );
@@ -693,7 +695,11 @@ fn diff_of_dot_names_files_git_apply_takes() {
     // The diff applies as printed, from where it was made, and gives what --in-place writes.
     let patch = pkg.parent().expect("parent").join("dot.diff");
     fs::write(&patch, &out.stdout).expect("write");
-    assert!(git(&pkg).args(["init", "-q"]).status().expect("git").success());
+    assert!(git(&pkg)
+        .args(["init", "-q"])
+        .status()
+        .expect("git")
+        .success());
     let applied = git(&pkg)
         .args(["apply", s(&patch)])
         .output()
