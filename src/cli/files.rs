@@ -231,6 +231,19 @@ enum Entry {
 }
 
 impl Listing {
+    /// What the listing says beside its entries, as the start of the inputs read from them; and
+    /// the entries, to read.
+    fn into_inputs(self) -> (Inputs, Vec<Entry>) {
+        let inputs = Inputs {
+            others: self.others,
+            warnings: self.warnings,
+            notes: self.notes,
+            first_dir: self.first_dir,
+            ..Inputs::default()
+        };
+        (inputs, self.entries)
+    }
+
     /// The files listed to be read as resources (stdin aside), in order.
     pub fn files(&self) -> impl Iterator<Item = &Path> {
         self.entries.iter().filter_map(|e| match e {
@@ -368,14 +381,8 @@ pub fn read_listed(
     stdin: &mut dyn Read,
     budget: &mut Budget,
 ) -> Result<Inputs, ReadFailure> {
-    let mut out = Inputs {
-        others: listing.others,
-        warnings: listing.warnings,
-        notes: listing.notes,
-        first_dir: listing.first_dir,
-        ..Inputs::default()
-    };
-    for e in listing.entries {
+    let (mut out, entries) = listing.into_inputs();
+    for e in entries {
         match e {
             Entry::Stdin => {
                 let text = read_stdin(stdin, budget)?;
@@ -443,14 +450,8 @@ pub fn read_all_listed(
     let mut early = early.into_iter();
     let mut out = Vec::with_capacity(listings.len());
     for listing in listings {
-        let mut inputs = Inputs {
-            others: listing.others,
-            warnings: listing.warnings,
-            notes: listing.notes,
-            first_dir: listing.first_dir,
-            ..Inputs::default()
-        };
-        for e in listing.entries {
+        let (mut inputs, entries) = listing.into_inputs();
+        for e in entries {
             match e {
                 Entry::Stdin => {
                     let text = read_stdin(stdin, budget)?;

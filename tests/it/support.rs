@@ -2,9 +2,11 @@
 //! as data, comparing YAML trees; and for the host tests, finding the hosts (kpt, kubectl,
 //! podman) and the function's image, temporary directories, running commands.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::SystemTime;
 
 use krm_merge::yaml::{self, Node};
 use serde_json::Value;
@@ -395,4 +397,51 @@ pub fn git(dir: &Path) -> Command {
         .env("GIT_COMMITTER_NAME", "test")
         .env("GIT_COMMITTER_EMAIL", "test@example.com");
     c
+}
+
+/// Every file under `root` by its path relative to `root` (a `.git` directory left out; nothing
+/// when `root` does not exist).
+pub fn tree(root: &Path) -> BTreeMap<PathBuf, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
+        for e in fs::read_dir(dir).expect("read dir") {
+            let e = e.expect("entry");
+            let p = e.path();
+            if e.file_name() == ".git" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).expect("under root").to_path_buf();
+                out.insert(rel, fs::read_to_string(&p).expect("text"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    if root.exists() {
+        walk(root, root, &mut out);
+    }
+    out
+}
+
+/// Writes `files` as a directory tree at `dir`, replacing whatever was there.
+pub fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) {
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir).expect("mkdir");
+    for (rel, text) in files {
+        let p = dir.join(rel);
+        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        fs::write(&p, text).expect("write");
+    }
+}
+
+/// Each file's modification time, by its path relative to `root`.
+pub fn mtimes(root: &Path) -> BTreeMap<PathBuf, SystemTime> {
+    tree(root)
+        .keys()
+        .map(|rel| {
+            let m = fs::metadata(root.join(rel)).expect("stat");
+            (rel.clone(), m.modified().expect("mtime"))
+        })
+        .collect()
 }

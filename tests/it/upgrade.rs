@@ -19,7 +19,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -27,52 +26,6 @@ use crate::support::*;
 
 fn data() -> PathBuf {
     root().join("tests/data/upgrade")
-}
-
-/// Every file under `root`, by path relative to it.
-fn tree(root: &Path) -> BTreeMap<PathBuf, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
-        for e in fs::read_dir(dir).expect("read dir") {
-            let e = e.expect("entry");
-            let p = e.path();
-            if e.file_name() == ".git" {
-                continue;
-            }
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                let rel = p.strip_prefix(root).expect("under root").to_path_buf();
-                out.insert(rel, fs::read_to_string(&p).expect("text"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
-/// Writes `files` as a directory tree at `dir` (replacing it).
-fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) {
-    let _ = fs::remove_dir_all(dir);
-    for (rel, text) in files {
-        let p = dir.join(rel);
-        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        fs::write(&p, text).expect("write");
-    }
-}
-
-/// Each file's modification time.
-fn mtimes(root: &Path) -> BTreeMap<PathBuf, SystemTime> {
-    tree(root)
-        .keys()
-        .map(|rel| {
-            let m = fs::metadata(root.join(rel))
-                .expect("stat")
-                .modified()
-                .expect("mtime");
-            (rel.clone(), m)
-        })
-        .collect()
 }
 
 /// A copy of the shop's three sides in a new directory.

@@ -25,7 +25,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::SystemTime;
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
@@ -258,46 +257,6 @@ fn resources_of(text: &str) -> Result<BTreeMap<String, (String, String)>, String
         }
     }
     Ok(out)
-}
-
-/// Every file under `root` (the package's files in the order the walk reads them: by path).
-fn tree(root: &Path) -> BTreeMap<PathBuf, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
-        for e in fs::read_dir(dir).expect("read dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                let rel = p.strip_prefix(root).expect("under").to_path_buf();
-                out.insert(rel, fs::read_to_string(&p).expect("text"));
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    if root.exists() {
-        walk(root, root, &mut out);
-    }
-    out
-}
-
-fn write_tree(dir: &Path, files: &BTreeMap<PathBuf, String>) {
-    let _ = fs::remove_dir_all(dir);
-    fs::create_dir_all(dir).expect("mkdir");
-    for (rel, text) in files {
-        let p = dir.join(rel);
-        fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        fs::write(&p, text).expect("write");
-    }
-}
-
-fn mtimes(root: &Path) -> BTreeMap<PathBuf, SystemTime> {
-    tree(root)
-        .keys()
-        .map(|rel| {
-            let m = fs::metadata(root.join(rel)).expect("stat");
-            (rel.clone(), m.modified().expect("mtime"))
-        })
-        .collect()
 }
 
 fn merge3(dir: &Path, extra: &[&str], conflicts: &str) -> Output {
