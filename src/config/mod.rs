@@ -1121,22 +1121,36 @@ fn one_of<'n>(
 // ----- the PatchTransformer form ----------------------------------------------------------
 
 fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Plan, ConfigErrors> {
-    let (config, errors) = wire::read_all::<wire::PatchTransformerConfig>(root);
-    let Some(config) = config.filter(|_| errors.is_empty()) else {
+    // Every error at once, as the Merge form says them: the fields' own, then what the fields
+    // that read make of the patch (unless a field it reads is wrong already).
+    let (config, mut errors) = wire::read_all::<wire::PatchTransformerConfig>(root);
+    let Some(config) = config else {
         return Err(errors.into());
     };
+    let structural = errors.clone();
     let top = Path::root();
-    let patch = one_of(&top, ("patch", Some(root)), ("path", config.path))?.ok_or_else(|| {
-        ConfigError::new(
-            Path::root(),
-            "give the patch: inline (patch) or in a file (path)",
-        )
-    })?;
+    let patch = match one_of(&top, ("patch", Some(root)), ("path", config.path)) {
+        Ok(Some(patch)) => Some(patch),
+        Ok(None) => {
+            errors.push(ConfigError::new(
+                Path::root(),
+                "give the patch: inline (patch) or in a file (path)",
+            ));
+            None
+        }
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
     let mut options = PatchOptions::kustomize();
     if let Some(o) = config.options {
         options.allow_name_change = o.allow_name_change;
         options.allow_kind_change = o.allow_kind_change;
     }
+    let Some(patch) = patch else {
+        return Err(errors.into());
+    };
     let draft = Draft {
         index: 0,
         name: StepName::Index(0),
@@ -1152,8 +1166,22 @@ fn patch_transformer_form(root: &Node<'static>, ctx: &mut Ctx<'_>) -> Result<Pla
         form: ConfigForm::PatchTransformer,
         untrimmed: false,
     };
+    // The step is built unless a field it reads is wrong (a wrong field elsewhere, such as a
+    // misspelt key, does not stop the patch's own errors from being said).
+    let reads = ["patch", "path", "target", "options"];
+    let broken = reads
+        .iter()
+        .any(|f| any_within(&structural, &Path::fields(&[f])));
+    let steps = if broken {
+        Vec::new()
+    } else {
+        build_all(vec![draft], &[], ctx, &mut errors)
+    };
+    if !errors.is_empty() {
+        return Err(errors.into());
+    }
     Ok(Plan {
-        steps: vec![draft.build(ctx)?],
+        steps,
         schema: Schema::builtin(),
         form: ConfigForm::PatchTransformer,
         fail_on: FailOn::Error,

@@ -303,6 +303,54 @@ fn file_errors_are_said_one_way() {
 }
 
 #[test]
+fn every_patch_transformer_error_in_one_run() {
+    // kustomize's PatchTransformer form once stopped at its first error: a misspelt key hid
+    // the patch's own error, and a missing patch.
+    let d = dir("all-errors-pt");
+    let pt = |rest: &str| {
+        format!("apiVersion: builtin\nkind: PatchTransformer\nmetadata: {{name: p}}\ntagret: {{kind: Deployment}}\n{rest}")
+    };
+    let cases = [
+        (
+            pt("patch: \"spec: [x\"\n"),
+            "patch: line 1, column 7 of the inline text: unclosed bracket",
+        ),
+        (pt(""), "give the patch: inline (patch) or in a file (path)"),
+    ];
+    for (config, second) in cases {
+        let out = run_in(
+            &d,
+            &[("fn.yaml", &config), ("d.yaml", DEPLOY)],
+            &["--config", "fn.yaml", "d.yaml"],
+        );
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        let errors: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(errors.len(), 2, "{}", out.stderr);
+        assert!(
+            errors[0].contains("fn.yaml: tagret: unknown field `tagret`"),
+            "{}",
+            out.stderr
+        );
+        assert!(errors[1].contains(second), "{}", out.stderr);
+    }
+    // A field the patch reads that is wrong stops the patch from being read: what it would
+    // mean is unknown.
+    let bad_target = "apiVersion: builtin\nkind: PatchTransformer\nmetadata: {name: p}\ntarget: {kind: 5}\npatch: \"spec: [x\"\n";
+    let out = run_in(
+        &d,
+        &[("fn.yaml", bad_target), ("d.yaml", DEPLOY)],
+        &["--config", "fn.yaml", "d.yaml"],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("target.kind: invalid type"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn every_config_error_in_one_run() {
     let d = dir("all-errors");
     let config = merge(
