@@ -382,18 +382,27 @@ pub fn read_listed(
     budget: &mut Budget,
 ) -> Result<Inputs, ReadFailure> {
     let (mut out, entries) = listing.into_inputs();
+    read_entries(&mut out, entries, stdin, budget, |path, budget| {
+        read_file(INPUT, path, budget)
+    })?;
+    Ok(out)
+}
+
+/// Reads `entries` into `inputs`, in order: stdin as it comes, each file's text from
+/// `file_text` (given the budget, which it charges).
+fn read_entries(
+    inputs: &mut Inputs,
+    entries: Vec<Entry>,
+    stdin: &mut dyn Read,
+    budget: &mut Budget,
+    mut file_text: impl FnMut(&Path, &mut Budget) -> Result<String, ReadFailure>,
+) -> Result<(), ReadFailure> {
     for e in entries {
         match e {
             Entry::Stdin => {
                 let text = read_stdin(stdin, budget)?;
-                out.push(
-                    "stdin".into(),
-                    text,
-                    false,
-                    None,
-                    PathBuf::from("stdin"),
-                    false,
-                );
+                let rel = PathBuf::from("stdin");
+                inputs.push("stdin".into(), text, false, None, rel, false);
             }
             Entry::File {
                 path,
@@ -402,13 +411,13 @@ pub fn read_listed(
                 kptfile,
                 ..
             } => {
-                let text = read_file(INPUT, &path, budget)?;
+                let text = file_text(&path, budget)?;
                 let name = path.display().to_string();
-                out.push(name, text, strict, Some(path), rel, kptfile);
+                inputs.push(name, text, strict, Some(path), rel, kptfile);
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Reads what several [`list_inputs`] listed (`merge3`'s three sides), within one budget, as
@@ -451,34 +460,22 @@ pub fn read_all_listed(
     let mut out = Vec::with_capacity(listings.len());
     for listing in listings {
         let (mut inputs, entries) = listing.into_inputs();
-        for e in entries {
-            match e {
-                Entry::Stdin => {
-                    let text = read_stdin(stdin, budget)?;
-                    let rel = PathBuf::from("stdin");
-                    inputs.push("stdin".into(), text, false, None, rel, false);
-                }
-                Entry::File {
-                    path,
-                    rel,
-                    strict,
-                    kptfile,
-                    ..
-                } => {
+        read_entries(
+            &mut inputs,
+            entries,
+            stdin,
+            budget,
+            |path, budget| match early.next().flatten() {
+                Some(Early { len, read }) => {
                     let name = path.display().to_string();
-                    let text = match early.next().flatten() {
-                        Some(Early { len, read }) => {
-                            budget.take(len, &name)?;
-                            let (text, got) = read?;
-                            budget.take(got.saturating_sub(len), &name)?;
-                            text?
-                        }
-                        None => read_file(INPUT, &path, budget)?,
-                    };
-                    inputs.push(name, text, strict, Some(path), rel, kptfile);
+                    budget.take(len, &name)?;
+                    let (text, got) = read?;
+                    budget.take(got.saturating_sub(len), &name)?;
+                    text
                 }
-            }
-        }
+                None => read_file(INPUT, path, budget),
+            },
+        )?;
         out.push(inputs);
     }
     Ok(out)

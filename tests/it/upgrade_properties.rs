@@ -599,11 +599,31 @@ fn a_failing_write_leaves_the_package_wholly_old() {
 
 // ----- what the properties found ----------------------------------------------------------------
 
+/// `p/f.yaml` as LOCAL has it after `merge3 --in-place` of packages holding only that file,
+/// LOCAL's a copy of ORIGINAL's (`name`: the test's directory).
+fn upgraded_file(name: &str, original: &str, updated: &str) -> String {
+    let dir = tmp_dir("upgrade-props", name);
+    for (side, text) in [
+        ("original", original),
+        ("updated", updated),
+        ("local", original),
+    ] {
+        write_tree(
+            &dir.join(side),
+            &BTreeMap::from([(PathBuf::from("p/f.yaml"), text.to_owned())]),
+        );
+    }
+    let out = merge3(&dir, &["--in-place"], "warn");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = fs::read_to_string(dir.join("local/p/f.yaml")).expect("read");
+    fs::remove_dir_all(&dir).expect("clean up");
+    after
+}
+
 /// `# header` above a file's first `---` is outside every document: when upstream deletes the
 /// file's first resource, the header stays with the rest of the file.
 #[test]
 fn a_header_comment_stays_when_the_first_resource_of_its_file_goes() {
-    let dir = tmp_dir("upgrade-props", "header-first");
     let header = "# Copyright the authors\n# vendored from upstream\n---\n";
     let both = format!(
         "{header}{}---\n{}",
@@ -611,46 +631,17 @@ fn a_header_comment_stays_when_the_first_resource_of_its_file_goes() {
         resource("b1", "o", "o")
     );
     let one = format!("{header}{}", resource("b1", "o", "o"));
-    for (side, text) in [("original", &both), ("updated", &one), ("local", &both)] {
-        write_tree(
-            &dir.join(side),
-            &BTreeMap::from([(PathBuf::from("p/f.yaml"), text.clone())]),
-        );
-    }
-    let out = merge3(&dir, &["--in-place"], "warn");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(
-        fs::read_to_string(dir.join("local/p/f.yaml")).expect("read"),
-        one
-    );
-    fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(upgraded_file("header-first", &both, &one), one);
 }
 
 /// When upstream deletes every resource of a file and adds others to it, the local file keeps
 /// its header above them (it is not removed and made anew).
 #[test]
 fn a_header_comment_stays_when_upstream_replaces_every_resource_of_its_file() {
-    let dir = tmp_dir("upgrade-props", "header-replaced");
     let header = "# Copyright the authors\n---\n";
     let before = format!("{header}{}", resource("b0", "o", "o"));
     let after = format!("{header}{}", resource("a0", "new", "new"));
-    for (side, text) in [
-        ("original", &before),
-        ("updated", &after),
-        ("local", &before),
-    ] {
-        write_tree(
-            &dir.join(side),
-            &BTreeMap::from([(PathBuf::from("p/f.yaml"), text.clone())]),
-        );
-    }
-    let out = merge3(&dir, &["--in-place"], "warn");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(
-        fs::read_to_string(dir.join("local/p/f.yaml")).expect("read"),
-        after
-    );
-    fs::remove_dir_all(&dir).expect("clean up");
+    assert_eq!(upgraded_file("header-replaced", &before, &after), after);
 }
 
 /// A package larger than one read-ahead window (4 MiB of files read ahead on every core at a
