@@ -331,6 +331,32 @@ fn deletions_and_additions_reach_the_files() {
 }
 
 #[test]
+fn a_deleted_resource_leaves_the_comments_above_its_marker() {
+    // A file's licence header above its first `---` is outside every document: deleting the
+    // first resource leaves it, on stdout and in place (and so in every mode, merge3 included).
+    let (pkg, cfg) = package("delete-header");
+    let header = "# Copyright the authors\n# vendored from upstream\n";
+    let old = CM.replace("settings", "old");
+    fs::write(
+        pkg.join("config.yaml"),
+        format!("{header}---\n{old}---\n{CM}"),
+    )
+    .expect("write");
+    let patches = "  - target: {kind: ConfigMap, name: old}\n    patch: '$patch: delete'\n";
+    fs::write(&cfg, config(patches)).expect("write");
+    let want = format!("{header}---\n{CM}");
+    let out = krm(&["--config", s(&cfg), s(&pkg.join("config.yaml"))], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, want);
+    let out = krm(&["--config", s(&cfg), "--in-place", s(&pkg)], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        fs::read_to_string(pkg.join("config.yaml")).expect("read"),
+        want
+    );
+}
+
+#[test]
 fn links_loops_and_special_files() {
     let (pkg, cfg) = package("links");
     std::os::unix::fs::symlink(".", pkg.join("loop")).expect("link");
