@@ -33,10 +33,12 @@ pub(crate) struct Aliases {
 
 impl Aliases {
     /// The state for another share of the same items (another thread's): the same kind of
-    /// document, nothing read yet.
+    /// document, inside the same list kinds, nothing read yet.
     pub(crate) fn fork(&self) -> Aliases {
         Aliases {
             shared: self.shared,
+            lists: self.lists,
+            bookkeeping_lists: self.bookkeeping_lists,
             ..Aliases::default()
         }
     }

@@ -228,6 +228,18 @@ pub(crate) struct Processed<'a> {
     pub failed: bool,
 }
 
+/// A list kind being read ([`Engine::enter_list`]): what ends it.
+#[must_use]
+pub(crate) struct InList {
+    /// The list is a document of its own (see `Aliases::enter_list`).
+    outer: bool,
+    /// Its file, from kpt's annotations.
+    file: Option<(String, u64)>,
+    bookkeeping: bool,
+    /// Where its items' results start.
+    first_result: usize,
+}
+
 /// Applies every step of `plan` to `items` held in memory, each item a document of its own.
 #[cfg(test)]
 pub(crate) fn run<'a>(
@@ -396,17 +408,7 @@ impl<'p> Engine<'p> {
     /// gives the items of a list no path of their own). A list that came as JSON is written as
     /// block YAML once an item changed.
     fn process_list<'a>(&mut self, mut item: Item<'a>) -> Option<Item<'a>> {
-        let outer = self.aliases.enter_list();
-        let file = bookkeeping::file_of(&item.node).map(|(p, i)| (p.to_owned(), i));
-        if let Some((path, _)) = &file {
-            self.report.files.insert(path.clone());
-        }
-        let bookkeeping = {
-            let follow = |n| self.aliases.follow(n);
-            bookkeeping::is_bookkeeping_item_with(&item.node, &follow)
-        };
-        self.aliases.bookkeeping_lists += usize::from(bookkeeping);
-        let first_result = self.report.results.len();
+        let list = self.enter_list(&item.node);
         let root = &mut item.node;
         let n = root.entries().len();
         let at = root.position("items").unwrap_or(n);
@@ -447,20 +449,49 @@ impl<'p> Engine<'p> {
         if changed && root.is_flow() {
             root.make_block();
         }
-        if let Some(f) = &file {
-            for r in self.report.results.iter_mut().skip(first_result) {
-                if r.resource.is_some() && r.file.is_none() {
-                    r.file = Some(f.clone());
-                }
-            }
-        }
-        self.aliases.bookkeeping_lists -= usize::from(bookkeeping);
-        self.aliases.leave_list(outer);
+        self.leave_list(list);
         if emptied {
             return None;
         }
         item.touched |= changed;
         Some(item)
+    }
+
+    /// Starts reading the items of the list kind `list` (its root mapping; its items need not
+    /// be in it): in the document it is, bookkeeping when it is, its file among the run's. Give
+    /// what it returns to [`Engine::leave_list`] after the last item. (Reading a list's items in
+    /// pieces, forks of this engine made between the two calls read them so.)
+    pub(crate) fn enter_list(&mut self, list: &Node<'_>) -> InList {
+        let outer = self.aliases.enter_list();
+        let file = bookkeeping::file_of(list).map(|(p, i)| (p.to_owned(), i));
+        if let Some((path, _)) = &file {
+            self.report.files.insert(path.clone());
+        }
+        let bookkeeping = {
+            let follow = |n| self.aliases.follow(n);
+            bookkeeping::is_bookkeeping_item_with(list, &follow)
+        };
+        self.aliases.bookkeeping_lists += usize::from(bookkeeping);
+        InList {
+            outer,
+            file,
+            bookkeeping,
+            first_result: self.report.results.len(),
+        }
+    }
+
+    /// Ends a list kind's items: results about an item since [`Engine::enter_list`] name the
+    /// list's file (kpt gives the items of a list no path of their own).
+    pub(crate) fn leave_list(&mut self, list: InList) {
+        if let Some(f) = &list.file {
+            for r in self.report.results.iter_mut().skip(list.first_result) {
+                if r.resource.is_some() && r.file.is_none() {
+                    r.file = Some(f.clone());
+                }
+            }
+        }
+        self.aliases.bookkeeping_lists -= usize::from(list.bookkeeping);
+        self.aliases.leave_list(list.outer);
     }
 
     /// The item as it will be written, read in its document: its aliases read what they read

@@ -1,8 +1,9 @@
-//! A block-style ResourceList read by its items (see `read.rs`): the text around the items
-//! parsed first ([`wrapper`]), then the items region (from its `items:` line to the next key)
-//! cut into pieces at the items' dashes and each piece parsed as `items:` and its items, item
-//! by item, on every core where they are many. The output is the input's text with each
-//! touched item written from its tree and each deleted one gone.
+//! A block-style ResourceList, or a stream of one block-style list kind (`kind: List`), read by
+//! its items (see `read.rs`): the text around the items parsed first ([`wrapper`]), then the
+//! items region (from its `items:` line to the next key) cut into pieces at the items' dashes
+//! and each piece parsed as `items:` and its items, item by item, on every core where they are
+//! many. The output is the input's text with each touched item written from its tree and each
+//! deleted one gone.
 //!
 //! **As one reading.** A piece is an engine's share of the items, absorbed in order, so the
 //! results are those of one reading. The parser also says in which style a document indents
@@ -11,31 +12,54 @@
 //! says which style it used for what it wrote and which it sets, and a piece that wrote in
 //! another style than the pieces before it set is read again with theirs.
 //!
-//! What it must not do: read anything but a ResourceList that [`crate::yaml::split::shape`]
-//! found plain: no anchors around the items, none among them when they are cut.
+//! What it must not do: read anything but a ResourceList or list kind that
+//! [`crate::yaml::split::shape`] found plain: no anchors around the items, none among them when
+//! they are cut.
 
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::krm::{Item, Origin};
+use crate::krm::{self, Item, Origin};
 use crate::run::engine::{Engine, Setup};
 use crate::run::pieces;
-use crate::run::read::Reader;
+use crate::run::read::{identity_key, Reader};
+use crate::select::identity::Id;
 use crate::yaml::split::{self, ListLayout};
 use crate::yaml::{self, EmitOptions, Node, SeqIndent, SplitItem};
 
-/// What the text around a ResourceList's items holds.
+/// What is around the items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Around {
+    /// A ResourceList (how kpt calls a function).
+    ResourceList,
+    /// A list kind (`List`, `RoleList`, ...): a resource's container, as kustomize reads it.
+    List,
+}
+
+/// The text around a ResourceList's or a list kind's items, parsed.
 pub(crate) struct Wrapper {
-    /// Its `functionConfig`, when there is one.
-    pub function_config: Option<Node<'static>>,
+    /// Its root mapping, without `items`.
+    pub root: Node<'static>,
     /// The style of sequence indentation its entries before the items set.
     head_style: Option<SeqIndent>,
 }
 
+impl Wrapper {
+    /// A ResourceList's `functionConfig`, when there is one.
+    pub(crate) fn function_config(&self) -> Option<&Node<'static>> {
+        self.root.get("functionConfig").filter(|f| !f.is_null())
+    }
+}
+
 /// Parses the text around the items (everything but the `items` entry): `None` when it is not
-/// one plain block ResourceList (anchors or aliases, which the items may share; does not
-/// parse: then the whole read reports where).
-pub(crate) fn wrapper(src: &str, layout: &ListLayout, reader: Reader<'_>) -> Option<Wrapper> {
+/// one plain block mapping of the kind `around` says (anchors or aliases, which the items may
+/// share; does not parse: then the whole read reports where).
+pub(crate) fn wrapper(
+    src: &str,
+    layout: &ListLayout,
+    around: Around,
+    reader: Reader<'_>,
+) -> Option<Wrapper> {
     let (head, tail) = (src.get(..layout.items.start)?, src.get(layout.items.end..)?);
     let text = format!("{head}{tail}");
     reader.parses.add(head);
@@ -45,23 +69,24 @@ pub(crate) fn wrapper(src: &str, layout: &ListLayout, reader: Reader<'_>) -> Opt
     let (Some(root), None) = (roots.next(), roots.next()) else {
         return None;
     };
+    let kind = root.str_at(&["kind"]).unwrap_or("");
+    let kind_is = match around {
+        Around::ResourceList => kind == "ResourceList" && root.get("results").is_none(),
+        Around::List => kind.ends_with("List") && kind != "ResourceList",
+    };
     let plain = root.is_map()
         && !root.is_flow()
         && !root.has_anchor()
         && !root.has_alias()
-        && root.str_at(&["kind"]) == Some("ResourceList")
-        && root.get("items").is_none()
-        && root.get("results").is_none();
+        && kind_is
+        && root.get("items").is_none();
     if !plain {
         return None;
     }
     let before = root.entries().get(..layout.keys_before)?;
     Some(Wrapper {
-        function_config: root
-            .get("functionConfig")
-            .filter(|f| !f.is_null())
-            .map(|f| f.clone().into_owned()),
         head_style: split::first_seq_indent_in(before),
+        root: root.clone().into_owned(),
     })
 }
 
@@ -91,6 +116,17 @@ pub(crate) struct ItemsRead {
     /// How a new item is written: the items' dash column, and the document's style.
     pub dash_col: usize,
     pub opts: EmitOptions,
+    /// How many items there were, and how many were written (not deleted).
+    pub count: Count,
+    /// With `locate`: each resource's identity ([`identity_key`]), as it came.
+    pub seen: Vec<u64>,
+}
+
+/// Items read, and written (not deleted by a patch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Count {
+    pub read: usize,
+    pub written: usize,
 }
 
 /// A sequence style forced on a piece: a key whose value is a block sequence written so.
@@ -180,12 +216,14 @@ impl<'s> Items<'s> {
     /// Every piece through a fork of `engine` (one piece: through `engine` itself), absorbed in
     /// order; `out` (room for the whole output) holds the output up to the last item's end.
     /// `None`: the items cannot be read so (a piece does not parse, an item is not a mapping, the
-    /// parser reads an item otherwise than its lines say): read the input whole.
+    /// parser reads an item otherwise than its lines say): read the input whole. With `locate`
+    /// (the hasher of the keys), what [`ItemsRead::seen`] says.
     pub(crate) fn run(
         mut self,
         engine: &mut Engine<'_>,
         mut out: String,
         reader: Reader<'_>,
+        locate: Option<&crate::hash::State>,
     ) -> Option<ItemsRead> {
         let first_line = self.pieces.first()?.find('\n').map_or(0, |i| i + 1);
         out.push_str(self.src.get(..self.layout.items.start + first_line)?);
@@ -195,7 +233,8 @@ impl<'s> Items<'s> {
             .collect();
         let take = |k: usize| ahead.get(k).and_then(|a| a.lock().ok()?.take());
         if self.pieces.len() < 2 {
-            let piece = self.piece(0, self.forced(0), take(0), engine, &mut out, reader)?;
+            let at = (0, self.forced(0));
+            let piece = self.piece(at, take(0), engine, &mut out, reader, locate)?;
             let opts = EmitOptions {
                 seq_indent: self.head_style.or(piece.sets).unwrap_or_default(),
             };
@@ -204,6 +243,8 @@ impl<'s> Items<'s> {
                 rest: piece.items.end,
                 dash_col: self.layout.dash_col,
                 opts,
+                count: piece.count,
+                seen: piece.seen,
             });
         }
         let first = Mutex::new(Some(out));
@@ -215,20 +256,26 @@ impl<'s> Items<'s> {
                 0 => first.lock().ok()?.take()?,
                 _ => String::with_capacity(piece.len()),
             };
-            let read = this.piece(k, this.forced(k), take(k), &mut fork, &mut out, reader)?;
+            let at = (k, this.forced(k));
+            let read = this.piece(at, take(k), &mut fork, &mut out, reader, locate)?;
             Some((read, out, fork))
         })?;
         // Each piece as one reading would have read it: with the style the pieces before it
         // set (the first piece was read so already).
         let mut style = self.head_style;
         let mut whole: Option<(String, usize)> = None;
+        let mut count = Count::default();
+        let mut seen = Vec::new();
         for (k, (mut read, mut text, mut fork)) in done.into_iter().enumerate() {
             if let Some(s) = style.filter(|s| read.used.iter().any(|u| u != s)) {
                 fork = engine.fork();
                 text.clear();
-                read = self.piece(k, Some(s), None, &mut fork, &mut text, reader)?;
+                read = self.piece((k, Some(s)), None, &mut fork, &mut text, reader, locate)?;
             }
             style = style.or(read.sets);
+            count.read += read.count.read;
+            count.written += read.count.written;
+            seen.append(&mut read.seen);
             engine.absorb(fork);
             whole = match whole {
                 None => Some((text, read.items.end)),
@@ -247,6 +294,8 @@ impl<'s> Items<'s> {
             opts: EmitOptions {
                 seq_indent: style.unwrap_or_default(),
             },
+            count,
+            seen,
         })
     }
 
@@ -254,12 +303,12 @@ impl<'s> Items<'s> {
     /// `style` forced, or read ahead (when that was with the same style).
     fn piece(
         &self,
-        k: usize,
-        style: Option<SeqIndent>,
+        (k, style): (usize, Option<SeqIndent>),
         ahead: Option<Ahead>,
         engine: &mut Engine<'_>,
         out: &mut String,
         reader: Reader<'_>,
+        locate: Option<&crate::hash::State>,
     ) -> Option<PieceRead> {
         let piece = self.pieces.get(k)?;
         // What the text parsed has before the piece's own text, and where its first item
@@ -271,7 +320,10 @@ impl<'s> Items<'s> {
             } else {
                 0
             };
-        let mut state = PieceState::default();
+        let mut state = PieceState {
+            locate,
+            ..PieceState::default()
+        };
         let range = match ahead.filter(|_| style == self.forced(k)) {
             Some(Ahead { text, items, range }) => {
                 for (node, span, dash_col, seq_indent) in items {
@@ -305,6 +357,8 @@ impl<'s> Items<'s> {
             items: at(range.start)..at(range.end),
             used: state.used,
             sets: state.sets,
+            count: state.count,
+            seen: state.seen,
         })
     }
 }
@@ -317,19 +371,24 @@ struct PieceRead {
     used: Vec<SeqIndent>,
     /// The style its items set for the document (the first of them that sets one).
     sets: Option<SeqIndent>,
+    count: Count,
+    seen: Vec<u64>,
 }
 
 /// What a piece's items said while they were read.
 #[derive(Default)]
-struct PieceState {
+struct PieceState<'h> {
     used: Vec<SeqIndent>,
     sets: Option<SeqIndent>,
     /// An item is not a mapping, or the parser read it otherwise than its lines say.
     give_up: bool,
-    n: usize,
+    count: Count,
+    /// The hasher of identity keys, when they are kept (`seen`).
+    locate: Option<&'h crate::hash::State>,
+    seen: Vec<u64>,
 }
 
-impl PieceState {
+impl PieceState<'_> {
     /// One item, through the engine, written to `out`.
     fn item<'a>(
         &mut self,
@@ -350,14 +409,21 @@ impl PieceState {
         if self.sets.is_none() {
             self.sets = split::first_seq_indent(&node);
         }
+        if let Some(hasher) = self.locate {
+            krm::for_each_resource(&node, &mut |r| {
+                self.seen.push(identity_key(hasher, &Id::of(r)));
+            });
+        }
         let item = Item {
             node,
-            origin: Origin::Input(self.n),
+            origin: Origin::Input(self.count.read),
             touched: false,
             first_id: None,
         };
-        self.n += 1;
-        match engine.process(item) {
+        self.count.read += 1;
+        let written = engine.process(item);
+        self.count.written += usize::from(written.is_some());
+        match written {
             None => {}
             Some(it) if !it.touched => out.push_str(info.text),
             Some(it) => {

@@ -110,7 +110,7 @@ pub fn run_krm(src: &str, options: &Options) -> Output {
     };
     let mut out = match Reading::of(src) {
         Reading::Items(_) => krm_items(src, options, reader),
-        Reading::Documents | Reading::Whole => None,
+        Reading::List(_) | Reading::Documents | Reading::Whole => None,
     }
     .unwrap_or_else(|| krm_whole(src, options, reader));
     out.parsed = parses.bytes();
@@ -122,9 +122,9 @@ fn krm_items(src: &str, options: &Options, reader: Reader<'_>) -> Option<Output>
     let Reading::Items(layout) = Reading::of(src) else {
         return None;
     };
-    let wrapper = items::wrapper(src, &layout, reader)?;
+    let wrapper = items::wrapper(src, &layout, items::Around::ResourceList, reader)?;
     // Without a functionConfig, the whole read says so (as it says everything else).
-    let fc = wrapper.function_config.as_ref()?;
+    let fc = wrapper.function_config()?;
     let config_id = Id::of(fc).into_owned();
     // An invalid functionConfig: the whole read reports it, with the items as they came (and
     // reports first whatever else is wrong with them, which nothing here has read yet).
@@ -153,7 +153,7 @@ fn items_run(
     let items = items::Items::cut(src, layout, wrapper, reader, &mut setup)?;
     let mut engine = Engine::new(&setup);
     engine.one_document();
-    let mut read = items.run(&mut engine, out, reader)?;
+    let mut read = items.run(&mut engine, out, reader, None)?;
     let end = engine.finish();
     if end.failed {
         drop(read);
@@ -270,9 +270,11 @@ pub fn run_stream_with(
         parses: &parses,
     };
     let mut out = match Reading::of(src) {
-        Reading::Items(layout) => items::wrapper(src, &layout, reader)
+        Reading::Items(layout) => items::wrapper(src, &layout, items::Around::ResourceList, reader)
             .and_then(|w| items_run(src, layout, &w, plan, config, reader, true)),
-        Reading::Documents => Some(documents_run(src, plan, config, reader)),
+        // A list kind by its items is the package's reading (`package::run_with`, what the
+        // command line runs); here it is a document.
+        Reading::List(_) | Reading::Documents => Some(documents_run(src, plan, config, reader)),
         Reading::Whole => None,
     }
     .unwrap_or_else(|| whole_run(src, plan, config, reader));

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 use crate::config::Plan;
 use crate::krm::{self, FnResult, Input, Item, Severity, StreamOut};
 use crate::run::engine::{Engine, Setup};
-use crate::run::items::{self, Items};
+use crate::run::items::{self, Around, Items, Wrapper};
 use crate::run::pieces::Pieces;
 use crate::run::read::{identity_key, Documents, Parses, Reader, Reading, Stop};
 use crate::select::identity::Id;
@@ -280,6 +280,8 @@ enum Prepared<'s> {
     Documents(Documents<'s>),
     /// A block ResourceList, read by its items.
     Items(Items<'s>),
+    /// A stream of one block list kind, read by its items.
+    List(Items<'s>, Wrapper),
     /// Anything else, read whole: its input, when read ahead.
     Whole(Option<Input<'s>>),
     /// Left out (not resources) or broken: said in its checks.
@@ -372,6 +374,9 @@ pub fn run_with(
                 documents_file(i, file, docs, &mut engine, &mut whence, reader)
             }
             Prepared::Items(items) => items_file(file, items, &mut engine, reader),
+            Prepared::List(items, wrapper) => {
+                list_file(i, file, (items, &wrapper), &mut engine, &mut whence, reader)
+            }
             Prepared::Whole(input) => whole_file(i, file, input, &mut engine, &mut whence, reader),
         };
         done.push(patched.unwrap_or_else(|e| {
@@ -574,9 +579,16 @@ fn prepare<'s>(
         .any(|s| matches!(s.action, crate::config::Action::Update { .. }));
     match Reading::of(src) {
         Reading::Documents => Prepared::Documents(Documents::cut(src, reader, setup)),
+        Reading::List(layout) => match items::wrapper(src, &layout, Around::List, reader) {
+            Some(w) => match Items::cut(src, layout, &w, reader, setup) {
+                Some(items) => Prepared::List(items, w),
+                None => Prepared::Documents(Documents::cut(src, reader, setup)),
+            },
+            None => Prepared::Documents(Documents::cut(src, reader, setup)),
+        },
         Reading::Items(_) if adds => Prepared::Whole(None),
         Reading::Items(layout) => {
-            let items = items::wrapper(src, &layout, reader)
+            let items = items::wrapper(src, &layout, items::Around::ResourceList, reader)
                 .and_then(|w| Items::cut(src, layout, &w, reader, setup));
             match items {
                 Some(items) => Prepared::Items(items),
@@ -720,6 +732,41 @@ fn documents_file<'s>(
     }
 }
 
+/// Pass two for a stream of one block list kind (`kubectl get -o yaml`'s): its items through a
+/// fork of the engine, in the one document they are, as the engine reads a list kind's items
+/// (`Engine::enter_list`), on every core where they are many; the list's text with the touched
+/// items rewritten. Read as a document instead when it cannot be read so, or when a patch
+/// deleted every item (which takes the list out of the stream): the fork is dropped then, so
+/// nothing is counted twice.
+fn list_file<'s>(
+    i: usize,
+    file: &'s SourceFile,
+    (items, wrapper): (Items<'s>, &Wrapper),
+    engine: &mut Engine<'_>,
+    whence: &mut Whence,
+    reader: Reader<'_>,
+) -> Result<Patched<'s>, krm::ReadError> {
+    let src = file.text.as_str();
+    let out = StreamOut::for_input(src).text;
+    let mut fork = engine.fork();
+    let list = fork.enter_list(&wrapper.root);
+    let read = items.run(&mut fork, out, reader, Some(&whence.hasher));
+    fork.leave_list(list);
+    let read = read.filter(|r| r.count.written > 0 || r.count.read == 0);
+    let Some(read) = read else {
+        // Its CRDs were learned in pass one.
+        let docs = Documents::cut_known(src, reader);
+        return documents_file(i, file, docs, engine, whence, reader);
+    };
+    engine.absorb(fork);
+    for key in read.seen {
+        whence.saw_key(key, i, 0);
+    }
+    let mut text = read.out;
+    text.push_str(src.get(read.rest..).unwrap_or(""));
+    Ok(Patched::Text(text, 1))
+}
+
 /// Pass two for a block ResourceList: its items through the engine, in the one document they
 /// are. One that cannot be read so is read whole.
 fn items_file<'s>(
@@ -731,7 +778,7 @@ fn items_file<'s>(
     let src = file.text.as_str();
     let out = StreamOut::for_input(src).text;
     engine.one_document();
-    let read = items.run(engine, out, reader);
+    let read = items.run(engine, out, reader, None);
     engine.end_document();
     let Some(read) = read else {
         let mut none = Whence::default();

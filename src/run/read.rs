@@ -6,6 +6,10 @@
 //!   then the items, one by one, in pieces on every core where they are many (`items.rs`);
 //!   untouched items are copied as text, and the output is the input's text with the touched
 //!   items rewritten.
+//! * [`Reading::List`] — a stream that is one block-style list kind (`kind: List`, as
+//!   `kubectl get -o yaml` prints): in a package (what the command line runs), read as a
+//!   ResourceList's items are, around them first and then item by item in pieces on every core
+//!   (the output a stream, as the input was); elsewhere as [`Reading::Documents`].
 //! * [`Reading::Documents`] — a plain stream: document by document, in pieces on every core
 //!   where it is large ([`Documents`]), untouched documents copied as text.
 //! * [`Reading::Whole`] — anything else (JSON or flow style, a ResourceList that already has
@@ -21,9 +25,11 @@
 //! **What is read again**, and only on these paths: a piece that does not parse, or whose items
 //! the parser reads otherwise than their lines say (an explicit key at an item's end), sends the
 //! whole input to one piece on one thread, or to [`Reading::Whole`], which reports errors at
-//! their true lines; a stream that turns out to be one ResourceList whose `kind` the lines did
-//! not show is read whole; a piece of items whose new sequences were written in another
-//! document's style than the one before it sets is read again with that style.
+//! their true lines (a list kind's, to [`Reading::Documents`]); a list kind whose every item a
+//! patch deleted, which leaves the stream without it, is read again as a document; a stream
+//! that turns out to be one ResourceList whose `kind` the lines did not show is read whole; a
+//! piece of items whose new sequences were written in another document's style than the one
+//! before it sets is read again with that style.
 //!
 //! What it must not do: decide what a run does with the items (the engine does), or write
 //! anything but the output text.
@@ -42,6 +48,8 @@ use crate::yaml::{self, Document};
 pub(crate) enum Reading {
     /// A block-style ResourceList, read around its items and then item by item.
     Items(ListLayout),
+    /// A stream of one block-style list kind, read so too.
+    List(ListLayout),
     /// A plain stream, read document by document.
     Documents,
     /// Anything else, parsed whole.
@@ -53,6 +61,7 @@ impl Reading {
     pub(crate) fn of(src: &str) -> Reading {
         match split::shape(src) {
             Shape::ResourceList(layout) => Reading::Items(layout),
+            Shape::List(layout) => Reading::List(layout),
             Shape::Other => Reading::Whole,
             Shape::Stream => Reading::Documents,
         }
@@ -136,6 +145,16 @@ impl<'s> Documents<'s> {
                 read.ok().map(|()| docs)
             })
             .collect();
+        Documents { src, pieces, ahead }
+    }
+
+    /// `src` cut as `reader` says, whose CRDs the setup learned already: nothing read ahead.
+    pub(crate) fn cut_known(src: &'s str, reader: Reader<'_>) -> Documents<'s> {
+        let pieces = match reader.pieces.size(src.len()) {
+            Some(size) => split::cut_at_markers(src, size),
+            None => vec![src],
+        };
+        let ahead = pieces.iter().map(|_| None).collect();
         Documents { src, pieces, ahead }
     }
 

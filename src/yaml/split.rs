@@ -7,7 +7,7 @@
 //! caller against what the parser reads.
 //!
 //! What it must not do: build trees, or know anything of Kubernetes beyond the names of the
-//! ResourceList's keys.
+//! ResourceList's keys and that a list kind's name ends in `List`.
 
 use std::ops::Range;
 
@@ -29,6 +29,10 @@ pub(crate) enum Shape {
     /// One block mapping at column 0 with `kind: ResourceList`, `items` a block sequence, no
     /// `results` yet, no directive and no other document: [`ListLayout`] says where its items are.
     ResourceList(ListLayout),
+    /// One block mapping at column 0 whose kind is a list kind written plainly (`kind: List`,
+    /// `kind: RoleList`: as `kubectl get -o yaml` prints what it gets), `items` a block
+    /// sequence, no directive and no other document: [`ListLayout`] says where its items are.
+    List(ListLayout),
     /// A ResourceList otherwise (flow style or JSON, `results` already there, `items` in flow
     /// style, a directive, `kind` written otherwise), or a text that starts with `{` or `[`.
     Other,
@@ -60,31 +64,46 @@ pub(crate) fn shape(src: &str) -> Shape {
             items.end = src.len();
         }
     }
-    match (s.resource_list, s.plain, s.items, s.dash_col) {
+    match (s.kind, s.plain, s.items, s.dash_col) {
         (Kind::Plain, true, Some(items), Some(dash_col)) => Shape::ResourceList(ListLayout {
             items,
             keys_before: s.keys_before,
             dash_col,
         }),
-        (Kind::None, ..) if !s.flow => Shape::Stream,
+        (Kind::List, true, Some(items), Some(dash_col)) => Shape::List(ListLayout {
+            items,
+            keys_before: s.keys_before,
+            dash_col,
+        }),
+        (Kind::None | Kind::List, ..) if !s.flow => Shape::Stream,
         _ => Shape::Other,
     }
 }
 
-/// Whether a `kind: ResourceList` line was seen: as written by kpt and kyaml, or otherwise.
+/// Which `kind:` line was seen: `kind: ResourceList` as written by kpt and kyaml, or otherwise;
+/// a list kind written plainly (`kind: List`); none of these.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Kind {
     #[default]
     None,
     Plain,
     Other,
+    List,
+}
+
+/// A list kind's name (`List`, `RoleList`; not `ResourceList`) written plainly: letters and
+/// digits ending in `List`.
+fn is_list_kind_name(value: &str) -> bool {
+    value.ends_with("List")
+        && value != "ResourceList"
+        && value.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 /// The state of [`shape`]'s reading.
 #[derive(Debug, Default)]
 struct Scan {
     content: bool,
-    resource_list: Kind,
+    kind: Kind,
     /// Nothing seen yet that a block ResourceList read by items cannot hold.
     plain: bool,
     /// A text that starts with `{` or `[`.
@@ -171,9 +190,15 @@ impl Scan {
             let value = rest.trim().trim_matches(['"', '\'']);
             let value = value.split(" #").next().unwrap_or("").trim();
             if rest.trim_end() == " ResourceList" {
-                self.resource_list = Kind::Plain;
+                self.kind = Kind::Plain;
             } else if value == "ResourceList" {
-                self.resource_list = Kind::Other;
+                self.kind = Kind::Other;
+            } else if rest
+                .trim_end()
+                .strip_prefix(' ')
+                .is_some_and(is_list_kind_name)
+            {
+                self.kind = Kind::List;
             }
         }
         if key == "items" {
@@ -435,8 +460,24 @@ mod tests {
         ] {
             assert_eq!(shape(other), Shape::Other, "{other}");
         }
+        let list =
+            "apiVersion: v1\nitems:\n- a: 1\n- b: 2\nkind: List\nmetadata:\n  resourceVersion: ''";
+        let Shape::List(l) = shape(list) else {
+            panic!("{:?}", shape(list))
+        };
+        assert_eq!(&list[l.items.clone()], "items:\n- a: 1\n- b: 2\n");
+        assert_eq!((l.keys_before, l.dash_col), (1, 0));
+        assert!(matches!(
+            shape("kind: RoleList\nitems:\n  - a: 1\n"),
+            Shape::List(_)
+        ));
         for stream in [
             "kind: ResourceList\nitems:\n- a: 1\n---\nkind: Other\n",
+            "kind: List\nitems:\n- a: 1\n---\nkind: List\nitems: []\n",
+            "kind: List\nitems: []\n",
+            "kind: 'List'\nitems:\n- a: 1\n",
+            "kind: List\nitems:\n- a: 1\nresults: []\n",
+            "kind: My-List\nitems:\n- a: 1\n",
             "kind: ConfigMap\n",
             "- a\n",
         ] {

@@ -19,6 +19,7 @@ mod hosts;
 mod integrations;
 mod json6902_suite;
 mod kustomize_diff;
+mod lists;
 mod no_data_loss;
 mod package;
 mod package_roundtrip;
