@@ -85,13 +85,11 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
                 pieces,
                 config_file: files::kpt_fn_config(),
             };
-            let output =
-                match files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT)) {
-                    Ok(src) => krm_merge::run::run_krm(&src, &options),
-                    Err(e) => {
-                        krm_merge::run::unreadable(FnResult::new(Severity::Error, e.message()))
-                    }
-                };
+            let read = files::read_stdin(stdin.read, &mut files::Budget::new(files::MAX_INPUT));
+            let output = match &read {
+                Ok(src) => krm_merge::run::run_krm(src, &options),
+                Err(e) => krm_merge::run::unreadable(FnResult::new(Severity::Error, e.message())),
+            };
             for r in output
                 .results
                 .iter()
@@ -99,10 +97,12 @@ pub fn run(mode: Mode, stdin: Stdin<'_>, io: &mut Io<'_>) -> i32 {
             {
                 io.line(&r.to_string());
             }
-            io.out_code(
+            let code = io.out_code(
                 output.text.as_bytes(),
                 i32::from(exit_code(&output.results)),
-            )
+            );
+            left_to_the_exit((read, output));
+            code
         }
         Mode::Standalone {
             config,
@@ -341,7 +341,7 @@ fn standalone(
     if exit_code(&results) != 0 {
         return finish(io, report, &results, 1);
     }
-    deliver(
+    let code = deliver(
         io,
         report,
         write,
@@ -350,7 +350,18 @@ fn standalone(
         emit::NewNames::Made,
         results,
         &writeback::Real,
-    )
+    );
+    left_to_the_exit(read);
+    left_to_the_exit(pkg);
+    code
+}
+
+/// Leaves a value the size of the input (its text, its output) to the process's exit, which
+/// follows the run: the exit gives its memory back at once, where dropping it gives it back
+/// page by page (a 60 MB package's input and output: 10 ms, against a run of 400). The command
+/// line runs once per process; nothing here is read after it.
+fn left_to_the_exit<T>(big: T) {
+    std::mem::forget(big);
 }
 
 /// Writes a package run's output as `write` says, its results said already and none an

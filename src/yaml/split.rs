@@ -46,10 +46,21 @@ pub(crate) fn shape(src: &str) -> Shape {
         plain: true,
         ..Scan::default()
     };
-    let mut offset = 0;
-    for line in src.split_inclusive('\n') {
-        let at = offset;
-        offset += line.len();
+    let b = src.as_bytes();
+    let starts = std::iter::once(0).chain(memchr::memchr_iter(b'\n', b).map(|i| i + 1));
+    for at in starts.take_while(|&at| at < b.len()) {
+        // An indented line says nothing, but where the items' dashes are until that is known
+        // (see `Scan::line`): most lines are skipped at their first byte.
+        if b.get(at) == Some(&b' ') && !(s.in_items && s.dash_col.is_none()) {
+            continue;
+        }
+        let end = b
+            .get(at..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+            .map_or(b.len(), |i| at + i + 1);
+        let Some(line) = src.get(at..end) else {
+            continue;
+        };
         let body = if at == 0 {
             line.strip_prefix('\u{feff}').unwrap_or(line)
         } else {
