@@ -106,6 +106,14 @@ pub(crate) struct Items<'s> {
     pieces: Vec<&'s str>,
     ahead: Vec<Option<Ahead>>,
     head_style: Option<SeqIndent>,
+    /// The column of the keys around the items: 0, or a list kind's inside a ResourceList.
+    base: usize,
+    /// The list kind whose items these are (a stream's one list, or a ResourceList's only item:
+    /// [`nested_list`]): its root mapping without them.
+    list: Option<Node<'static>>,
+    /// For a ResourceList's only item read by its own items: the ResourceList's items, and the
+    /// style its entries before them set, read so when the list's items cannot be.
+    outer: Option<(ListLayout, Option<SeqIndent>)>,
 }
 
 /// The items read and patched: the output up to the end of the last item, and where the text
@@ -129,13 +137,64 @@ pub(crate) struct Count {
     pub written: usize,
 }
 
-/// A sequence style forced on a piece: a key whose value is a block sequence written so.
-fn style_prefix(style: Option<SeqIndent>) -> &'static str {
+/// A sequence style forced on a piece whose keys stand at column `base`: a key whose value is
+/// a block sequence written so.
+fn style_prefix(style: Option<SeqIndent>, base: usize) -> String {
+    let pad = " ".repeat(base);
     match style {
-        None => "",
-        Some(SeqIndent::Compact) => "_:\n- _\n",
-        Some(SeqIndent::Wide) => "_:\n  - _\n",
+        None => String::new(),
+        Some(SeqIndent::Compact) => format!("{pad}_:\n{pad}- _\n"),
+        Some(SeqIndent::Wide) => format!("{pad}_:\n{pad}  - _\n"),
     }
+}
+
+/// The list kind that is a ResourceList's only item (how kpt passes a file of one
+/// `kind: List`), read by its own items when the ResourceList is large and the plan adds no
+/// resources (which go after the ResourceList's last item, not the list's): where its items are,
+/// its root mapping without them, and the style of sequences its entries before them set.
+fn nested_list(
+    src: &str,
+    layout: &ListLayout,
+    wrapper: &Wrapper,
+    reader: Reader<'_>,
+    setup: &Setup<'_>,
+) -> Option<(ListLayout, Node<'static>, Option<SeqIndent>)> {
+    let adds = setup
+        .plan
+        .steps
+        .iter()
+        .any(|s| matches!(s.action, crate::config::Action::Update { .. }));
+    let region = src.get(layout.items.clone())?;
+    if wrapper.root.str_at(&["kind"]) != Some("ResourceList")
+        || adds
+        || reader.pieces.size(region.len()).is_none()
+    {
+        return None;
+    }
+    let inner = split::only_item_list(src, layout.items.clone(), layout.dash_col)?;
+    let head = src.get(layout.items.start..inner.items.start)?;
+    let tail = src.get(inner.items.end..layout.items.end)?;
+    let text = format!("{head}{tail}");
+    reader.parses.add(head);
+    reader.parses.add(tail);
+    let docs = yaml::parse_stream(&text).ok()?;
+    let root = docs.first()?.root.as_ref()?;
+    let [list] = root.get("items")?.items() else {
+        return None;
+    };
+    let kind = list.str_at(&["kind"]).unwrap_or("");
+    let plain = list.is_map()
+        && !list.is_flow()
+        && !root.has_anchor()
+        && !root.has_alias()
+        && kind.ends_with("List")
+        && kind != "ResourceList"
+        && list.get("items").is_none();
+    if !plain {
+        return None;
+    }
+    let style = split::first_seq_indent_in(list.entries().get(..inner.keys_before)?);
+    Some((inner, list.clone().into_owned(), style))
 }
 
 impl<'s> Items<'s> {
@@ -148,19 +207,20 @@ impl<'s> Items<'s> {
         reader: Reader<'_>,
         setup: &mut Setup<'_>,
     ) -> Option<Items<'s>> {
-        let region = src.get(layout.items.clone())?;
-        let pieces = match reader.pieces.size(region.len()) {
-            Some(size) if !split::may_hold_anchors(region) => {
-                split::cut_items(region, layout.dash_col, size)
+        let mut items = match nested_list(src, &layout, wrapper, reader, setup) {
+            Some((inner, list, style)) => {
+                let base = layout.dash_col + 2;
+                let style = wrapper.head_style.or(style);
+                let mut items = Items::plain(src, inner, style, base, Some(list), reader)?;
+                items.outer = Some((layout, wrapper.head_style));
+                items
             }
-            _ => vec![region],
-        };
-        let mut items = Items {
-            src,
-            layout,
-            pieces,
-            ahead: Vec::new(),
-            head_style: wrapper.head_style,
+            None => {
+                let kind = wrapper.root.str_at(&["kind"]).unwrap_or("");
+                let list = (kind.ends_with("List") && kind != "ResourceList")
+                    .then(|| wrapper.root.clone());
+                Items::plain(src, layout, wrapper.head_style, 0, list, reader)?
+            }
         };
         items.ahead = (0..items.pieces.len())
             .map(|k| {
@@ -189,6 +249,34 @@ impl<'s> Items<'s> {
         Some(items)
     }
 
+    /// The items of `layout` cut as `reader` says, nothing read yet (see [`Items`]' fields).
+    fn plain(
+        src: &'s str,
+        layout: ListLayout,
+        head_style: Option<SeqIndent>,
+        base: usize,
+        list: Option<Node<'static>>,
+        reader: Reader<'_>,
+    ) -> Option<Items<'s>> {
+        let region = src.get(layout.items.clone())?;
+        let pieces = match reader.pieces.size(region.len()) {
+            Some(size) if !split::may_hold_anchors(region) => {
+                split::cut_items(region, layout.dash_col, size)
+            }
+            _ => vec![region],
+        };
+        Some(Items {
+            src,
+            layout,
+            pieces,
+            ahead: Vec::new(),
+            head_style,
+            base,
+            list,
+            outer: None,
+        })
+    }
+
     /// The style piece `k` is read with from its start: the one the wrapper sets, for the first
     /// piece (later ones learn theirs from the pieces before them).
     fn forced(&self, k: usize) -> Option<SeqIndent> {
@@ -202,8 +290,22 @@ impl<'s> Items<'s> {
     /// The text piece `k` is parsed as: `items:` and its items, after a key that sets `style`.
     fn text_of(&self, k: usize, style: Option<SeqIndent>) -> String {
         let piece = self.pieces.get(k).copied().unwrap_or("");
-        let items = if k == 0 { "" } else { "items:\n" };
-        format!("{}{items}{piece}", style_prefix(style))
+        let items = if k == 0 {
+            String::new()
+        } else {
+            format!("{}items:\n", " ".repeat(self.base))
+        };
+        format!("{}{items}{piece}", style_prefix(style, self.base))
+    }
+
+    /// What the text piece `k` is parsed as holds before the piece, with `style` forced.
+    fn synthetic(&self, k: usize, style: Option<SeqIndent>) -> usize {
+        let items = if k == 0 {
+            0
+        } else {
+            self.base + "items:\n".len()
+        };
+        style_prefix(style, self.base).len() + items
     }
 
     /// Where piece `k` starts in the input.
@@ -213,12 +315,49 @@ impl<'s> Items<'s> {
         self.layout.items.start + (piece.as_ptr() as usize - region.as_ptr() as usize)
     }
 
-    /// Every piece through a fork of `engine` (one piece: through `engine` itself), absorbed in
-    /// order; `out` (room for the whole output) holds the output up to the last item's end.
-    /// `None`: the items cannot be read so (a piece does not parse, an item is not a mapping, the
-    /// parser reads an item otherwise than its lines say): read the input whole. With `locate`
-    /// (the hasher of the keys), what [`ItemsRead::seen`] says.
+    /// Every piece through a fork of `engine`, absorbed in order, the items of a list kind read
+    /// as the engine reads them (`Engine::process_list`); `out` (room for the whole output)
+    /// holds the output up to the last item's end. `None`, and nothing absorbed: the items
+    /// cannot be read so (a piece does not parse, an item is not a mapping, the parser reads an
+    /// item otherwise than its lines say), or a patch deleted every one (which the text around
+    /// them cannot say: a list kind goes, a ResourceList's items are `[]`): read the input
+    /// whole. With `locate` (the hasher of the keys), what [`ItemsRead::seen`] says.
     pub(crate) fn run(
+        mut self,
+        engine: &mut Engine<'_>,
+        out: String,
+        reader: Reader<'_>,
+        locate: Option<&crate::hash::State>,
+    ) -> Option<ItemsRead> {
+        let list = self.list.take();
+        let outer = self.outer.take();
+        let (src, room) = (self.src, out.capacity());
+        let mut fork = engine.fork();
+        let inside = list.as_ref().map(|l| fork.enter_list(l));
+        let read = self.run_items(&mut fork, out, reader, locate);
+        if let Some(inside) = inside {
+            fork.leave_list(inside);
+        }
+        match read.filter(|r| r.count.written > 0 || r.count.read == 0) {
+            Some(read) => {
+                engine.absorb(fork);
+                Some(read)
+            }
+            // A ResourceList's only item that could not be read by its own items (or lost them
+            // all): read as an item, as a ResourceList's items are.
+            None => {
+                let (layout, style) = outer?;
+                let items = Items::plain(src, layout, style, 0, None, reader)?;
+                let mut out = String::new();
+                out.try_reserve(room).ok()?;
+                items.run(engine, out, reader, locate)
+            }
+        }
+    }
+
+    /// [`Items::run`] for the items themselves: every piece through a fork of `engine` (one
+    /// piece: through `engine` itself), absorbed in order.
+    fn run_items(
         mut self,
         engine: &mut Engine<'_>,
         mut out: String,
@@ -313,7 +452,7 @@ impl<'s> Items<'s> {
         let piece = self.pieces.get(k)?;
         // What the text parsed has before the piece's own text, and where its first item
         // starts in it.
-        let synthetic = style_prefix(style).len() + if k == 0 { 0 } else { "items:\n".len() };
+        let synthetic = self.synthetic(k, style);
         let first_item = synthetic
             + if k == 0 {
                 piece.find('\n').map_or(piece.len(), |i| i + 1)

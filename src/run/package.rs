@@ -36,7 +36,7 @@ use std::collections::HashMap;
 use crate::config::Plan;
 use crate::krm::{self, FnResult, Input, Item, Severity, StreamOut};
 use crate::run::engine::{Engine, Setup};
-use crate::run::items::{self, Around, Items, Wrapper};
+use crate::run::items::{self, Around, Items};
 use crate::run::pieces::Pieces;
 use crate::run::read::{identity_key, Documents, Parses, Reader, Reading, Stop};
 use crate::select::identity::Id;
@@ -281,7 +281,7 @@ enum Prepared<'s> {
     /// A block ResourceList, read by its items.
     Items(Items<'s>),
     /// A stream of one block list kind, read by its items.
-    List(Items<'s>, Wrapper),
+    List(Items<'s>),
     /// Anything else, read whole: its input, when read ahead.
     Whole(Option<Input<'s>>),
     /// Left out (not resources) or broken: said in its checks.
@@ -374,9 +374,7 @@ pub fn run_with(
                 documents_file(i, file, docs, &mut engine, &mut whence, reader)
             }
             Prepared::Items(items) => items_file(file, items, &mut engine, reader),
-            Prepared::List(items, wrapper) => {
-                list_file(i, file, (items, &wrapper), &mut engine, &mut whence, reader)
-            }
+            Prepared::List(items) => list_file(i, file, items, &mut engine, &mut whence, reader),
             Prepared::Whole(input) => whole_file(i, file, input, &mut engine, &mut whence, reader),
         };
         done.push(patched.unwrap_or_else(|e| {
@@ -581,7 +579,7 @@ fn prepare<'s>(
         Reading::Documents => Prepared::Documents(Documents::cut(src, reader, setup)),
         Reading::List(layout) => match items::wrapper(src, &layout, Around::List, reader) {
             Some(w) => match Items::cut(src, layout, &w, reader, setup) {
-                Some(items) => Prepared::List(items, w),
+                Some(items) => Prepared::List(items),
                 None => Prepared::Documents(Documents::cut(src, reader, setup)),
             },
             None => Prepared::Documents(Documents::cut(src, reader, setup)),
@@ -732,33 +730,26 @@ fn documents_file<'s>(
     }
 }
 
-/// Pass two for a stream of one block list kind (`kubectl get -o yaml`'s): its items through a
-/// fork of the engine, in the one document they are, as the engine reads a list kind's items
-/// (`Engine::enter_list`), on every core where they are many; the list's text with the touched
-/// items rewritten. Read as a document instead when it cannot be read so, or when a patch
-/// deleted every item (which takes the list out of the stream): the fork is dropped then, so
-/// nothing is counted twice.
+/// Pass two for a stream of one block list kind (`kubectl get -o yaml`'s): its items through
+/// the engine as the engine reads a list kind's (`Items::run`), on every core where they are
+/// many; the list's text with the touched items rewritten. Read as a document instead when it
+/// cannot be read so, or when a patch deleted every item (which takes the list out of the
+/// stream).
 fn list_file<'s>(
     i: usize,
     file: &'s SourceFile,
-    (items, wrapper): (Items<'s>, &Wrapper),
+    items: Items<'s>,
     engine: &mut Engine<'_>,
     whence: &mut Whence,
     reader: Reader<'_>,
 ) -> Result<Patched<'s>, krm::ReadError> {
     let src = file.text.as_str();
     let out = StreamOut::for_input(src).text;
-    let mut fork = engine.fork();
-    let list = fork.enter_list(&wrapper.root);
-    let read = items.run(&mut fork, out, reader, Some(&whence.hasher));
-    fork.leave_list(list);
-    let read = read.filter(|r| r.count.written > 0 || r.count.read == 0);
-    let Some(read) = read else {
+    let Some(read) = items.run(engine, out, reader, Some(&whence.hasher)) else {
         // Its CRDs were learned in pass one.
         let docs = Documents::cut_known(src, reader);
         return documents_file(i, file, docs, engine, whence, reader);
     };
-    engine.absorb(fork);
     for key in read.seen {
         whence.saw_key(key, i, 0);
     }

@@ -171,6 +171,9 @@ impl Report {
     ) {
         let mut log = log.into_iter().peekable();
         let mut findings = share.findings.into_iter().peekable();
+        // The checks of the share that no earlier share made: every finding of each is kept
+        // (one check may find several things).
+        let mut new_checks: Vec<CheckKey> = Vec::new();
         for (i, r) in share.results.into_iter().enumerate() {
             while let Some(entry) = log.next_if(|e| e.at <= i) {
                 if let Some(e) = renames.replay(entry) {
@@ -180,7 +183,11 @@ impl Report {
             match findings.next_if(|(at, _)| *at == i) {
                 None => self.push(r),
                 Some((_, key)) => {
-                    if self.check_once(&key) {
+                    let new = new_checks.contains(&key) || self.check_once(&key);
+                    if new {
+                        if !new_checks.contains(&key) {
+                            new_checks.push(key.clone());
+                        }
                         self.finding(r, key);
                     }
                 }

@@ -226,6 +226,134 @@ impl Scan {
     }
 }
 
+/// Where the items of a list kind are when it is the only item of a ResourceList's `items`
+/// (`region`, its items' dashes at `dash_col`): how kpt passes a file of one `kind: List`. The
+/// item's keys stand at `dash_col + 2`, the first on the dash's line; `items:` must be one of
+/// the others, alone on its line, its block sequence on the lines after it. `None` when the
+/// region holds more than one item, or the item is written otherwise (a tab, a flow or quoted
+/// key or value at the key's column, anchors, tags, `items` twice or on the dash's line). The
+/// layout's `keys_before` counts the item's keys before `items`.
+pub(crate) fn only_item_list(
+    src: &str,
+    region: Range<usize>,
+    dash_col: usize,
+) -> Option<ListLayout> {
+    let text = src.get(region.clone())?;
+    let col = dash_col + 2;
+    let b = text.as_bytes();
+    // The lines after the `items:` line of the ResourceList (the first is the item's dash line).
+    let starts = memchr::memchr_iter(b'\n', b).map(|i| i + 1);
+    let mut dash_seen = false;
+    let (mut items, mut in_items, mut inner_dash) = (None::<Range<usize>>, false, None);
+    let (mut keys, mut keys_before) = (0, 0);
+    for start in starts.take_while(|&i| i < b.len()) {
+        // A line deeper than the keys says nothing once the items' dashes are known: most lines
+        // are skipped at their first bytes.
+        let deeper = b
+            .get(start..=start + col)
+            .is_some_and(|lead| lead.iter().all(|&c| c == b' '));
+        if deeper && dash_seen && (inner_dash.is_some() || !in_items) {
+            continue;
+        }
+        let end = memchr::memchr(b'\n', b.get(start..)?).map_or(b.len(), |i| start + i + 1);
+        let (at, line) = (region.start + start, text.get(start..end)?);
+        let body = line.trim_start_matches(' ');
+        let indent = line.len() - body.len();
+        if body.starts_with('\t') {
+            return None;
+        }
+        if body.trim_end().is_empty() || body.starts_with('#') {
+            continue;
+        }
+        if !dash_seen {
+            // The item's first line: `- key: ...` at the dash's column.
+            let first_key = body.get(1..)?.trim_start_matches(' ');
+            if indent != dash_col || !is_dash(body) || body.len() - first_key.len() != 2 {
+                return None;
+            }
+            if !starts_a_plain_key(first_key) || first_key.starts_with("items:") {
+                return None;
+            }
+            dash_seen = true;
+            keys += 1;
+            continue;
+        }
+        if indent < col {
+            return None;
+        }
+        if in_items {
+            if indent > col || is_dash(body) {
+                if indent == col && inner_dash.is_some_and(|d| d != col) {
+                    return None;
+                }
+                if inner_dash.is_none() {
+                    if !is_dash(body) {
+                        return None;
+                    }
+                    inner_dash = Some(indent);
+                }
+                continue;
+            }
+            in_items = false;
+            if let Some(items) = &mut items {
+                items.end = at;
+            }
+        }
+        if indent > col {
+            continue;
+        }
+        if !starts_a_plain_key(body) {
+            return None;
+        }
+        let key = body.split(':').next().unwrap_or("");
+        if key == "items" {
+            let rest = body.get("items:".len()..).unwrap_or("");
+            if items.is_some() || !rest_is_empty(rest) {
+                return None;
+            }
+            items = Some(at..0);
+            in_items = true;
+            keys_before = keys;
+        }
+        keys += 1;
+    }
+    let mut items = items?;
+    if in_items {
+        items.end = region.end;
+    }
+    let dash_col = inner_dash?;
+    Some(ListLayout {
+        items,
+        keys_before,
+        dash_col,
+    })
+}
+
+/// Whether a line's content (after its indentation) starts a key written plainly: not a
+/// comment, a dash, a flow or quoted node, an explicit key, an anchor, alias, tag or block
+/// scalar indicator.
+fn starts_a_plain_key(body: &str) -> bool {
+    !matches!(
+        first(body),
+        b'{' | b'['
+            | b'"'
+            | b'\''
+            | b'?'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'-'
+            | b'#'
+            | b'%'
+            | b'@'
+            | b'`'
+            | b'\n'
+            | b'\r'
+    ) && body.contains(':')
+}
+
 /// `src` cut into pieces of at least `size` bytes each (the last may be smaller), each cut at the
 /// start of a `---` line that follows a line of content. Such a line is always a document
 /// marker (YAML forbids one inside any content), so every cut falls between two documents;
@@ -493,6 +621,46 @@ mod tests {
             "- a\n",
         ] {
             assert_eq!(shape(stream), Shape::Stream, "{stream}");
+        }
+    }
+
+    /// The items of a list kind that is a ResourceList's only item, as kpt passes a file of one
+    /// `kind: List`; anything else is not.
+    #[test]
+    fn a_resource_lists_only_item_that_is_a_list_has_its_items_found() {
+        let src = "kind: ResourceList\nitems:\n- apiVersion: v1\n  items:\n  - a: 1\n  # c\n  - b:\n    - x\n  kind: List\n  metadata: {}\nfunctionConfig: {}\n";
+        let Shape::ResourceList(rl) = shape(src) else {
+            panic!("{:?}", shape(src))
+        };
+        let inner = only_item_list(src, rl.items.clone(), rl.dash_col).expect("a list");
+        assert_eq!(
+            &src[inner.items.clone()],
+            "  items:\n  - a: 1\n  # c\n  - b:\n    - x\n"
+        );
+        assert_eq!((inner.keys_before, inner.dash_col), (1, 2));
+        // Wide dashes, the items last.
+        let wide = "kind: ResourceList\nitems:\n  - kind: List\n    items:\n      - a: 1\n";
+        let Shape::ResourceList(rl) = shape(wide) else {
+            panic!()
+        };
+        let inner = only_item_list(wide, rl.items.clone(), rl.dash_col).expect("a list");
+        assert_eq!(&wide[inner.items.clone()], "    items:\n      - a: 1\n");
+        assert_eq!(inner.dash_col, 6);
+        for not in [
+            // Two items.
+            "kind: ResourceList\nitems:\n- kind: List\n  items:\n  - a: 1\n- kind: List\n  items:\n  - b: 1\n",
+            // `items` on the dash's line, twice, in flow style, with an anchor.
+            "kind: ResourceList\nitems:\n- items:\n  - a: 1\n  kind: List\n",
+            "kind: ResourceList\nitems:\n- kind: List\n  items:\n  - a: 1\n  items:\n  - b: 1\n",
+            "kind: ResourceList\nitems:\n- kind: List\n  items: [a]\n",
+            "kind: ResourceList\nitems:\n- kind: List\n  &a items:\n  - a: 1\n",
+            // A continuation line at the keys' column.
+            "kind: ResourceList\nitems:\n- kind: List\n  d: 'x\n  y'\n  items:\n  - a: 1\n",
+        ] {
+            let Shape::ResourceList(rl) = shape(not) else {
+                panic!("{not}")
+            };
+            assert_eq!(only_item_list(not, rl.items.clone(), rl.dash_col), None, "{not}");
         }
     }
 

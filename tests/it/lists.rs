@@ -9,7 +9,9 @@
 //! sequences, deletions of some or every item, a JSON patch that fails the run), run as the only
 //! document and then with an untouched document after it, which makes the stream one the
 //! function reads by documents: the outputs must differ by that document alone. Each run is
-//! itself made as one piece and as many (`pieces.rs`).
+//! itself made as one piece and as many (`pieces.rs`). A list that is a ResourceList's only item
+//! (how kpt passes a file of one list) is read by its own items too, when the ResourceList is
+//! read in pieces: there one piece and many are the two readings.
 
 use proptest::prelude::*;
 
@@ -205,6 +207,37 @@ proptest! {
     }
 }
 
+/// `list` as the only item of a ResourceList (how kpt passes a file of one list), its items'
+/// dashes at `dash`, with `config` as its functionConfig.
+fn resource_list(list: &str, dash: usize, config: &str) -> String {
+    let mut s = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+    item(list, dash, &mut s);
+    s.push_str("functionConfig:\n");
+    for line in config.lines() {
+        s.push_str(&format!("  {line}\n"));
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// The list as a ResourceList's only item is read by its own items when the ResourceList is
+    /// cut into pieces, and as an item (the engine's reading of a list kind) when it is read as
+    /// one piece: `pieces::run_in` compares the two.
+    #[test]
+    fn a_list_that_is_a_resource_lists_only_item_reads_the_same_by_its_items(
+        l in list(),
+        picked in prop::collection::vec(prop::bool::weighted(0.4), PATCHES.len()),
+        wide in any::<bool>(),
+    ) {
+        let rl = resource_list(&list_text(&l), if wide { 2 } else { 0 }, &config(&picked));
+        let out = out_of(&pieces::run_in(&[], rl.as_bytes(), None));
+        prop_assert!(out.code == 0 || out.code == 1, "{}", out.stderr);
+        prop_assert!(out.stdout.contains("kind: ResourceList"), "{}", out.stdout);
+    }
+}
+
 /// A list that comes as JSON or in flow style, or among other documents, is read whole or as a
 /// document, not by its items: the same patch gives each what it gives a list read as a document.
 #[test]
@@ -222,4 +255,33 @@ fn a_list_not_in_block_style_is_read_as_a_document() {
         assert!(out.stdout.contains("kind: List"), "{}", out.stdout);
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A ResourceList whose every item a patch deletes is written whole (`items: []`) whether it is
+/// read by its items, in one piece or many, or whole; so is one whose only item is a list that
+/// loses every item.
+#[test]
+fn a_resource_list_that_loses_every_item_says_items_empty() {
+    let delete = "apiVersion: fn.krm-merge.dev/v1alpha1\nkind: Merge\nmetadata:\n  name: lists\nspec:\n  patches:\n  - target: {kind: ConfigMap}\n    patch: '$patch: delete'\n";
+    let mut items = String::from("items:\n");
+    for cm in [config_map(1), config_map(2)] {
+        item(&cm, 0, &mut items);
+    }
+    let list = format!("apiVersion: v1\n{items}kind: List\n");
+    let plain = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n{items}functionConfig:\n{}",
+        delete
+            .lines()
+            .map(|l| format!("  {l}\n"))
+            .collect::<String>()
+    );
+    for rl in [plain, resource_list(&list, 0, delete)] {
+        let out = out_of(&pieces::run_in(&[], rl.as_bytes(), None));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.contains("\nitems: []\n"),
+            "{rl}\n---\n{}",
+            out.stdout
+        );
+    }
 }
