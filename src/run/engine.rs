@@ -157,25 +157,22 @@ impl<'p> Setup<'p> {
     /// Learns the merge keys of the CRDs a document of the input holds (the document itself,
     /// or its items for a list kind). Call it for every document before any engine runs.
     pub(crate) fn learn_crds(&mut self, node: &Node<'_>) {
-        krm::for_each_resource(node, &mut |r| {
-            if is_crd(r) {
-                self.add_crd(r);
-            }
-        });
+        let crds = crds_of(node);
+        self.learn(crds);
     }
 
-    fn add_crd(&mut self, node: &Node<'_>) {
-        let loaded = yaml::to_json(node)
-            .map_err(|e| e.to_string())
-            .and_then(|v| self.schema.add_crd(&v).map_err(|e| e.to_string()));
-        if let Err(e) = loaded {
-            self.warnings.push(
-                FnResult::new(
-                    Severity::Warning,
-                    format!("CRD not used for merge keys: {e}"),
-                )
-                .about(node),
-            );
+    /// Learns CRDs made ready by [`crds_of`] (on any thread), in the input's order: a kind
+    /// already bound keeps its first CRD's schema.
+    pub(crate) fn learn(&mut self, crds: Vec<CrdBuilt>) {
+        for crd in crds {
+            match crd.built {
+                Ok(built) => self.schema.add_built_crd(built),
+                Err(e) => {
+                    let mut warning = crd.about;
+                    warning.message = format!("CRD not used for merge keys: {e}");
+                    self.warnings.push(warning);
+                }
+            }
         }
     }
 
@@ -188,6 +185,31 @@ impl<'p> Setup<'p> {
             &self.plan.schema
         }
     }
+}
+
+/// A CRD of the input built for the schema, which any thread may do (the schema learns it in
+/// the input's order: [`Setup::learn`]): its types, or why it has none, and the warning that
+/// names it then.
+pub(crate) struct CrdBuilt {
+    built: Result<crate::schema::BuiltCrd, String>,
+    about: FnResult,
+}
+
+/// The CRDs a document holds (the document itself, or its items for a list kind), built.
+pub(crate) fn crds_of(node: &Node<'_>) -> Vec<CrdBuilt> {
+    let mut crds = Vec::new();
+    krm::for_each_resource(node, &mut |r| {
+        if is_crd(r) {
+            let built = yaml::to_json(r)
+                .map_err(|e| e.to_string())
+                .and_then(|v| Schema::build_crd(&v).map_err(|e| e.to_string()));
+            crds.push(CrdBuilt {
+                built,
+                about: FnResult::new(Severity::Warning, String::new()).about(r),
+            });
+        }
+    });
+    crds
 }
 
 /// A CustomResourceDefinition, whose schema feeds the merges of its kind.

@@ -12,17 +12,21 @@
 //! says which style it used for what it wrote and which it sets, and a piece that wrote in
 //! another style than the pieces before it set is read again with theirs.
 //!
+//! **Anchors.** The text around the items holds none (else the input is read whole). Items may
+//! hold anchors and aliases, and are cut all the same: an alias in one piece of an anchor in an
+//! earlier one is an unknown anchor to the parser of its piece, which sends the input to the
+//! whole read; an alias of an anchor of its own piece reads what it reads in the whole text.
+//!
 //! What it must not do: read anything but a ResourceList or list kind that
-//! [`crate::yaml::split::shape`] found plain: no anchors around the items, none among them when
-//! they are cut.
+//! [`crate::yaml::split::shape`] found plain.
 
 use std::ops::Range;
 use std::sync::Mutex;
 
 use crate::krm::{self, Item, Origin};
-use crate::run::engine::{Engine, Setup};
+use crate::run::engine::{self, Engine, Setup};
 use crate::run::pieces;
-use crate::run::read::{identity_key, Reader};
+use crate::run::read::{self, identity_key, Reader};
 use crate::select::identity::Id;
 use crate::yaml::split::{self, ListLayout};
 use crate::yaml::{self, EmitOptions, Node, SeqIndent, SplitItem};
@@ -114,6 +118,11 @@ pub(crate) struct Items<'s> {
     /// For a ResourceList's only item read by its own items: the ResourceList's items, and the
     /// style its entries before them set, read so when the list's items cannot be.
     outer: Option<(ListLayout, Option<SeqIndent>)>,
+    /// The items are a list kind's, which the engine reads when the whole list is read (a
+    /// stream's document, a ResourceList's item): their new sequences take the style the
+    /// parser knows at the list's end — the entries' before the items, else the items' own
+    /// sequences', else the `items` sequence's — not the style as far as read at each item.
+    in_list: bool,
 }
 
 /// The items read and patched: the output up to the end of the last item, and where the text
@@ -198,8 +207,8 @@ fn nested_list(
 }
 
 impl<'s> Items<'s> {
-    /// The items of `src` cut as `reader` says (not at all when they may share anchors), the
-    /// pieces that name CRDs parsed ahead and their CRDs learned by `setup`.
+    /// The items of `src` cut as `reader` says, the pieces that name CRDs parsed ahead (on
+    /// every core) and their CRDs learned by `setup`.
     pub(crate) fn cut(
         src: &'s str,
         layout: ListLayout,
@@ -222,30 +231,42 @@ impl<'s> Items<'s> {
                 Items::plain(src, layout, wrapper.head_style, 0, list, reader)?
             }
         };
-        items.ahead = (0..items.pieces.len())
-            .map(|k| {
-                let piece = items.pieces.get(k)?;
-                if !piece.contains("CustomResourceDefinition") {
-                    return None;
-                }
-                reader.parses.add(piece);
-                let text = items.text_of(k, items.forced(k));
-                let mut read = Vec::new();
-                let range = yaml::parse_split(&text, "items", &mut |node, info| {
-                    setup.learn_crds(&node);
-                    let at = info.text.as_ptr() as usize - text.as_ptr() as usize;
-                    let span = at..at + info.text.len();
-                    read.push((node.into_owned(), span, info.dash_col, info.seq_indent));
-                })
-                .ok()?
-                .items;
-                Some(Ahead {
-                    text,
-                    items: read,
-                    range,
-                })
+        let named: Vec<usize> = (0..items.pieces.len())
+            .filter(|&k| {
+                items
+                    .pieces
+                    .get(k)
+                    .is_some_and(|p| p.contains("CustomResourceDefinition"))
             })
             .collect();
+        let mut ahead: Vec<Option<Ahead>> = items.pieces.iter().map(|_| None).collect();
+        let this = &items;
+        let size = |k: usize| this.pieces.get(k).map_or(0, |p| p.len());
+        let work = |k: usize| {
+            reader.parses.add(this.pieces.get(k).copied().unwrap_or(""));
+            let text = this.text_of(k, this.forced(k));
+            let (mut read, mut crds) = (Vec::new(), Vec::new());
+            let range = yaml::parse_split(&text, "items", &mut |node, info| {
+                crds.extend(engine::crds_of(&node));
+                let at = info.text.as_ptr() as usize - text.as_ptr() as usize;
+                let span = at..at + info.text.len();
+                read.push((node.into_owned(), span, info.dash_col, info.seq_indent));
+            })
+            .ok()
+            .map(|r| r.items);
+            let ahead = range.map(|range| Ahead {
+                items: read,
+                range,
+                text,
+            });
+            (ahead, crds)
+        };
+        read::read_ahead(&named, size, work, setup, |k, made| {
+            if let Some(slot) = ahead.get_mut(k) {
+                *slot = made;
+            }
+        });
+        items.ahead = ahead;
         Some(items)
     }
 
@@ -260,10 +281,8 @@ impl<'s> Items<'s> {
     ) -> Option<Items<'s>> {
         let region = src.get(layout.items.clone())?;
         let pieces = match reader.pieces.size(region.len()) {
-            Some(size) if !split::may_hold_anchors(region) => {
-                split::cut_items(region, layout.dash_col, size)
-            }
-            _ => vec![region],
+            Some(size) => split::cut_items(region, layout.dash_col, size),
+            None => vec![region],
         };
         Some(Items {
             src,
@@ -272,9 +291,20 @@ impl<'s> Items<'s> {
             ahead: Vec::new(),
             head_style,
             base,
+            in_list: list.is_some(),
             list,
             outer: None,
         })
+    }
+
+    /// The style the `items` sequence itself sets: compact when its dashes stand at its key's
+    /// column.
+    fn items_style(&self) -> SeqIndent {
+        if self.layout.dash_col == self.base {
+            SeqIndent::Compact
+        } else {
+            SeqIndent::Wide
+        }
     }
 
     /// The style piece `k` is read with from its start: the one the wrapper sets, for the first
@@ -371,7 +401,7 @@ impl<'s> Items<'s> {
             .map(Mutex::new)
             .collect();
         let take = |k: usize| ahead.get(k).and_then(|a| a.lock().ok()?.take());
-        if self.pieces.len() < 2 {
+        if self.pieces.len() < 2 && !self.in_list {
             let at = (0, self.forced(0));
             let piece = self.piece(at, take(0), engine, &mut out, reader, locate)?;
             let opts = EmitOptions {
@@ -400,8 +430,15 @@ impl<'s> Items<'s> {
             Some((read, out, fork))
         })?;
         // Each piece as one reading would have read it: with the style the pieces before it
-        // set (the first piece was read so already).
-        let mut style = self.head_style;
+        // set (the first piece was read so already); a list kind's items, with the style of
+        // its whole document (see `Items::in_list`).
+        let fixed = if self.in_list {
+            let sets = done.iter().find_map(|(read, _, _)| read.sets);
+            self.head_style.or(sets).or(Some(self.items_style()))
+        } else {
+            None
+        };
+        let mut style = fixed.or(self.head_style);
         let mut whole: Option<(String, usize)> = None;
         let mut count = Count::default();
         let mut seen = Vec::new();
@@ -409,9 +446,14 @@ impl<'s> Items<'s> {
             if let Some(s) = style.filter(|s| read.used.iter().any(|u| u != s)) {
                 fork = engine.fork();
                 text.clear();
+                if k == 0 {
+                    text.push_str(self.src.get(..self.layout.items.start + first_line)?);
+                }
                 read = self.piece((k, Some(s)), None, &mut fork, &mut text, reader, locate)?;
             }
-            style = style.or(read.sets);
+            if fixed.is_none() {
+                style = style.or(read.sets);
+            }
             count.read += read.count.read;
             count.written += read.count.written;
             seen.append(&mut read.seen);

@@ -37,7 +37,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::krm::{self, ReadError, StreamOut, Streamed};
-use crate::run::engine::{Engine, Setup};
+use crate::run::engine::{self, Engine, Setup};
 use crate::run::pieces::{self, Pieces};
 use crate::select::identity::Id;
 use crate::yaml::split::{self, ListLayout, Shape};
@@ -92,6 +92,10 @@ pub(crate) struct Reader<'r> {
     pub parses: &'r Parses,
 }
 
+/// The most text of the pieces that name CRDs read ahead at once: their CRDs' types wait in
+/// memory until the schema learns them.
+const CRD_WINDOW: usize = 8 << 20;
+
 /// A stream cut into pieces ([`Pieces`]), the pieces that hold CRDs read ahead.
 pub(crate) struct Documents<'s> {
     src: &'s str,
@@ -128,23 +132,32 @@ impl<'s> Documents<'s> {
             Some(size) => split::cut_at_markers(src, size),
             None => vec![src],
         };
-        let ahead = pieces
-            .iter()
-            .map(|&text| {
-                if !text.contains("CustomResourceDefinition") {
-                    return None;
-                }
-                reader.parses.add(text);
-                let mut docs = Vec::new();
-                let read = yaml::parse_each(text, |d| {
-                    if let Some(root) = d.root.as_ref() {
-                        setup.learn_crds(root);
-                    }
-                    docs.push(d);
-                });
-                read.ok().map(|()| docs)
+        let named: Vec<usize> = (0..pieces.len())
+            .filter(|&i| {
+                pieces
+                    .get(i)
+                    .is_some_and(|t| t.contains("CustomResourceDefinition"))
             })
             .collect();
+        let mut ahead: Vec<Option<Vec<Document<'s>>>> = pieces.iter().map(|_| None).collect();
+        let size = |i: usize| pieces.get(i).map_or(0, |t| t.len());
+        let work = |i: usize| {
+            let text = pieces.get(i).copied().unwrap_or("");
+            reader.parses.add(text);
+            let (mut docs, mut crds) = (Vec::new(), Vec::new());
+            let read = yaml::parse_each(text, |d| {
+                if let Some(root) = d.root.as_ref() {
+                    crds.extend(engine::crds_of(root));
+                }
+                docs.push(d);
+            });
+            (read.ok().map(|()| docs), crds)
+        };
+        read_ahead(&named, size, work, setup, |i, docs| {
+            if let Some(slot) = ahead.get_mut(i) {
+                *slot = docs;
+            }
+        });
         Documents { src, pieces, ahead }
     }
 
@@ -226,6 +239,39 @@ impl<'s> Documents<'s> {
             engine.absorb(fork);
         }
         Ok(whole)
+    }
+}
+
+/// Reads the pieces `named` (those that name CRDs) ahead with `work`, on every core, a window
+/// of [`CRD_WINDOW`] bytes (`size` of each) at a time; learns the CRDs each holds, in the
+/// input's order, and gives `keep` what else `work` made of it. (Without a pool, on this
+/// thread.)
+pub(crate) fn read_ahead<T: Send>(
+    named: &[usize],
+    size: impl Fn(usize) -> usize,
+    work: impl Fn(usize) -> (T, Vec<engine::CrdBuilt>) + Sync,
+    setup: &mut Setup<'_>,
+    mut keep: impl FnMut(usize, T),
+) {
+    let mut rest = named;
+    while !rest.is_empty() {
+        let mut bytes = 0;
+        let n = rest
+            .iter()
+            .take_while(|&&i| {
+                let first = bytes == 0;
+                bytes += size(i);
+                first || bytes <= CRD_WINDOW
+            })
+            .count();
+        let (window, after) = rest.split_at(n.max(1));
+        rest = after;
+        let read = pieces::map(window, |_, &i| Some(work(i)))
+            .unwrap_or_else(|| window.iter().map(|&i| work(i)).collect());
+        for (&i, (made, crds)) in window.iter().zip(read) {
+            setup.learn(crds);
+            keep(i, made);
+        }
     }
 }
 

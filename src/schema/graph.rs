@@ -55,6 +55,25 @@ impl Graph {
         id
     }
 
+    /// Adds the nodes of `other` after these, its kinds bound and its names named unless they
+    /// are already (the first wins), as if `other` had been built here.
+    pub(super) fn append(&mut self, other: Graph) {
+        let offset = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        let moved = |id: u32| id.saturating_add(offset);
+        for mut node in other.nodes {
+            for slot in node.fields.values_mut().chain(node.additional.as_mut()) {
+                slot.target = slot.target.map(moved);
+            }
+            self.nodes.push(node);
+        }
+        for ((group, version, kind), node) in other.roots {
+            self.bind_root(&group, &version, &kind, moved(node));
+        }
+        for (name, node) in other.names {
+            self.name(&name, moved(node));
+        }
+    }
+
     /// How many nodes there are: a mark to [`Graph::truncate`] back to.
     pub(super) fn len(&self) -> usize {
         self.nodes.len()

@@ -204,6 +204,10 @@ pub struct Schema {
     pods: pods::Pods,
 }
 
+/// A CRD's types, built apart from any schema ([`Schema::build_crd`]).
+#[derive(Debug)]
+pub(crate) struct BuiltCrd(Graph);
+
 impl Schema {
     /// The built-in Kubernetes kinds only. Cheap: the tables are static and only borrowed.
     pub fn builtin() -> Schema {
@@ -276,8 +280,23 @@ impl Schema {
     ///
     /// On error the schema is unchanged.
     pub fn add_crd(&mut self, crd: &Value) -> Result<(), SchemaError> {
-        let mark = self.crds.len();
-        crd::load(&mut self.crds, crd).inspect_err(|_| self.crds.truncate(mark))
+        let built = Schema::build_crd(crd)?;
+        self.add_built_crd(built);
+        Ok(())
+    }
+
+    /// A CRD's types built on their own, which any thread may do; [`Schema::add_built_crd`]
+    /// adds them as [`Schema::add_crd`] would have.
+    pub(crate) fn build_crd(crd: &Value) -> Result<BuiltCrd, SchemaError> {
+        let mut graph = Graph::default();
+        crd::load(&mut graph, crd)?;
+        Ok(BuiltCrd(graph))
+    }
+
+    /// Adds a CRD built by [`Schema::build_crd`]: its kinds bound unless an earlier CRD bound
+    /// them.
+    pub(crate) fn add_built_crd(&mut self, crd: BuiltCrd) {
+        self.crds.append(crd.0);
     }
 
     /// Adds an OpenAPI v2 document as kustomize's `openapi:` field takes it: `definitions`

@@ -462,25 +462,6 @@ fn cut_lines(text: &str, size: usize, cut: impl Fn(usize, &str, &str) -> bool) -
     pieces
 }
 
-/// Whether `text` may hold an anchor (`&a`) or an alias (`*a`): such an indicator where a node
-/// may start (at a line's start, after a blank, a `[`, `{`, `,` or `:`), followed by a name
-/// that does not start with a quote. True for some texts that hold none (`a: x *b`, a quoted
-/// `" &c"`); false only for one whose anchors and aliases, if any, have names starting with a
-/// quote (`*"a`), which no tool writes (and an alias of another piece's anchor is then an
-/// unknown anchor to the parser, which the caller takes as a sign to read whole).
-pub(crate) fn may_hold_anchors(text: &str) -> bool {
-    let b = text.as_bytes();
-    memchr::memchr2_iter(b'&', b'*', b).any(|i| {
-        let before = if i == 0 { b'\n' } else { b[i - 1] };
-        let after = b.get(i + 1).copied().unwrap_or(b' ');
-        matches!(before, b'\n' | b' ' | b'\t' | b'[' | b'{' | b',' | b':')
-            && !matches!(
-                after,
-                b' ' | b'\t' | b'\n' | b'\r' | b',' | b'[' | b']' | b'{' | b'}' | b'"' | b'\''
-            )
-    })
-}
-
 /// Whether an item's text (from the end of the item before it) starts, after blank lines and
 /// comments, with its sequence's `-` at `dash_col`.
 pub(crate) fn starts_at_its_dash(text: &str, dash_col: usize) -> bool {
@@ -661,16 +642,6 @@ mod tests {
                 panic!("{not}")
             };
             assert_eq!(only_item_list(not, rl.items.clone(), rl.dash_col), None, "{not}");
-        }
-    }
-
-    #[test]
-    fn anchors_are_never_missed() {
-        for yes in ["a: &x 1\n", "- *x\n", "a: [*x]\n", "&a\n", "{a: *b}"] {
-            assert!(may_hold_anchors(yes), "{yes}");
-        }
-        for no in ["a: b&c\n", "schedule: \"*/5 * * * *\"\n", "a: '1 * 2'\n"] {
-            assert!(!may_hold_anchors(no), "{no}");
         }
     }
 }

@@ -336,3 +336,38 @@ fn the_piece_size_is_read_or_refused() {
         "{outs:?}"
     );
 }
+
+/// A ResourceList's items are cut into pieces even where they hold anchors: an alias of an
+/// anchor in an earlier piece is an unknown anchor to its own piece's parser, which sends the
+/// input to the whole read; anchors within a piece read as they read in the whole. One piece
+/// and many give one output, and a patch of an anchored node reaches its aliases' copies alike.
+#[test]
+fn anchors_among_a_resource_lists_items_read_the_same_in_pieces() {
+    let cm = |name: &str, data: &str| {
+        format!(
+            "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: {name}\n  data: {data}\n"
+        )
+    };
+    let fc = "functionConfig:\n  apiVersion: fn.krm-merge.dev/v1alpha1\n  kind: Merge\n  metadata: {name: m}\n  spec:\n    patches:\n    - target: {kind: ConfigMap, name: a}\n      patch: '{data: {x: changed}}'\n";
+    let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
+    // Across items: the alias in b reads a's anchor.
+    let across = format!(
+        "{head}{}{}{}{fc}",
+        cm("a", "&d {x: \"1\"}"),
+        cm("b", "*d"),
+        cm("c", "{y: \"&&\"}")
+    );
+    // Within items only, with a shell's `&&` besides.
+    let within = format!(
+        "{head}{}{}{}{fc}",
+        cm("a", "{x: &v \"1\", w: *v}"),
+        cm("b", "{x: &v \"2\", w: *v, cmd: a && b}"),
+        cm("c", "{y: \"3\"}")
+    );
+    for (rl, b_reads) in [(across, "x: \"1\""), (within, "x: &v \"2\"")] {
+        let out = out_of(&run_in(&[], rl.as_bytes(), None));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains("x: changed"), "{}", out.stdout);
+        assert!(out.stdout.contains(b_reads), "{rl}\n---\n{}", out.stdout);
+    }
+}
