@@ -232,7 +232,16 @@ pub(crate) struct Engine<'p> {
     pub(super) renames: Renames,
     /// The item being processed: see [`Settled`].
     pub(super) settled: Settled,
+    /// The schema position of the kind looked up last ([`Engine::root_of`]).
+    pub(super) last_root: std::sync::Mutex<LastRoot>,
 }
+
+/// A kind's position in one of the run's two schemas, kept for the next lookup: the steps that
+/// patch a resource ask for its kind's position one after another, and packages hold resources
+/// of one kind in a row. Which schema (with the input's CRDs or without), the kind's
+/// `apiVersion` and `kind`, the position.
+#[derive(Debug, Default)]
+pub(crate) struct LastRoot(Option<(bool, String, String, crate::schema::Cursor)>);
 
 /// What is left when every item has been processed.
 pub(crate) struct Conclusion {
@@ -329,7 +338,33 @@ impl<'p> Engine<'p> {
             aliases,
             renames,
             settled: None,
+            last_root: std::sync::Mutex::default(),
         }
+    }
+
+    /// The position of `id`'s kind in the schema a step merges with ([`Setup::schema_for`]).
+    pub(super) fn root_of(&self, crd_merge_keys: bool, id: &Id<'_>) -> crate::schema::Cursor {
+        let lookup = || {
+            let (g, v) = id.group_version();
+            self.setup.schema_for(crd_merge_keys).root(g, v, &id.kind)
+        };
+        // Each engine is one thread's: the lock is never waited for.
+        let Ok(mut last) = self.last_root.lock() else {
+            return lookup();
+        };
+        if let Some((crds, api_version, kind, at)) = &last.0 {
+            if *crds == crd_merge_keys && api_version == &id.api_version && kind == &id.kind {
+                return *at;
+            }
+        }
+        let at = lookup();
+        last.0 = Some((
+            crd_merge_keys,
+            id.api_version.to_string(),
+            id.kind.to_string(),
+            at,
+        ));
+        at
     }
 
     /// An engine for another share of the same items (another thread's piece): the same setup

@@ -171,10 +171,7 @@ impl Engine<'_> {
     ) -> Result<Walked, Cause> {
         let anchors = anchors_of(&item.node).map_err(Cause::Anchors)?;
         let schema = self.setup.schema_for(step.options.crd_merge_keys);
-        let root = {
-            let (g, v) = id.group_version();
-            schema.root(g, v, &id.kind)
-        };
+        let root = self.root_of(step.options.crd_merge_keys, id);
         walk(&mut item.node, &Context::new(schema, root, &anchors))
     }
 
