@@ -14,8 +14,9 @@
 //!
 //! **Anchors.** The text around the items holds none (else the input is read whole). Items may
 //! hold anchors and aliases, and are cut all the same: an alias in one piece of an anchor in an
-//! earlier one is an unknown anchor to the parser of its piece, which sends the input to the
-//! whole read; an alias of an anchor of its own piece reads what it reads in the whole text.
+//! earlier one is an unknown anchor to the parser of its piece, and the items are then read as
+//! one piece, as if never cut; an alias of an anchor of its own piece reads what it reads in the
+//! whole text.
 //!
 //! What it must not do: read anything but a ResourceList or list kind that
 //! [`crate::yaml::split::shape`] found plain.
@@ -102,13 +103,14 @@ struct Ahead {
     range: Option<Range<usize>>,
 }
 
-/// A ResourceList's items cut into pieces, those that name CRDs read ahead.
+/// A ResourceList's or a list kind's items cut into pieces, those that name CRDs read ahead.
 pub(crate) struct Items<'s> {
     src: &'s str,
     layout: ListLayout,
     /// Slices of the items region; the first starts with the `items:` line.
     pieces: Vec<&'s str>,
     ahead: Vec<Option<Ahead>>,
+    /// The style of sequences the text before the items sets.
     head_style: Option<SeqIndent>,
     /// The column of the keys around the items: 0, or a list kind's inside a ResourceList.
     base: usize,
@@ -123,6 +125,15 @@ pub(crate) struct Items<'s> {
     /// parser knows at the list's end — the entries' before the items, else the items' own
     /// sequences', else the `items` sequence's — not the style as far as read at each item.
     in_list: bool,
+}
+
+/// What reading the items came to.
+enum Attempt {
+    Read(ItemsRead),
+    /// They could not be read so.
+    Unread,
+    /// A patch deleted every one.
+    Emptied,
 }
 
 /// The items read and patched: the output up to the end of the last item, and where the text
@@ -351,7 +362,8 @@ impl<'s> Items<'s> {
     /// cannot be read so (a piece does not parse, an item is not a mapping, the parser reads an
     /// item otherwise than its lines say), or a patch deleted every one (which the text around
     /// them cannot say: a list kind goes, a ResourceList's items are `[]`): read the input
-    /// whole. With `locate` (the hasher of the keys), what [`ItemsRead::seen`] says.
+    /// whole. Pieces that cannot be read apart are read again as one. With `locate` (the hasher
+    /// of the keys), what [`ItemsRead::seen`] says.
     pub(crate) fn run(
         mut self,
         engine: &mut Engine<'_>,
@@ -362,25 +374,67 @@ impl<'s> Items<'s> {
         let list = self.list.take();
         let outer = self.outer.take();
         let (src, room) = (self.src, out.capacity());
-        let mut fork = engine.fork();
-        let inside = list.as_ref().map(|l| fork.enter_list(l));
-        let read = self.run_items(&mut fork, out, reader, locate);
-        if let Some(inside) = inside {
-            fork.leave_list(inside);
+        // Cut, and when the pieces cannot be read apart (an alias of another piece's anchor),
+        // as one piece: what a reading that never cut them reads.
+        let one = (self.pieces.len() > 1).then(|| self.as_one_piece());
+        let mut read = self.attempt(engine, list.as_ref(), out, reader, locate);
+        if let (Attempt::Unread, Some(one)) = (&read, one) {
+            let mut out = String::new();
+            out.try_reserve(room).ok()?;
+            read = one.attempt(engine, list.as_ref(), out, reader, locate);
         }
-        match read.filter(|r| r.count.written > 0 || r.count.read == 0) {
-            Some(read) => {
-                engine.absorb(fork);
-                Some(read)
-            }
+        match read {
+            Attempt::Read(read) => Some(read),
             // A ResourceList's only item that could not be read by its own items (or lost them
             // all): read as an item, as a ResourceList's items are.
-            None => {
+            Attempt::Unread | Attempt::Emptied => {
                 let (layout, style) = outer?;
                 let items = Items::plain(src, layout, style, 0, None, reader)?;
                 let mut out = String::new();
                 out.try_reserve(room).ok()?;
                 items.run(engine, out, reader, locate)
+            }
+        }
+    }
+
+    /// These items, not cut: one piece, nothing read ahead (their CRDs are learned).
+    fn as_one_piece(&self) -> Items<'s> {
+        let region = self.src.get(self.layout.items.clone()).unwrap_or("");
+        Items {
+            src: self.src,
+            layout: self.layout.clone(),
+            pieces: vec![region],
+            ahead: Vec::new(),
+            head_style: self.head_style,
+            base: self.base,
+            list: None,
+            outer: None,
+            in_list: self.in_list,
+        }
+    }
+
+    /// The items through a fork of `engine` (the items of `list` when they are a list kind's),
+    /// absorbed when they are read and not every one deleted.
+    fn attempt(
+        self,
+        engine: &mut Engine<'_>,
+        list: Option<&Node<'static>>,
+        out: String,
+        reader: Reader<'_>,
+        locate: Option<&crate::hash::State>,
+    ) -> Attempt {
+        let mut fork = engine.fork();
+        let inside = list.map(|l| fork.enter_list(l));
+        let read = self.run_items(&mut fork, out, reader, locate);
+        if let Some(inside) = inside {
+            fork.leave_list(inside);
+        }
+        match read {
+            None => Attempt::Unread,
+            Some(read) if read.count.written == 0 && read.count.read > 0 => Attempt::Emptied,
+            Some(read) => {
+                engine.absorb(fork);
+                Attempt::Read(read)
             }
         }
     }

@@ -338,9 +338,11 @@ fn the_piece_size_is_read_or_refused() {
 }
 
 /// A ResourceList's items are cut into pieces even where they hold anchors: an alias of an
-/// anchor in an earlier piece is an unknown anchor to its own piece's parser, which sends the
-/// input to the whole read; anchors within a piece read as they read in the whole. One piece
-/// and many give one output, and a patch of an anchored node reaches its aliases' copies alike.
+/// anchor in an earlier piece is an unknown anchor to its own piece's parser, and the items are
+/// read again as one piece; anchors within a piece read as they read in the whole. One piece
+/// and many give one output, byte for byte (a blank line with spaces after the functionConfig,
+/// which a whole read would not keep, stays), and a patch of an anchored node reaches its
+/// aliases' copies alike.
 #[test]
 fn anchors_among_a_resource_lists_items_read_the_same_in_pieces() {
     let cm = |name: &str, data: &str| {
@@ -348,7 +350,7 @@ fn anchors_among_a_resource_lists_items_read_the_same_in_pieces() {
             "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: {name}\n  data: {data}\n"
         )
     };
-    let fc = "functionConfig:\n  apiVersion: fn.krm-merge.dev/v1alpha1\n  kind: Merge\n  metadata: {name: m}\n  spec:\n    patches:\n    - target: {kind: ConfigMap, name: a}\n      patch: '{data: {x: changed}}'\n";
+    let fc = "functionConfig:\n  apiVersion: fn.krm-merge.dev/v1alpha1\n  kind: Merge\n  metadata: {name: m}\n  spec:\n    patches:\n    - target: {kind: ConfigMap, name: a}\n      patch: '{data: {x: changed}}'\n  \n";
     let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
     // Across items: the alias in b reads a's anchor.
     let across = format!(
@@ -369,5 +371,10 @@ fn anchors_among_a_resource_lists_items_read_the_same_in_pieces() {
         assert_eq!(out.code, 0, "{}", out.stderr);
         assert!(out.stdout.contains("x: changed"), "{}", out.stdout);
         assert!(out.stdout.contains(b_reads), "{rl}\n---\n{}", out.stdout);
+        assert!(
+            out.stdout.contains("'{data: {x: changed}}'\n  \nresults:"),
+            "{}",
+            out.stdout
+        );
     }
 }
