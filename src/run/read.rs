@@ -190,21 +190,16 @@ impl<'s> Documents<'s> {
             let done = one_piece(text, docs, engine, out, reader, locate, true)?;
             return Ok(done);
         }
-        let first = std::sync::Mutex::new(Some(out));
+        // Each piece writes its own output, and the first one's grows to hold them all once
+        // they are known (a buffer that large grows in place, not copied): the room made for
+        // the whole is given back first, so that the output is not reserved twice over while
+        // the pieces hold theirs (a 150 MB stream then fits in the address space it must).
+        drop(out);
         let ahead: Vec<std::sync::Mutex<Option<Vec<Document<'s>>>>> =
             ahead.into_iter().map(std::sync::Mutex::new).collect();
         let template: &Engine<'_> = engine;
         let done = pieces::map(&pieces, |i, &text| {
-            // The first piece's output has room for the whole, which it becomes.
-            let room = if i == 0 {
-                first.lock().ok().and_then(|mut f| f.take())
-            } else {
-                None
-            };
-            let out = match room {
-                Some(out) => out,
-                None => StreamOut::try_for(text.len())?,
-            };
+            let out = StreamOut::try_for(text.len())?;
             let docs = ahead.get(i).and_then(|a| a.lock().ok()?.take());
             let mut fork = template.fork();
             let done = one_piece(text, docs, &mut fork, out, reader, locate, false).ok()?;
