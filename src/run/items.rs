@@ -41,10 +41,30 @@ pub(crate) enum Around {
     List,
 }
 
+impl Around {
+    /// Whether `root` (its `items` taken out) is a plain block mapping of this kind: no anchors
+    /// or aliases, which the items may share; a ResourceList without results yet.
+    fn holds(self, root: &Node<'_>) -> bool {
+        let kind = root.str_at(&["kind"]).unwrap_or("");
+        let kind_is = match self {
+            Around::ResourceList => kind == "ResourceList" && root.get("results").is_none(),
+            Around::List => kind.ends_with("List") && kind != "ResourceList",
+        };
+        root.is_map()
+            && !root.is_flow()
+            && !root.has_anchor()
+            && !root.has_alias()
+            && kind_is
+            && root.get("items").is_none()
+    }
+}
+
 /// The text around a ResourceList's or a list kind's items, parsed.
 pub(crate) struct Wrapper {
     /// Its root mapping, without `items`.
     pub root: Node<'static>,
+    /// What it is.
+    around: Around,
     /// The style of sequence indentation its entries before the items set.
     head_style: Option<SeqIndent>,
 }
@@ -74,24 +94,14 @@ pub(crate) fn wrapper(
     let (Some(root), None) = (roots.next(), roots.next()) else {
         return None;
     };
-    let kind = root.str_at(&["kind"]).unwrap_or("");
-    let kind_is = match around {
-        Around::ResourceList => kind == "ResourceList" && root.get("results").is_none(),
-        Around::List => kind.ends_with("List") && kind != "ResourceList",
-    };
-    let plain = root.is_map()
-        && !root.is_flow()
-        && !root.has_anchor()
-        && !root.has_alias()
-        && kind_is
-        && root.get("items").is_none();
-    if !plain {
+    if !around.holds(root) {
         return None;
     }
     let before = root.entries().get(..layout.keys_before)?;
     Some(Wrapper {
         head_style: split::first_seq_indent_in(before),
         root: root.clone().into_owned(),
+        around,
     })
 }
 
@@ -185,9 +195,7 @@ fn nested_list(
         .iter()
         .any(|s| matches!(s.action, crate::config::Action::Update { .. }));
     let region = src.get(layout.items.clone())?;
-    if wrapper.root.str_at(&["kind"]) != Some("ResourceList")
-        || adds
-        || reader.pieces.size(region.len()).is_none()
+    if wrapper.around != Around::ResourceList || adds || reader.pieces.size(region.len()).is_none()
     {
         return None;
     }
@@ -202,15 +210,7 @@ fn nested_list(
     let [list] = root.get("items")?.items() else {
         return None;
     };
-    let kind = list.str_at(&["kind"]).unwrap_or("");
-    let plain = list.is_map()
-        && !list.is_flow()
-        && !root.has_anchor()
-        && !root.has_alias()
-        && kind.ends_with("List")
-        && kind != "ResourceList"
-        && list.get("items").is_none();
-    if !plain {
+    if !Around::List.holds(list) {
         return None;
     }
     let style = split::first_seq_indent_in(list.entries().get(..inner.keys_before)?);
@@ -236,23 +236,11 @@ impl<'s> Items<'s> {
                 items
             }
             None => {
-                let kind = wrapper.root.str_at(&["kind"]).unwrap_or("");
-                let list = (kind.ends_with("List") && kind != "ResourceList")
-                    .then(|| wrapper.root.clone());
+                let list = (wrapper.around == Around::List).then(|| wrapper.root.clone());
                 Items::plain(src, layout, wrapper.head_style, 0, list, reader)?
             }
         };
-        let named: Vec<usize> = (0..items.pieces.len())
-            .filter(|&k| {
-                items
-                    .pieces
-                    .get(k)
-                    .is_some_and(|p| p.contains("CustomResourceDefinition"))
-            })
-            .collect();
-        let mut ahead: Vec<Option<Ahead>> = items.pieces.iter().map(|_| None).collect();
         let this = &items;
-        let size = |k: usize| this.pieces.get(k).map_or(0, |p| p.len());
         let work = |k: usize| {
             reader.parses.add(this.pieces.get(k).copied().unwrap_or(""));
             let text = this.text_of(k, this.forced(k));
@@ -272,11 +260,7 @@ impl<'s> Items<'s> {
             });
             (ahead, crds)
         };
-        read::read_ahead(&named, size, work, setup, |k, made| {
-            if let Some(slot) = ahead.get_mut(k) {
-                *slot = made;
-            }
-        });
+        let ahead = read::read_ahead(&this.pieces, work, setup);
         items.ahead = ahead;
         Some(items)
     }

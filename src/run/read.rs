@@ -128,37 +128,26 @@ impl<'s> Documents<'s> {
     /// which reports the error; the CRDs before the error are learned, as a whole read learns
     /// them.)
     pub(crate) fn cut(src: &'s str, reader: Reader<'_>, setup: &mut Setup<'_>) -> Documents<'s> {
-        let pieces = match reader.pieces.size(src.len()) {
-            Some(size) => split::cut_at_markers(src, size),
-            None => vec![src],
-        };
-        let named: Vec<usize> = (0..pieces.len())
-            .filter(|&i| {
-                pieces
-                    .get(i)
-                    .is_some_and(|t| t.contains("CustomResourceDefinition"))
-            })
-            .collect();
-        let mut ahead: Vec<Option<Vec<Document<'s>>>> = pieces.iter().map(|_| None).collect();
-        let size = |i: usize| pieces.get(i).map_or(0, |t| t.len());
-        let work = |i: usize| {
-            let text = pieces.get(i).copied().unwrap_or("");
-            reader.parses.add(text);
-            let (mut docs, mut crds) = (Vec::new(), Vec::new());
-            let read = yaml::parse_each(text, |d| {
-                if let Some(root) = d.root.as_ref() {
-                    crds.extend(engine::crds_of(root));
-                }
-                docs.push(d);
-            });
-            (read.ok().map(|()| docs), crds)
-        };
-        read_ahead(&named, size, work, setup, |i, docs| {
-            if let Some(slot) = ahead.get_mut(i) {
-                *slot = docs;
-            }
-        });
-        Documents { src, pieces, ahead }
+        let mut documents = Documents::cut_known(src, reader);
+        let pieces = &documents.pieces;
+        let ahead = read_ahead(
+            pieces,
+            |i| {
+                let text = pieces.get(i).copied().unwrap_or("");
+                reader.parses.add(text);
+                let (mut docs, mut crds) = (Vec::new(), Vec::new());
+                let read = yaml::parse_each(text, |d| {
+                    if let Some(root) = d.root.as_ref() {
+                        crds.extend(engine::crds_of(root));
+                    }
+                    docs.push(d);
+                });
+                (read.ok().map(|()| docs), crds)
+            },
+            setup,
+        );
+        documents.ahead = ahead;
+        documents
     }
 
     /// `src` cut as `reader` says, whose CRDs the setup learned already: nothing read ahead.
@@ -237,25 +226,31 @@ impl<'s> Documents<'s> {
     }
 }
 
-/// Reads the pieces `named` (those that name CRDs) ahead with `work`, on every core, a window
-/// of [`CRD_WINDOW`] bytes (`size` of each) at a time; learns the CRDs each holds, in the
-/// input's order, and gives `keep` what else `work` made of it. (Without a pool, on this
-/// thread.)
+/// Reads ahead, with `work`, the `pieces` whose text names `CustomResourceDefinition`, on every
+/// core, a window of [`CRD_WINDOW`] bytes at a time; learns the CRDs each holds, in the input's
+/// order. What `work` made of each piece, by piece (`None` for the others). (Without a pool, on
+/// this thread.)
 pub(crate) fn read_ahead<T: Send>(
-    named: &[usize],
-    size: impl Fn(usize) -> usize,
-    work: impl Fn(usize) -> (T, Vec<engine::CrdBuilt>) + Sync,
+    pieces: &[&str],
+    work: impl Fn(usize) -> (Option<T>, Vec<engine::CrdBuilt>) + Sync,
     setup: &mut Setup<'_>,
-    mut keep: impl FnMut(usize, T),
-) {
-    let mut rest = named;
+) -> Vec<Option<T>> {
+    let named: Vec<usize> = (0..pieces.len())
+        .filter(|&i| {
+            pieces
+                .get(i)
+                .is_some_and(|t| t.contains("CustomResourceDefinition"))
+        })
+        .collect();
+    let mut ahead: Vec<Option<T>> = pieces.iter().map(|_| None).collect();
+    let mut rest = named.as_slice();
     while !rest.is_empty() {
         let mut bytes = 0;
         let n = rest
             .iter()
             .take_while(|&&i| {
                 let first = bytes == 0;
-                bytes += size(i);
+                bytes += pieces.get(i).map_or(0, |t| t.len());
                 first || bytes <= CRD_WINDOW
             })
             .count();
@@ -265,9 +260,12 @@ pub(crate) fn read_ahead<T: Send>(
             .unwrap_or_else(|| window.iter().map(|&i| work(i)).collect());
         for (&i, (made, crds)) in window.iter().zip(read) {
             setup.learn(crds);
-            keep(i, made);
+            if let Some(slot) = ahead.get_mut(i) {
+                *slot = made;
+            }
         }
     }
+    ahead
 }
 
 /// The key a resource's identity is found by in results: a hash of its fields as written.

@@ -183,11 +183,14 @@ impl Report {
             match findings.next_if(|(at, _)| *at == i) {
                 None => self.push(r),
                 Some((_, key)) => {
-                    let new = new_checks.contains(&key) || self.check_once(&key);
-                    if new {
-                        if !new_checks.contains(&key) {
+                    let new = new_checks.contains(&key) || {
+                        let first = self.check_once(&key);
+                        if first {
                             new_checks.push(key.clone());
                         }
+                        first
+                    };
+                    if new {
                         self.finding(r, key);
                     }
                 }
