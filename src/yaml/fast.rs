@@ -1231,10 +1231,12 @@ impl<'a> Fast<'a> {
                         Some(_) => j += 1,
                     }
                 }
-                if at_eol(b, j) && tab_leads_next(b, j) {
+                if at_eol(b, j) && tab_leads_next(b, j, !self.stack.is_empty()) {
                     // The parser reads the next line as more of the scalar, and refuses its
                     // tab (Go does too), unless that line goes on with the collection (JSON
-                    // indented with tabs: `false\n\t}`).
+                    // indented with tabs: `false\n\t}`) and no block collection holds the
+                    // flow one: then a tab left of the block's indentation is refused even
+                    // before `]` (`- [f\n\t]`), which is left to the parser.
                     return Err(Unsupported);
                 }
                 let mut end = j;
@@ -1318,14 +1320,15 @@ impl<'a> Fast<'a> {
 }
 
 /// Whether a tab leads the first line with content after the line that ends at `i`, and that
-/// content is not a flow indicator that ends a plain scalar (`,`, `]`, `}`).
-fn tab_leads_next(b: &[u8], mut i: usize) -> bool {
+/// content is not a flow indicator that ends a plain scalar (`,`, `]`, `}`), or is one and
+/// `in_block` (the flow collection stands in a block one).
+fn tab_leads_next(b: &[u8], mut i: usize, in_block: bool) -> bool {
     let mut tab = false;
     while i < b.len() {
         match b[i] {
             b'\t' => tab = true,
             b' ' | b'\r' | b'\n' => {}
-            b',' | b']' | b'}' => return false,
+            b',' | b']' | b'}' => return tab && in_block,
             _ => return tab,
         }
         i += 1;

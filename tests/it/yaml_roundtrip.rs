@@ -601,15 +601,19 @@ fn the_fast_reader_leaves_only_the_documents_it_does_not_read() {
 /// Two shapes of real files the fast reader reads to their end (found by measuring the corpus):
 /// a document whose root mapping or sequence stands indented (velero's CRDs, `---` then every
 /// line two spaces in), and JSON indented with tabs, where a tab leads the line that closes a
-/// collection after a plain value (`false\n\t}`). Each is read whole, and every text made from
+/// collection after a plain value (`false\n\t}`), and such flows inside block collections. Each
+/// is read whole, and every text made from
 /// it by deleting a byte or inserting a tab, a space or a line break reads as granit-parser
 /// reads it.
 #[test]
 fn the_fast_reader_reads_indented_roots_and_tab_indented_json() {
     let indented = "---\n  apiVersion: v1\n  kind: ConfigMap\n  data:\n    k: v\n    l:\n    - a\n    - 'b\n  c'\n---\n  - a\n  - b: c\n    d: e\n";
     let json = "{\n\t\"kind\": \"Policy\",\n\t\"extenders\": [\n\t\t{\n\t\t\t\"weight\": 5,\n\t\t\t\"on\": false\n\t\t}\n\t],\n\t\"x\": [1,\n\t2\n\t, 3]\n}\n";
+    // The same flows inside block collections, where a tab left of the block's indentation
+    // is refused even before the collection's end (`- [f\n\t]`, found by the fuzz target).
+    let nested = "items:\n- {\"on\": false\n  }\n- [f,\n  g\n  ]\n- k: [a\n\n   ]\n";
     let mut failures = Vec::new();
-    for base in [indented, json] {
+    for base in [indented, json, nested] {
         let fast = yaml::fast_reader_coverage(base).expect("YAML");
         assert_eq!(fast, base.len(), "not read whole: {base:?}");
         for i in 0..base.len() {
