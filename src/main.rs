@@ -7,8 +7,11 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 /// The walkers recurse once per nesting level (at most `yaml::MAX_DEPTH`); this much stack
-/// covers that with room to spare in any build. It is reserved, not committed.
-const STACK_BYTES: usize = 64 << 20;
+/// covers that with room to spare in any build: the whole test suite, whose deepest inputs
+/// every patch type walks (tests/it/hostile.rs), passes in a debug build with 4 MiB. It is
+/// reserved, not committed, but reserved address space counts against `ulimit -v`, and the
+/// pool that reads pieces gives each of its threads as much (src/run/pieces.rs).
+const STACK_BYTES: usize = 16 << 20;
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();

@@ -457,53 +457,47 @@ impl<'s> Items<'s> {
         let first = Mutex::new(Some(out));
         let template: &Engine<'_> = engine;
         let this = &self;
-        let done = pieces::map(&self.pieces, |k, piece| {
-            let mut fork = template.fork();
-            let mut out = match k {
-                0 => first.lock().ok()?.take()?,
-                _ => String::with_capacity(piece.len()),
-            };
-            let at = (k, this.forced(k));
-            let read = this.piece(at, take(k), &mut fork, &mut out, reader, locate)?;
-            Some((read, out, fork))
-        })?;
-        // Each piece as one reading would have read it: with the style the pieces before it
-        // set (the first piece was read so already); a list kind's items, with the style of
-        // its whole document (see `Items::in_list`).
-        let fixed = if self.in_list {
-            let sets = done.iter().find_map(|(read, _, _)| read.sets);
-            self.head_style.or(sets).or(Some(self.items_style()))
-        } else {
-            None
+        let mut join = Join {
+            items: this,
+            template,
+            first_line,
+            reader,
+            locate,
+            // A list kind's items take the style of its whole document (see `Items::in_list`):
+            // its header's, or else the first that a piece sets, or else the `items` sequence's.
+            style: self.head_style,
+            known: !self.in_list || self.head_style.is_some(),
+            waiting: Vec::new(),
+            whole: None,
+            count: Count::default(),
+            seen: Vec::new(),
+            forks: Vec::with_capacity(self.pieces.len()),
         };
-        let mut style = fixed.or(self.head_style);
-        let mut whole: Option<(String, usize)> = None;
-        let mut count = Count::default();
-        let mut seen = Vec::new();
-        for (k, (mut read, mut text, mut fork)) in done.into_iter().enumerate() {
-            if let Some(s) = style.filter(|s| read.used.iter().any(|u| u != s)) {
-                fork = engine.fork();
-                text.clear();
-                if k == 0 {
-                    text.push_str(self.src.get(..self.layout.items.start + first_line)?);
-                }
-                read = self.piece((k, Some(s)), None, &mut fork, &mut text, reader, locate)?;
-            }
-            if fixed.is_none() {
-                style = style.or(read.sets);
-            }
-            count.read += read.count.read;
-            count.written += read.count.written;
-            seen.append(&mut read.seen);
+        pieces::each(
+            &self.pieces,
+            |k, piece| {
+                let mut fork = template.fork();
+                let mut out = match k {
+                    0 => first.lock().ok()?.take()?,
+                    _ => String::with_capacity(piece.len()),
+                };
+                let at = (k, this.forced(k));
+                let read = this.piece(at, take(k), &mut fork, &mut out, reader, locate)?;
+                Some((read, out, fork))
+            },
+            |k, done| join.add(k, done),
+        )?;
+        join.finish()?;
+        let Join {
+            style,
+            whole,
+            count,
+            seen,
+            forks,
+            ..
+        } = join;
+        for fork in forks {
             engine.absorb(fork);
-            whole = match whole {
-                None => Some((text, read.items.end)),
-                Some((mut out, at)) => {
-                    out.push_str(self.src.get(at..read.items.start)?);
-                    out.push_str(&text);
-                    Some((out, read.items.end))
-                }
-            };
         }
         let (out, rest) = whole?;
         Some(ItemsRead {
@@ -579,6 +573,100 @@ impl<'s> Items<'s> {
             count: state.count,
             seen: state.seen,
         })
+    }
+}
+
+/// The pieces of items put together in order as they are read (`pieces::each`), each as one
+/// reading of them all would have read it: with the style the pieces before it set (the first
+/// piece was read so already), or a list kind's items with the style of its whole document.
+/// A piece read in another style is read again in that one.
+struct Join<'j, 's, 'p> {
+    items: &'j Items<'s>,
+    template: &'j Engine<'p>,
+    /// Where the first piece's items start in it.
+    first_line: usize,
+    reader: Reader<'j>,
+    locate: Option<&'j crate::hash::State>,
+    /// The style new sequences are written in so far.
+    style: Option<SeqIndent>,
+    /// Whether `style` is final: a list kind's items wait (`waiting`) until a piece sets it.
+    known: bool,
+    waiting: Vec<(usize, Done<'p>)>,
+    /// The output so far, and where the last piece's items end in the input.
+    whole: Option<(String, usize)>,
+    count: Count,
+    seen: Vec<u64>,
+    /// What each piece's engine found, in order, for the caller's engine to absorb.
+    forks: Vec<Engine<'p>>,
+}
+
+/// A piece read: what it said, its output, and the engine that read it.
+type Done<'e> = (PieceRead, String, Engine<'e>);
+
+impl<'p> Join<'_, '_, 'p> {
+    /// Piece `k` read, the pieces before it already added.
+    fn add(&mut self, k: usize, done: Done<'p>) -> Option<()> {
+        if !self.known {
+            let sets = done.0.sets;
+            self.waiting.push((k, done));
+            if sets.is_none() {
+                return Some(());
+            }
+            self.style = sets;
+            self.known = true;
+            return self.flush();
+        }
+        self.append(k, done)
+    }
+
+    /// After the last piece: a list kind's items that set no style take the `items`
+    /// sequence's.
+    fn finish(&mut self) -> Option<()> {
+        if !self.known {
+            self.style = Some(self.items.items_style());
+            self.known = true;
+        }
+        self.flush()
+    }
+
+    fn flush(&mut self) -> Option<()> {
+        for (k, done) in std::mem::take(&mut self.waiting) {
+            self.append(k, done)?;
+        }
+        Some(())
+    }
+
+    fn append(&mut self, k: usize, (mut read, mut text, mut fork): Done<'p>) -> Option<()> {
+        let items = self.items;
+        if let Some(s) = self.style.filter(|s| read.used.iter().any(|u| u != s)) {
+            fork = self.template.fork();
+            text.clear();
+            if k == 0 {
+                text.push_str(
+                    items
+                        .src
+                        .get(..items.layout.items.start + self.first_line)?,
+                );
+            }
+            let (reader, locate) = (self.reader, self.locate);
+            read = items.piece((k, Some(s)), None, &mut fork, &mut text, reader, locate)?;
+        }
+        if !items.in_list {
+            self.style = self.style.or(read.sets);
+        }
+        self.count.read += read.count.read;
+        self.count.written += read.count.written;
+        self.seen.append(&mut read.seen);
+        self.forks.push(fork);
+        self.whole = match self.whole.take() {
+            None => Some((text, read.items.end)),
+            Some((mut out, at)) => {
+                out.push_str(items.src.get(at..read.items.start)?);
+                out.push_str(&text);
+                Some((out, read.items.end))
+            }
+        };
+        Some(())
     }
 }
 

@@ -7,23 +7,28 @@
 //! in advance leave one core idle for the difference. Resources are
 //! independent, so each piece is patched by an engine of its own (forked from the caller's: the
 //! same setup, nothing counted), and the pieces' outputs and engines are put together in the
-//! input's order ([`super::engine::Engine::absorb`]). Which thread took which piece therefore
+//! input's order ([`super::engine::Engine::absorb`]), each output as soon as those before it
+//! are ([`each`]). Which thread took which piece therefore
 //! changes nothing: the text and the results are those of one thread reading the pieces one
 //! after the other, which is what one piece is ([`Pieces::Whole`]).
 //!
 //! What it must not do: read YAML (the readers do), or hold global state: how the input is cut
 //! is a value the caller passes down.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
 /// Below this, the threads' start-up is a large share of the work.
 const WORTH_IT: usize = 1 << 20;
 /// The size a piece aims at: small enough that the threads finish close together.
 const PIECE: usize = 64 << 10;
-/// At most this many pieces a thread: each keeps an output and an engine of its own until the
+/// At most this many pieces a thread: each keeps an engine of its own (what it found) until the
 /// end.
 const PIECES_PER_THREAD: usize = 16;
 /// The walkers recurse once per nesting level: a thread that patches gets the stack the
-/// binary's own function thread has (reserved, not committed).
-const STACK_BYTES: usize = 64 << 20;
+/// binary's own function thread has (reserved, not committed; see src/main.rs).
+const STACK_BYTES: usize = 16 << 20;
 
 /// How input is cut into pieces read on every core.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,29 +79,85 @@ fn threads() -> usize {
 }
 
 /// `work` done on every piece, on as many threads as there are cores and pieces (one piece: on
-/// this thread alone), the results in the pieces' order: `rayon`'s pool, whose threads take the
-/// pieces as they come free. `None` when `work` gave up on any piece (the others stop taking
-/// pieces), or when the pool could not be made. A panic in `work` (a bug) reaches the caller.
+/// this thread alone), the results in the pieces' order: see [`each`].
 pub(crate) fn map<P: Sync, R: Send>(
     pieces: &[P],
     work: impl Fn(usize, &P) -> Option<R> + Sync,
 ) -> Option<Vec<R>> {
-    use rayon::prelude::*;
+    let mut all = Vec::with_capacity(pieces.len());
+    each(pieces, work, |_, r| {
+        all.push(r);
+        Some(())
+    })?;
+    Some(all)
+}
+
+/// `work` done on every piece, on as many threads as there are cores and pieces (one piece: on
+/// this thread alone), each result handed to `deliver` in the pieces' order as soon as those
+/// before it have been: by whichever thread finished the last of them, one at a time. So a
+/// result waits only for slower pieces before it, and the caller need not hold them all at
+/// once (a large stream's output is put together while it is read, not after). The threads of
+/// `rayon`'s pool take the pieces in order as they come free. `None` when `work` or `deliver`
+/// gave up (the threads then stop taking pieces; what was delivered stays delivered), or when
+/// the pool could not be made. A panic in either (a bug) reaches the caller.
+pub(crate) fn each<P: Sync, R: Send>(
+    pieces: &[P],
+    work: impl Fn(usize, &P) -> Option<R> + Sync,
+    mut deliver: impl FnMut(usize, R) -> Option<()> + Send,
+) -> Option<()> {
     if pieces.len() < 2 {
-        return pieces.iter().enumerate().map(|(i, p)| work(i, p)).collect();
+        for (i, p) in pieces.iter().enumerate() {
+            deliver(i, work(i, p)?)?;
+        }
+        return Some(());
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads().min(pieces.len()))
         .stack_size(STACK_BYTES)
         .build()
         .ok()?;
-    pool.install(|| {
-        pieces
-            .par_iter()
-            .enumerate()
-            .map(|(i, p)| work(i, p))
-            .collect::<Option<Vec<R>>>()
-    })
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let line = Mutex::new(Line {
+        next: 0,
+        waiting: BTreeMap::new(),
+        deliver: &mut deliver,
+    });
+    pool.broadcast(|_| {
+        while !stop.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(piece) = pieces.get(i) else { break };
+            let handed = work(i, piece).and_then(|r| {
+                // A thread that panicked while delivering has its panic reach the caller.
+                let mut line = line.lock().unwrap_or_else(|e| e.into_inner());
+                line.hand(i, r)
+            });
+            if handed.is_none() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+    });
+    (!stop.load(Ordering::Relaxed)).then_some(())
+}
+
+/// The results waiting for those of the pieces before them, and where they go.
+struct Line<'d, R, D> {
+    /// The piece whose result is delivered next.
+    next: usize,
+    waiting: BTreeMap<usize, R>,
+    deliver: &'d mut D,
+}
+
+impl<R, D: FnMut(usize, R) -> Option<()>> Line<'_, R, D> {
+    /// Piece `i`'s result, and every waiting one it lets through, delivered.
+    fn hand(&mut self, i: usize, r: R) -> Option<()> {
+        self.waiting.insert(i, r);
+        while let Some(r) = self.waiting.remove(&self.next) {
+            (self.deliver)(self.next, r)?;
+            self.next += 1;
+        }
+        Some(())
+    }
 }
 
 #[cfg(test)]
@@ -112,6 +173,33 @@ mod tests {
         );
         assert_eq!(map(&pieces, |_, p| (*p != 57).then_some(())), None);
         assert_eq!(map(&[7], |_, p| Some(*p)), Some(vec![7]));
+    }
+
+    #[test]
+    fn each_delivers_in_the_pieces_order_and_stops_at_a_give_up() {
+        let pieces: Vec<usize> = (0..200).collect();
+        let mut got = Vec::new();
+        let done = each(
+            &pieces,
+            |i, p| Some(i + p),
+            |i, r| {
+                got.push((i, r));
+                Some(())
+            },
+        );
+        assert_eq!(done, Some(()));
+        assert_eq!(got, (0..200).map(|i| (i, 2 * i)).collect::<Vec<_>>());
+        // Nothing is delivered past a delivery that gave up.
+        let mut n = 0;
+        let done = each(
+            &pieces,
+            |_, p| Some(*p),
+            |_, _| {
+                n += 1;
+                (n < 10).then_some(())
+            },
+        );
+        assert_eq!((done, n), (None, 10));
     }
 
     #[test]

@@ -117,6 +117,8 @@ pub(crate) struct StreamRead {
     pub out: StreamOut,
     /// How many resources were written (not deleted by a patch).
     pub kept: usize,
+    /// How many documents were read: the index in the stream of the next one.
+    pub read: usize,
     /// With `locate`: each resource's identity (its [`identity_key`]) and its index among the
     /// stream's resources.
     pub seen: Vec<(u64, usize)>,
@@ -179,50 +181,59 @@ impl<'s> Documents<'s> {
             let done = one_piece(text, docs, engine, out, reader, locate, true)?;
             return Ok(done);
         }
-        // Each piece writes its own output, and the first one's grows to hold them all once
-        // they are known (a buffer that large grows in place, not copied): the room made for
-        // the whole is given back first, so that the output is not reserved twice over while
-        // the pieces hold theirs (a 150 MB stream then fits in the address space it must).
-        drop(out);
+        // Each piece writes its own output, added to the whole as soon as the pieces before it
+        // are, and then dropped: the whole output and the outputs of a few pieces are held at
+        // once, not the whole twice over (a 150 MB stream then fits in the address space it
+        // must).
         let ahead: Vec<std::sync::Mutex<Option<Vec<Document<'s>>>>> =
             ahead.into_iter().map(std::sync::Mutex::new).collect();
         let template: &Engine<'_> = engine;
-        let done = pieces::map(&pieces, |i, &text| {
-            let out = StreamOut::try_for(text.len())?;
-            let docs = ahead.get(i).and_then(|a| a.lock().ok()?.take());
-            let mut fork = template.fork();
-            let done = one_piece(text, docs, &mut fork, out, reader, locate, false).ok()?;
-            Some((done, fork))
-        });
-        let Some(done) = done else {
+        let mut whole = StreamRead {
+            out,
+            kept: 0,
+            read: 0,
+            seen: Vec::new(),
+        };
+        let mut forks = Vec::with_capacity(pieces.len());
+        let done = pieces::each(
+            &pieces,
+            |i, &text| {
+                let out = StreamOut::try_for(text.len())?;
+                let docs = ahead.get(i).and_then(|a| a.lock().ok()?.take());
+                let mut fork = template.fork();
+                let done = one_piece(text, docs, &mut fork, out, reader, locate, false).ok()?;
+                Some((done, fork))
+            },
+            |_, (piece, fork)| {
+                whole.add(piece);
+                forks.push(fork);
+                Some(())
+            },
+        );
+        if done.is_none() {
             // A piece that does not read: once more as one piece, to report it where it is.
+            drop(whole);
             let out = StreamOut::try_for(src.len()).ok_or(Stop::Read(ReadError::Shape(
                 "not enough memory to read the stream again".into(),
             )))?;
             return one_piece(src, None, engine, out, reader, locate, true);
-        };
-        let mut done = done.into_iter();
-        let Some((mut whole, fork)) = done.next() else {
-            return Err(Stop::Wrapped);
-        };
-        engine.absorb(fork);
-        let rest: Vec<_> = done.collect();
-        let more: usize = rest.iter().map(|(p, _)| p.out.text.len()).sum();
-        if whole.out.text.try_reserve(more).is_err() {
-            return Err(Stop::Read(ReadError::Shape(
-                "not enough memory to hold the output".into(),
-            )));
         }
-        for (p, fork) in rest {
-            whole.out.source(&p.out.text);
-            let offset = whole.kept;
-            whole.kept += p.kept;
-            whole
-                .seen
-                .extend(p.seen.into_iter().map(|(id, n)| (id, n + offset)));
+        for fork in forks {
             engine.absorb(fork);
         }
         Ok(whole)
+    }
+}
+
+impl StreamRead {
+    /// The next piece's output and what it counted, after this one's.
+    fn add(&mut self, piece: StreamRead) {
+        self.out.source(&piece.out.text);
+        self.kept += piece.kept;
+        let offset = self.read;
+        self.seen
+            .extend(piece.seen.into_iter().map(|(id, n)| (id, n + offset)));
+        self.read += piece.read;
     }
 }
 
@@ -325,7 +336,12 @@ fn one_piece<'s>(
         }
     };
     match streamed {
-        Ok(Streamed::Done) => Ok(StreamRead { out, kept, seen }),
+        Ok(Streamed::Done) => Ok(StreamRead {
+            out,
+            kept,
+            read: n,
+            seen,
+        }),
         Ok(Streamed::Wrapped) => Err(Stop::Wrapped),
         Err(e) => Err(Stop::Read(e)),
     }

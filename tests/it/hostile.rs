@@ -220,6 +220,48 @@ fn nesting_up_to_the_limit_is_fine() {
     assert!(out.contains(&"[".repeat(n)), "{}", head(&out));
 }
 
+/// Every patch type walks nesting as deep as the parser allows, in a stream cut into pieces
+/// too (each document then read on a thread of the pool): the stacks the binary's threads get
+/// cover the walkers' recursion at the limit, in the debug builds the tests run (frames there
+/// are several times larger than in release).
+#[test]
+fn nesting_up_to_the_limit_is_patched_on_every_thread() {
+    let n = 500;
+    let nest = |leaf: u32| format!("{}{{leaf: {leaf}}}{}", "{a: ".repeat(n), "}".repeat(n));
+    let doc = |name: &str| {
+        format!(
+            "apiVersion: example.com/v1\nkind: Foo\nmetadata:\n  name: {name}\ndata: {}\n",
+            nest(1)
+        )
+    };
+    let stream = format!("{}---\n{}", doc("a"), doc("b"));
+    let path = format!("/data/{}leaf", "a/".repeat(n));
+    let merge3_doc = |leaf: u32| {
+        format!(
+            "      apiVersion: example.com/v1\n      kind: Foo\n      metadata:\n        name: a\n      data: {}\n",
+            nest(leaf)
+        )
+    };
+    let patches = [
+        (format!("  - target: {{kind: Foo}}\n    patch: |\n      data: {}\n", nest(2)), 2),
+        (format!("  - target: {{kind: Foo}}\n    type: jsonmerge\n    patch: |\n      data: {}\n", nest(3)), 3),
+        (format!("  - target: {{kind: Foo}}\n    type: apply\n    patch: |\n      data: {}\n", nest(4)), 4),
+        (format!("  - target: {{kind: Foo}}\n    type: json6902\n    patch: |\n      - {{op: replace, path: {path}, value: 5}}\n"), 5),
+        (format!("  - type: merge3\n    original: |\n{}    patch: |\n{}", merge3_doc(1), merge3_doc(6)), 6),
+    ];
+    for (patch, leaf) in &patches {
+        let (code, stdout, stderr) =
+            standalone("deep-threads", &merge_fn(patch), stream.as_bytes());
+        assert_eq!(code, 0, "{patch}: {stderr}");
+        let out = String::from_utf8(stdout).expect("UTF-8");
+        assert!(
+            out.contains(&format!("leaf: {leaf}}}")),
+            "{patch}: {}",
+            head(&out)
+        );
+    }
+}
+
 // ----- aliases ------------------------------------------------------------------------------
 
 /// Nine levels of nine aliases: 9^9 (387 million) strings when expanded, 400 bytes as written.

@@ -172,7 +172,8 @@ fn merge_fn(patches: &str) -> String {
 }
 
 /// A large stream read from a file: a warning about each resource a patch checks against its
-/// schema, and an error that fails the run, name their file and its index in `--results`, read
+/// schema, and an error that fails the run, name their file and its index in `--results` (an
+/// index among the documents read, those deleted before it too), read
 /// as one piece, in 4 KB pieces, and in the pieces the function picks on its own (over 1 MB).
 #[test]
 fn results_of_a_large_stream_name_their_file_however_it_is_cut() {
@@ -182,11 +183,12 @@ fn results_of_a_large_stream_name_their_file_however_it_is_cut() {
     let file = dir.join("big.yaml");
     std::fs::write(&file, &text).expect("write");
     // A typo the schema check warns about, for each kind it is checked against (once per kind:
-    // the first resource of each), and a JSON patch that fails on the last Deployment.
+    // the first resource of each), and a JSON patch that fails on the last Deployment; the first
+    // resource deleted, which leaves the index of the others in the file as it was.
     let cfg = dir.join("fn.yaml");
     std::fs::write(
         &cfg,
-        merge_fn("  - target: {kind: Deployment}\n    patch: '{spec: {replica: 2}}'\n  - target: {kind: Deployment, name: d7999}\n    type: json6902\n    patch: '[{op: remove, path: /spec/nope}]'\n"),
+        merge_fn("  - target: {kind: ConfigMap, name: c0}\n    patch: '{$patch: delete}'\n  - target: {kind: Deployment}\n    patch: '{spec: {replica: 2}}'\n  - target: {kind: Deployment, name: d7999}\n    type: json6902\n    patch: '[{op: remove, path: /spec/nope}]'\n"),
     )
     .expect("write");
     let results = dir.join("results.yaml");
