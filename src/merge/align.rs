@@ -224,10 +224,17 @@ pub(crate) fn block_if_empty(dest: &mut Node<'_>, source: &Node<'_>) {
 /// keys wins.
 pub(crate) struct FieldIndex<'n, 'x> {
     pairing: Pairing,
+    /// The scalar keys of a small map, in order: scanned, which costs less than hashing them.
+    few: Vec<(Cow<'n, str>, &'n Entry<'x>)>,
+    /// The scalar keys of a larger one.
     by_text: HashMap<Cow<'n, str>, &'n Entry<'x>>,
     /// Keys that are not scalars, by [`data_hash`].
     others: HashMap<u64, Vec<&'n Entry<'x>>>,
 }
+
+/// Up to this many entries a map's keys are scanned, not hashed: a lookup then compares at most
+/// this many keys, whatever the input.
+const FEW: usize = 8;
 
 impl<'n, 'x> FieldIndex<'n, 'x> {
     /// Indexes `map`'s entries, keys as data; an absent map or a non-map has none.
@@ -237,13 +244,21 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
 
     /// Indexes `map`'s entries, keys paired as `pairing` says.
     pub(crate) fn with(map: Option<&'n Node<'x>>, pairing: Pairing) -> Self {
+        let entries = map.map_or(&[][..], Node::entries);
         let mut idx = FieldIndex {
             pairing,
+            few: Vec::new(),
             by_text: HashMap::default(),
             others: HashMap::default(),
         };
-        for e in map.map_or(&[][..], Node::entries) {
+        let few = entries.len() <= FEW;
+        if few {
+            idx.few.reserve_exact(entries.len());
+        }
+        for e in entries {
             match pairing.ident(&e.key) {
+                // The first of duplicate keys wins: a scan finds it first.
+                Some(t) if few => idx.few.push((t, e)),
                 Some(t) => {
                     idx.by_text.entry(t).or_insert(e);
                 }
@@ -256,7 +271,7 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
     /// The entry whose key is `key`.
     pub(crate) fn get(&self, key: &Node<'_>) -> Option<&'n Entry<'x>> {
         match self.pairing.ident(key) {
-            Some(t) => self.by_text.get(t.as_ref()).copied(),
+            Some(t) => self.get_str(&t),
             None => self
                 .others
                 .get(&data_hash(key))?
@@ -268,6 +283,9 @@ impl<'n, 'x> FieldIndex<'n, 'x> {
 
     /// The entry whose key has this identity (a string key's text, [`key_text`]).
     pub(crate) fn get_str(&self, key: &str) -> Option<&'n Entry<'x>> {
+        if self.by_text.is_empty() {
+            return self.few.iter().find(|(k, _)| k == key).map(|(_, e)| *e);
+        }
         self.by_text.get(key).copied()
     }
 }

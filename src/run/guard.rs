@@ -18,7 +18,7 @@ use crate::run::invariants::{self, Before};
 use crate::run::steps::file_of;
 use crate::schema::{check_json6902, check_patch, Finding, Gvk};
 use crate::select::identity::Id;
-use crate::yaml::anchors::{anchors_of, AliasError};
+use crate::yaml::anchors::{anchors_of, AliasError, Anchors};
 use crate::yaml::snapshot::Reach;
 use crate::yaml::Node;
 
@@ -169,7 +169,12 @@ impl Engine<'_> {
         id: &Id<'static>,
         walk: impl FnOnce(&mut Node<'a>, &Context<'_, 'a>) -> Result<Walked, Cause>,
     ) -> Result<Walked, Cause> {
-        let anchors = anchors_of(&item.node).map_err(Cause::Anchors)?;
+        // An item admitted without aliases has none (patches bring none): nothing to look for.
+        let anchors = if self.aliases.current.aliases {
+            anchors_of(&item.node).map_err(Cause::Anchors)?
+        } else {
+            Anchors::default()
+        };
         let schema = self.setup.schema_for(step.options.crd_merge_keys);
         let root = self.root_of(step.options.crd_merge_keys, id);
         walk(&mut item.node, &Context::new(schema, root, &anchors))

@@ -247,7 +247,8 @@ fn scalar_text<'t>(
     style: ScalarStyle,
     in_flow: bool,
 ) -> Cow<'t, str> {
-    let is_string = matches!(node.resolved(), Some(Resolved::Str(_)));
+    // Resolving a plain scalar is work: only the styles that ask are given it.
+    let is_string = || matches!(node.resolved(), Some(Resolved::Str(_)));
     let from_source = node.layout().flags & flags::SOURCE != 0;
     match style {
         // The parser read it as a plain scalar: it is valid as written, unless it came from
@@ -257,11 +258,11 @@ fn scalar_text<'t>(
         // A value that is no string only because of its tag (`!!null :[a`) may be any text.
         ScalarStyle::Plain
             if !text.contains('\n')
-                && ((!is_string && node.tag().is_none()) || scalar::plain_ok(text, in_flow)) =>
+                && ((node.tag().is_none() && !is_string()) || scalar::plain_ok(text, in_flow)) =>
         {
             Cow::Borrowed(text)
         }
-        ScalarStyle::Plain if is_string && !scalar::needs_quotes(text, in_flow) => {
+        ScalarStyle::Plain if is_string() && !scalar::needs_quotes(text, in_flow) => {
             Cow::Borrowed(text)
         }
         ScalarStyle::SingleQuoted if !text.contains('\n') => scalar::single_quoted(text)
@@ -290,7 +291,8 @@ fn plain_as_read(text: &str, in_flow: bool) -> bool {
     if text.contains('\n') || text.starts_with("---") || text.starts_with("...") {
         return false;
     }
-    if !text.chars().all(scalar::printable) {
+    // Most text is printable ASCII, read a byte at a time.
+    if !text.bytes().all(|b| (0x20..0x7f).contains(&b)) && !text.chars().all(scalar::printable) {
         return false;
     }
     !in_flow || !text.contains([',', '[', ']', '{', '}'])
