@@ -66,12 +66,18 @@ impl<'n> Id<'n> {
     /// Reads the identity of a resource node, reading each node on the way through `follow`
     /// (what an alias stands for: `kind: *k` is the kind its anchor holds).
     pub(crate) fn of_with<'a>(node: &'n Node<'a>, follow: Follow<'_, 'n, 'a>) -> Id<'n> {
-        let at = |path: &[&str]| Cow::Borrowed(str_with(node, path, follow).unwrap_or(""));
+        // One pass over the root's entries and one over `metadata`'s (every step asks, of
+        // every resource), each field the first of its key, as a lookup by path finds it.
+        let [api_version, kind, meta] =
+            first_of(follow(node), ["apiVersion", "kind", "metadata"], follow);
+        let [name, namespace] =
+            meta.map_or([None; 2], |m| first_of(m, ["name", "namespace"], follow));
+        let text = |n: Option<&'n Node<'a>>| Cow::Borrowed(n.and_then(Node::as_str).unwrap_or(""));
         Id {
-            api_version: at(&["apiVersion"]),
-            kind: at(&["kind"]),
-            name: at(&["metadata", "name"]),
-            namespace: at(&["metadata", "namespace"]),
+            api_version: text(api_version),
+            kind: text(kind),
+            name: text(name),
+            namespace: text(namespace),
         }
     }
 
@@ -263,6 +269,26 @@ pub(crate) fn get_with<'n, 'a>(
         at = follow(&e.value);
     }
     Some(at)
+}
+
+/// The values (read through `follow`) of the first entries of `map` with these keys.
+fn first_of<'n, 'a, const N: usize>(
+    map: &'n Node<'a>,
+    keys: [&str; N],
+    follow: Follow<'_, 'n, 'a>,
+) -> [Option<&'n Node<'a>>; N] {
+    let mut found = [None; N];
+    for e in map.entries() {
+        let Some(k) = follow(&e.key).as_str() else {
+            continue;
+        };
+        if let Some(i) = keys.iter().position(|w| *w == k) {
+            if let Some(slot) = found.get_mut(i).filter(|s| s.is_none()) {
+                *slot = Some(follow(&e.value));
+            }
+        }
+    }
+    found
 }
 
 /// The text of the scalar at a path of mapping keys, read through `follow`.
