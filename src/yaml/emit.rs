@@ -339,8 +339,14 @@ struct Emitter<'o> {
     keep_end: Option<usize>,
 }
 
-fn pad(out: &mut String, n: usize) {
-    out.extend(std::iter::repeat_n(' ', n));
+fn pad(out: &mut String, mut n: usize) {
+    // Indentation is written for every line: a slice of spaces at a time, not a character.
+    const SPACES: &str = "                                                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
 }
 
 /// How far the lines of `raw` (a flow scalar's or flow collection's continuation lines, or an
@@ -520,13 +526,14 @@ impl Emitter<'_> {
         self.block_body = None;
         let k = &e.key;
         let explicit = k.layout().flags & flags::EXPLICIT_KEY != 0 || is_block_collection(k);
-        let key_text = match &k.repr {
+        // Most keys are plain text without properties: written from their text, not copied.
+        let key_text: Cow<'_, str> = match &k.repr {
             Repr::Scalar { text, style, .. } => {
                 let mut s = String::new();
                 push_props(k, &mut s);
                 let t = match k.ext.as_ref().and_then(|x| x.raw.as_ref()) {
                     Some(raw) if !raw.text.contains('\n') && !is_block_scalar(k) => {
-                        raw.text.to_string()
+                        Cow::Borrowed(raw.text.as_ref())
                     }
                     _ => {
                         let st = if is_block_scalar(k) {
@@ -534,26 +541,31 @@ impl Emitter<'_> {
                         } else {
                             *style
                         };
-                        scalar_text(k, text, st, false).into_owned()
+                        scalar_text(k, text, st, false)
                     }
                 };
-                s.push_str(&t);
-                s
+                if s.is_empty() {
+                    t
+                } else {
+                    s.push_str(&t);
+                    Cow::Owned(s)
+                }
             }
-            Repr::Alias { name, .. } => format!("*{name}"),
+            Repr::Alias { name, .. } => Cow::Owned(format!("*{name}")),
             _ => match k.ext.as_ref().and_then(|x| x.raw.as_ref()) {
                 Some(raw) if !raw.text.contains('\n') => {
                     let mut s = String::new();
                     push_props(k, &mut s);
                     s.push_str(&raw.text);
-                    s
+                    Cow::Owned(s)
                 }
-                _ => canonical_inline(k, true),
+                _ => Cow::Owned(canonical_inline(k, true)),
             },
         };
         // An implicit key is at most 1024 characters long (YAML 1.2, 7.4.2): a longer one,
-        // written on one line, is written as an explicit key.
-        let explicit = explicit || key_text.chars().count() > IMPLICIT_KEY_MAX;
+        // written on one line, is written as an explicit key. (No fewer bytes than characters.)
+        let explicit = explicit
+            || (key_text.len() > IMPLICIT_KEY_MAX && key_text.chars().count() > IMPLICIT_KEY_MAX);
         if explicit {
             self.out.push_str("? ");
             self.out.push_str(&key_text);
