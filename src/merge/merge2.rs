@@ -120,6 +120,33 @@ pub fn merge<'a, 'p: 'a>(
     }
 }
 
+/// Whether a resource, whose kind is at `root` in `schema`, is as kyaml's walk with kustomize's
+/// options would leave it, so that a merge may take it as settled ([`Shape::KyamlSettled`]):
+/// the walk would drop no entry and put no keyed list together otherwise (see
+/// `kustomize::settles_as_is`, which says no where it cannot tell). A resource with aliases
+/// is not asked about. Tests (debug builds) walk it to check.
+pub(crate) fn settles_as_is(dest: &Node<'_>, schema: &Schema, root: Cursor) -> bool {
+    let as_is = kustomize::settles_as_is(schema, dest, root, &FieldMeta::default());
+    #[cfg(debug_assertions)]
+    if as_is {
+        let anchors = Anchors::default();
+        let m = Merger {
+            schema,
+            opts: Options::default(),
+            anchors: &anchors,
+            depth: align::Depth::default(),
+            settled: false,
+        };
+        let mut walked = dest.clone();
+        let settled = m.settle(&mut walked, root, &FieldMeta::default());
+        debug_assert!(
+            settled.is_ok() && walked.keep_unchanged_source(dest),
+            "kyaml's walk changes a resource said to be as it leaves it"
+        );
+    }
+    as_is
+}
+
 enum Fate {
     Keep,
     Delete,
@@ -933,6 +960,58 @@ mod tests {
     }
 
     const DEPLOY: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n      - name: app\n        image: a:1\n        ports:\n        - containerPort: 80\n        - containerPort: 53\n          protocol: UDP\n      - name: sidecar\n        image: s:1\n";
+
+    /// A resource kyaml's walk would leave as it is is told apart from one it would change (an
+    /// entry written as nothing, two containers of one name, an element without its key), and
+    /// a merge that takes the first as settled gives what the walk gives.
+    #[test]
+    fn a_resource_the_walk_leaves_as_it_is_merges_as_a_settled_one() {
+        let schema = Schema::builtin();
+        let root = schema.root("apps", "v1", "Deployment");
+        let as_is = |text: &str| {
+            let d = parse_stream(text).unwrap();
+            settles_as_is(d[0].root.as_ref().unwrap(), &schema, root)
+        };
+        // A port without its protocol (ports are keyed by port and protocol): a list whose
+        // walk this does not foresee.
+        let plain = DEPLOY.replace("        - containerPort: 80\n", "");
+        assert!(!as_is(DEPLOY));
+        assert!(as_is(&plain));
+        for changed in [
+            plain.replace("  replicas: 1\n", "  replicas:\n"),
+            plain.replace("- name: sidecar", "- name: app"),
+            plain.replace("- name: sidecar\n", "- nom: sidecar\n"),
+        ] {
+            assert!(!as_is(&changed), "{changed}");
+        }
+        let patch = "spec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: a:2 # new\n";
+        let opts = Options {
+            kustomize: true,
+            ..Options::default()
+        };
+        let walked = run(&plain, patch, opts);
+        let d = parse_stream(&plain).unwrap();
+        let mut node = d[0].root.clone().unwrap();
+        let p = parse_stream(patch).unwrap();
+        let anchors = Anchors::default();
+        let cx = Context::new(&schema, root, &anchors)
+            .with(opts)
+            .kyaml_settled();
+        assert!(matches!(
+            merge(&mut node, p[0].root.as_ref().unwrap(), &cx),
+            Ok(Outcome::Merged)
+        ));
+        let mut settled = String::new();
+        emit_document(
+            &crate::yaml::Document {
+                root: Some(node),
+                ..d[0].clone()
+            },
+            &mut settled,
+        );
+        assert_eq!(settled, walked);
+        assert!(walked.contains("image: a:2 # new"), "{walked}");
+    }
 
     /// Found by tests/it/properties.rs: a scalar with a line comment replaced by a list whose key
     /// has a comment in the patch kept the resource's comment, and a second run then took the

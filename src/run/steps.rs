@@ -82,6 +82,15 @@ impl<'p> Engine<'p> {
         let kyaml_root =
             opts.kustomize && matches!(at, Site::Root) && !self.aliases.current.aliases;
         let schema = step.options.crd_merge_keys;
+        // A resource the walk would leave as it is, is so already (most are): then neither the
+        // walk nor the copy of the whole resource that its changes are found by is needed.
+        if kyaml_root && self.settled != Some(schema) {
+            let id = Id::of(&item.node);
+            let root = self.root_of(schema, &id);
+            if merge2::settles_as_is(&item.node, self.setup.schema_for(schema), root) {
+                self.settled = Some(schema);
+            }
+        }
         let settled = kyaml_root && self.settled == Some(schema);
         let mut walked = false;
         let effect = self.guarded(step, item, None, |node, ctx| {

@@ -32,7 +32,7 @@ use crate::hash::{HashMap, HashSet};
 use crate::merge::align::{self, key_seg, ListKind};
 use crate::merge::{MergeError, MergeErrorKind};
 use crate::path::Seg;
-use crate::schema::{Cursor, FieldMeta};
+use crate::schema::{Cursor, FieldMeta, Schema};
 use crate::yaml::place;
 use crate::yaml::{Entry, Kind, Node};
 
@@ -44,10 +44,14 @@ pub(crate) const SCAN_WORK: usize = 16_000_000;
 /// Whether kyaml's list walk reduces to pairing by hash: every element of both lists is a
 /// non-empty map whose key fields are all scalars with some text (not null, not empty).
 fn clean(sides: &Sides<'_>, keys: &[String]) -> bool {
-    let lists: &[&[Node<'_>]] = match sides {
-        Sides::Pair { dest, patch } => &[dest, patch],
-        Sides::Shared(list) => &[list],
-    };
+    match sides {
+        Sides::Pair { dest, patch } => clean_lists(&[dest, patch], keys),
+        Sides::Shared(list) => clean_lists(&[list], keys),
+    }
+}
+
+/// [`clean`] for these lists.
+fn clean_lists(lists: &[&[Node<'_>]], keys: &[String]) -> bool {
     !keys.is_empty()
         && keys.iter().all(|k| !k.is_empty())
         && lists.iter().flat_map(|l| l.iter()).all(|e| {
@@ -563,6 +567,45 @@ impl<'a> Merger<'_, '_, 'a> {
         let (m, child) = align::field(self.schema, at, name, &[key]);
         self.settle(value, child, &m)
             .map_err(|er| er.within(Seg::Field(name.to_owned())))
+    }
+}
+
+/// Whether [`Merger::settle`] would leave `node` (of the type at `at`, with `meta`) exactly as
+/// it is: no entry of its maps written as nothing, and each list merged by key one whose walk
+/// comes down to walking each element in place ([`clean`], no two elements with the same keys)
+/// with every element so too. Any other keyed list is put together by a walk this does not
+/// foresee: false, and the caller walks. Lists without merge metadata are not entered, as the
+/// walk does not enter them.
+pub(super) fn settles_as_is(
+    schema: &Schema,
+    node: &Node<'_>,
+    at: Cursor,
+    meta: &FieldMeta,
+) -> bool {
+    match node.kind() {
+        Kind::Map => node.entries().iter().all(|e| {
+            if is_bare_null(&e.value) {
+                return false;
+            }
+            if !(e.value.is_map() || e.value.is_seq()) {
+                return true;
+            }
+            let name = e.key.as_str().unwrap_or_default();
+            let (m, child) = align::field(schema, at, name, &[&e.key]);
+            settles_as_is(schema, &e.value, child, &m)
+        }),
+        Kind::Seq => match align::list_kind(meta, false, &[node], |_| false) {
+            ListKind::Keyed(keys) => {
+                let names: Vec<String> = keys.iter().map(|k| k.name.clone()).collect();
+                let items = node.items();
+                let each = FieldMeta::default();
+                clean_lists(&[items], &names)
+                    && distinct_keys(items, &names)
+                    && items.iter().all(|e| settles_as_is(schema, e, at, &each))
+            }
+            _ => true,
+        },
+        Kind::Scalar | Kind::Alias => true,
     }
 }
 
