@@ -1093,9 +1093,13 @@ impl Differ<'_> {
                         "a list merged by key holds an element that is not a mapping",
                     )));
                 }
-                let olds: HashMap<Vec<String>, &Node<'_>> = old
-                    .map(Node::items)
-                    .unwrap_or_default()
+                let old_items = old.map(Node::items).unwrap_or_default();
+                // Elements of OLD without their key (a null one too) are regrouped by kyaml's
+                // walk whatever the patch holds: the patch can then only apply.
+                if old_items.iter().any(|o| key_values(o, &keys).is_none()) {
+                    self.warn(WarningKind::KyamlRegroups);
+                }
+                let olds: HashMap<Vec<String>, &Node<'_>> = old_items
                     .iter()
                     .filter_map(|o| Some((key_values(o, &keys)?, o)))
                     .collect();
@@ -1361,6 +1365,26 @@ mod tests {
         identity: false,
         kustomize: true,
     };
+
+    /// Found by tests/it/diff_properties.rs: OLD's keyed list held an element without its key
+    /// (and a null one), which kyaml's walk regroups whatever the patch says, and the patch
+    /// made was refused by its own check instead of coming with the warning that says so.
+    #[test]
+    fn kustomize_patches_warn_of_olds_elements_kyaml_regroups() {
+        let pod = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n";
+        let (_, d) = run(
+            &format!("{pod}  - image: a\n  - null\n"),
+            &format!("{pod}  - name: n0\n"),
+            KUSTOMIZE,
+        );
+        assert!(
+            d.warnings
+                .iter()
+                .any(|w| w.kind == WarningKind::KyamlRegroups),
+            "{:?}",
+            d.warnings
+        );
+    }
 
     #[test]
     fn kustomize_patches_order_lists_by_their_start() {
