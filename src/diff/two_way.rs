@@ -1093,16 +1093,21 @@ impl Differ<'_> {
                         "a list merged by key holds an element that is not a mapping",
                     )));
                 }
-                let old_items = old.map(Node::items).unwrap_or_default();
+                let mut olds: HashMap<Vec<String>, &Node<'_>> = HashMap::default();
+                let mut keyless = false;
+                for o in old.map(Node::items).unwrap_or_default() {
+                    match key_values(o, &keys) {
+                        Some(k) => {
+                            olds.insert(k, o);
+                        }
+                        None => keyless = true,
+                    }
+                }
                 // Elements of OLD without their key (a null one too) are regrouped by kyaml's
                 // walk whatever the patch holds: the patch can then only apply.
-                if old_items.iter().any(|o| key_values(o, &keys).is_none()) {
+                if keyless {
                     self.warn(WarningKind::KyamlRegroups);
                 }
-                let olds: HashMap<Vec<String>, &Node<'_>> = old_items
-                    .iter()
-                    .filter_map(|o| Some((key_values(o, &keys)?, o)))
-                    .collect();
                 let has = |e: &Node<'_>, k: &MapKey| {
                     e.get(&k.name)
                         .is_some_and(|v| v.is_scalar() && !v.is_null())

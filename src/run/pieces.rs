@@ -103,11 +103,16 @@ pub(crate) fn map<P: Sync, R: Send>(
 pub(crate) fn each<P: Sync, R: Send>(
     pieces: &[P],
     work: impl Fn(usize, &P) -> Option<R> + Sync,
-    mut deliver: impl FnMut(usize, R) -> Option<()> + Send,
+    deliver: impl FnMut(usize, R) -> Option<()> + Send,
 ) -> Option<()> {
+    let mut line = Line {
+        next: 0,
+        waiting: BTreeMap::new(),
+        deliver,
+    };
     if pieces.len() < 2 {
         for (i, p) in pieces.iter().enumerate() {
-            deliver(i, work(i, p)?)?;
+            line.hand(i, work(i, p)?)?;
         }
         return Some(());
     }
@@ -118,11 +123,7 @@ pub(crate) fn each<P: Sync, R: Send>(
         .ok()?;
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let line = Mutex::new(Line {
-        next: 0,
-        waiting: BTreeMap::new(),
-        deliver: &mut deliver,
-    });
+    let line = Mutex::new(line);
     pool.broadcast(|_| {
         while !stop.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -141,14 +142,14 @@ pub(crate) fn each<P: Sync, R: Send>(
 }
 
 /// The results waiting for those of the pieces before them, and where they go.
-struct Line<'d, R, D> {
+struct Line<R, D> {
     /// The piece whose result is delivered next.
     next: usize,
     waiting: BTreeMap<usize, R>,
-    deliver: &'d mut D,
+    deliver: D,
 }
 
-impl<R, D: FnMut(usize, R) -> Option<()>> Line<'_, R, D> {
+impl<R, D: FnMut(usize, R) -> Option<()>> Line<R, D> {
     /// Piece `i`'s result, and every waiting one it lets through, delivered.
     fn hand(&mut self, i: usize, r: R) -> Option<()> {
         self.waiting.insert(i, r);
